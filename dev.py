@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""Set up the project from scratch and run one of its jobs.
+
+    python3 dev.py synth   # create .venv, install, synthesize every stack into cdk.out (+ cdk-nag)
+    python3 dev.py test    # create .venv, install, run ruff, mypy and the whole pytest suite
+    python3 dev.py bench   # synth-time benchmark: library against raw Cfn* resources
+
+Needs only Python >= 3.11 (and Node.js, which aws-cdk-lib's jsii runtime uses). The virtual
+environment is reused while pyproject.toml is unchanged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
+STAMP = VENV / ".installed-from"
+
+
+def ensure_environment() -> None:
+    if not PYTHON.exists():
+        print("creating .venv", flush=True)
+        venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
+    wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    if STAMP.exists() and STAMP.read_text() == wanted:
+        return
+    print("installing quota-constructs with its dev extras into .venv", flush=True)
+    run(PYTHON, "-m", "pip", "install", "--quiet", "--upgrade", "pip")
+    run(PYTHON, "-m", "pip", "install", "--quiet", "-e", f"{ROOT}[dev]")
+    STAMP.write_text(wanted)
+
+
+def run(*command: object) -> None:
+    env = dict(os.environ, JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION="20")
+    env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+    result = subprocess.run([str(c) for c in command], cwd=ROOT, env=env, check=False)
+    if result.returncode != 0:
+        sys.exit(result.returncode)
+
+
+def main(argv: list[str]) -> None:
+    job = argv[0] if argv else "synth"
+    extra = argv[1:]
+    if job not in {"synth", "test", "bench"}:
+        sys.exit(f"unknown job {job!r}; use one of: synth, test, bench")
+    ensure_environment()
+    if job == "synth":
+        run(PYTHON, "app.py", *extra)
+    elif job == "test":
+        run(PYTHON, "-m", "ruff", "check", ".")
+        run(PYTHON, "-m", "mypy")
+        run(PYTHON, "-m", "pytest", "-q", *extra)
+    else:
+        run(PYTHON, "benchmarks/synth_time.py", *extra)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

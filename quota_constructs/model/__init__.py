@@ -1,0 +1,54 @@
+"""The quota-management model: types and validation in pure Python.
+
+Nothing here imports ``aws_cdk``: the constructs, the custom-resource Lambda and any tool read
+the same rules, and the Lambda asset carries this package as it is.
+"""
+
+from .capacity import (
+    MAX_CAPACITY_LIMITS,
+    CapacityLimit,
+    CapacityUnit,
+    training_instance_types,
+    validate_capacity_limits,
+)
+from .errors import QuotaConfigError
+from .queue import (
+    MAX_SHARES_PER_QUEUE,
+    JobStateTimeLimitAction,
+    QuotaAllocation,
+    check_queue_priority,
+    check_share_set,
+    queue_subject,
+    validate_time_limit_actions,
+)
+from .share import UNLIMITED_BORROW, QuotaShareSpec, SharingStrategy, check_share_name, share_subject
+from .tags import validate_tags
+from .tokens import is_unresolved
+from .wire import api_configuration, parse_bool, parse_int, resource_properties, spec_from_properties
+
+__all__ = [
+    "MAX_CAPACITY_LIMITS",
+    "MAX_SHARES_PER_QUEUE",
+    "UNLIMITED_BORROW",
+    "CapacityLimit",
+    "CapacityUnit",
+    "JobStateTimeLimitAction",
+    "QuotaAllocation",
+    "QuotaConfigError",
+    "QuotaShareSpec",
+    "SharingStrategy",
+    "api_configuration",
+    "check_queue_priority",
+    "check_share_name",
+    "check_share_set",
+    "is_unresolved",
+    "parse_bool",
+    "parse_int",
+    "queue_subject",
+    "resource_properties",
+    "share_subject",
+    "spec_from_properties",
+    "training_instance_types",
+    "validate_capacity_limits",
+    "validate_tags",
+]

@@ -1,0 +1,167 @@
+"""Capacity units (SageMaker training instance types) and capacity limits."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import ClassVar
+
+from .errors import QuotaConfigError
+from .tokens import is_unresolved
+
+MAX_CAPACITY_LIMITS = 5
+
+
+@lru_cache(maxsize=1)
+def training_instance_types() -> frozenset[str]:
+    """Every instance type SageMaker Training accepts, as the installed botocore knows them.
+
+    Read from botocore's SageMaker model rather than kept by hand, so a new instance type is
+    accepted as soon as botocore ships it. Only the service JSON is loaded (no client).
+    """
+    from botocore.loaders import create_loader
+
+    model = create_loader().load_service_model("sagemaker", "service-2")
+    return frozenset(model["shapes"]["TrainingInstanceType"]["enum"])
+
+
+def describe_unit_problem(value: object) -> str | None:
+    """Why ``value`` is not a usable capacity unit, or None when it is."""
+    if not isinstance(value, str):
+        return "a SageMaker training instance type as a string, such as 'ml.g5.xlarge'"
+    if value in training_instance_types():
+        return None
+    if value == "NUM_INSTANCES":
+        return (
+            "a SageMaker training instance type such as 'ml.g5.xlarge'; quota management "
+            "sizes capacity in instance types, never NUM_INSTANCES"
+        )
+    close = difflib.get_close_matches(value, sorted(training_instance_types()), n=3)
+    hint = f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
+    return f"a SageMaker training instance type known to botocore, such as 'ml.g5.xlarge'{hint}"
+
+
+class CapacityUnit(str):
+    """A SageMaker training instance type used as a unit of quota capacity.
+
+    Constants cover common GPU types; any other training instance type is accepted when
+    botocore's SageMaker model lists it::
+
+        CapacityUnit.ML_G5_XLARGE
+        CapacityUnit("ml.p5.48xlarge")
+    """
+
+    ML_G5_XLARGE: ClassVar[CapacityUnit]
+    ML_G5_2XLARGE: ClassVar[CapacityUnit]
+    ML_G5_12XLARGE: ClassVar[CapacityUnit]
+    ML_G5_48XLARGE: ClassVar[CapacityUnit]
+    ML_G6_XLARGE: ClassVar[CapacityUnit]
+    ML_G6_12XLARGE: ClassVar[CapacityUnit]
+    ML_P4D_24XLARGE: ClassVar[CapacityUnit]
+    ML_P5_48XLARGE: ClassVar[CapacityUnit]
+    ML_TRN1_32XLARGE: ClassVar[CapacityUnit]
+
+    __slots__ = ()
+
+    def __new__(cls, instance_type: str) -> CapacityUnit:
+        if not is_unresolved(instance_type):
+            problem = describe_unit_problem(instance_type)
+            if problem is not None:
+                raise QuotaConfigError("capacity unit", "instance_type", instance_type, problem)
+        return super().__new__(cls, instance_type)
+
+    @classmethod
+    def _known(cls, instance_type: str) -> CapacityUnit:
+        # Constants skip the botocore lookup so importing the library stays cheap.
+        return str.__new__(cls, instance_type)
+
+    def __repr__(self) -> str:
+        return f"CapacityUnit({str(self)!r})"
+
+
+CapacityUnit.ML_G5_XLARGE = CapacityUnit._known("ml.g5.xlarge")
+CapacityUnit.ML_G5_2XLARGE = CapacityUnit._known("ml.g5.2xlarge")
+CapacityUnit.ML_G5_12XLARGE = CapacityUnit._known("ml.g5.12xlarge")
+CapacityUnit.ML_G5_48XLARGE = CapacityUnit._known("ml.g5.48xlarge")
+CapacityUnit.ML_G6_XLARGE = CapacityUnit._known("ml.g6.xlarge")
+CapacityUnit.ML_G6_12XLARGE = CapacityUnit._known("ml.g6.12xlarge")
+CapacityUnit.ML_P4D_24XLARGE = CapacityUnit._known("ml.p4d.24xlarge")
+CapacityUnit.ML_P5_48XLARGE = CapacityUnit._known("ml.p5.48xlarge")
+CapacityUnit.ML_TRN1_32XLARGE = CapacityUnit._known("ml.trn1.32xlarge")
+
+
+@dataclass(frozen=True)
+class CapacityLimit:
+    """At most ``max_capacity`` instances of ``unit``.
+
+    Checked where it is used (a quota share or a service environment), so that an error can
+    name the share it belongs to.
+    """
+
+    unit: CapacityUnit | str
+    max_capacity: int
+
+    @property
+    def capacity_unit(self) -> str:
+        return str(self.unit)
+
+
+def validate_capacity_limits(
+    limits: Sequence[CapacityLimit], *, subject: str, field: str = "capacity_limits"
+) -> tuple[CapacityLimit, ...]:
+    """Check 1–5 limits with distinct instance-type units and ``max_capacity >= 1``.
+
+    Returns the limits with every unit as a :class:`CapacityUnit`.
+    """
+    if isinstance(limits, (str, bytes)) or not isinstance(limits, Sequence):
+        raise QuotaConfigError(subject, field, limits, "a list of CapacityLimit")
+    if not 1 <= len(limits) <= MAX_CAPACITY_LIMITS:
+        raise QuotaConfigError(
+            subject,
+            field,
+            [_show(limit) for limit in limits],
+            f"between 1 and {MAX_CAPACITY_LIMITS} capacity limits ({len(limits)} given)",
+        )
+    checked: list[CapacityLimit] = []
+    seen: set[str] = set()
+    for index, limit in enumerate(limits):
+        where = f"{field}[{index}]"
+        if not isinstance(limit, CapacityLimit):
+            raise QuotaConfigError(subject, where, limit, "a CapacityLimit(unit, max_capacity)")
+        unit = limit.unit
+        if not is_unresolved(unit):
+            problem = describe_unit_problem(unit)
+            if problem is not None:
+                raise QuotaConfigError(subject, f"{where}.unit", unit, problem)
+            if unit in seen:
+                raise QuotaConfigError(
+                    subject, f"{where}.unit", unit, "each capacity unit at most once"
+                )
+            seen.add(unit)
+        check_count(limit.max_capacity, subject=subject, field=f"{where}.max_capacity", minimum=1)
+        checked.append(
+            limit if isinstance(unit, CapacityUnit) else CapacityLimit(CapacityUnit._known(unit),
+                                                                       limit.max_capacity)
+        )
+    return tuple(checked)
+
+
+def check_count(
+    value: object, *, subject: str, field: str, minimum: int, maximum: int | None = None
+) -> None:
+    """An integer (not a bool) within ``minimum``..``maximum``; tokens pass unchecked."""
+    if is_unresolved(value):
+        return
+    span = f"between {minimum} and {maximum}" if maximum is not None else f">= {minimum}"
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise QuotaConfigError(subject, field, value, f"an integer {span}")
+    if value < minimum or (maximum is not None and value > maximum):
+        raise QuotaConfigError(subject, field, value, f"an integer {span}")
+
+
+def _show(limit: object) -> object:
+    if isinstance(limit, CapacityLimit):
+        return f"{limit.unit}:{limit.max_capacity}"
+    return limit

@@ -1,0 +1,131 @@
+"""One quota share: a team's slice of the queue's capacity and how it shares idle capacity."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+
+from .capacity import CapacityLimit, CapacityUnit, check_count, validate_capacity_limits
+from .errors import QuotaConfigError
+from .tags import validate_tags
+from .tokens import is_unresolved
+
+SHARE_NAME_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,128}")
+UNLIMITED_BORROW = -1
+"""What AWS Batch calls unlimited borrowing (``borrowLimit`` of -1)."""
+
+
+class SharingStrategy(str, Enum):
+    """What a share does with capacity it is not using, and whether it may use more."""
+
+    RESERVE = "RESERVE"
+    """Idle capacity stays with the share: it never lends and never borrows."""
+    LEND = "LEND"
+    """Idle capacity is lent to other shares (and reclaimed by preemption); never borrows."""
+    LEND_AND_BORROW = "LEND_AND_BORROW"
+    """Lends idle capacity and borrows others' idle capacity up to the borrow limit."""
+
+    @property
+    def lends(self) -> bool:
+        return self is not SharingStrategy.RESERVE
+
+    @property
+    def borrows(self) -> bool:
+        return self is SharingStrategy.LEND_AND_BORROW
+
+
+def share_subject(name: object) -> str:
+    return f"quota share {name!r}"
+
+
+def check_share_name(name: object, *, subject: str, field: str = "name") -> None:
+    if is_unresolved(name):
+        return
+    if not isinstance(name, str) or not SHARE_NAME_PATTERN.fullmatch(name):
+        raise QuotaConfigError(
+            subject, field, name, "1 to 128 characters of letters, digits, '-' and '_'"
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class QuotaShareSpec:
+    """The declaration of one quota share, validated when it is built.
+
+    ``borrow_limit_percent`` is only for ``LEND_AND_BORROW``: ``None`` borrows without limit
+    (sent to AWS Batch as -1), ``0`` never borrows (sent as 0), any other value caps borrowing
+    at that percentage of the share's own limit for each unit (200 = up to twice as much).
+    """
+
+    name: str
+    capacity_limits: Sequence[CapacityLimit]
+    strategy: SharingStrategy
+    borrow_limit_percent: int | None = None
+    in_share_preemption: bool = False
+    enabled: bool = True
+    tags: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        subject = share_subject(self.name)
+        check_share_name(self.name, subject=subject)
+        strategy = self.strategy
+        if not isinstance(strategy, SharingStrategy):
+            try:
+                strategy = SharingStrategy(strategy)
+            except ValueError:
+                raise QuotaConfigError(
+                    subject, "strategy", strategy, _one_of(m.value for m in SharingStrategy)
+                ) from None
+            object.__setattr__(self, "strategy", strategy)
+        limits = validate_capacity_limits(self.capacity_limits, subject=subject)
+        object.__setattr__(self, "capacity_limits", limits)
+        if self.borrow_limit_percent is not None:
+            if not strategy.borrows:
+                raise QuotaConfigError(
+                    subject,
+                    "borrow_limit_percent",
+                    self.borrow_limit_percent,
+                    f"only with strategy LEND_AND_BORROW (strategy is {strategy.value}); "
+                    "leave it None",
+                )
+            check_count(
+                self.borrow_limit_percent, subject=subject, field="borrow_limit_percent", minimum=0
+            )
+        for flag in ("in_share_preemption", "enabled"):
+            if not isinstance(getattr(self, flag), bool):
+                raise QuotaConfigError(subject, flag, getattr(self, flag), "True or False")
+        object.__setattr__(self, "tags", validate_tags(self.tags, subject=subject))
+
+    @property
+    def borrow_limit(self) -> int | None:
+        """The ``borrowLimit`` AWS Batch receives; None when the strategy cannot borrow."""
+        if not self.strategy.borrows:
+            return None
+        return UNLIMITED_BORROW if self.borrow_limit_percent is None else self.borrow_limit_percent
+
+    @property
+    def units(self) -> tuple[CapacityUnit, ...]:
+        return tuple(CapacityUnit._known(str(limit.unit)) for limit in self.capacity_limits)
+
+    def limit_of(self, unit: str) -> int:
+        """The share's own limit for ``unit`` (0 when it does not list it)."""
+        for limit in self.capacity_limits:
+            if limit.unit == unit:
+                return limit.max_capacity
+        return 0
+
+    def ceiling_of(self, unit: str) -> float:
+        """Most of ``unit`` the share may ever use: its limit plus what it may borrow."""
+        own = self.limit_of(unit)
+        borrow = self.borrow_limit
+        if borrow is None:
+            return own
+        if borrow == UNLIMITED_BORROW:
+            return math.inf
+        return own + own * borrow / 100
+
+
+def _one_of(values: object) -> str:
+    return "one of " + ", ".join(str(v) for v in values)  # type: ignore[attr-defined]
