@@ -21,10 +21,22 @@ from .queue import (
     queue_subject,
     validate_time_limit_actions,
 )
-from .share import UNLIMITED_BORROW, QuotaShareSpec, SharingStrategy, check_share_name, share_subject
+from .share import (
+    UNLIMITED_BORROW,
+    QuotaShareSpec,
+    SharingStrategy,
+    check_share_name,
+    share_subject,
+)
 from .tags import validate_tags
 from .tokens import is_unresolved
-from .wire import api_configuration, parse_bool, parse_int, resource_properties, spec_from_properties
+from .wire import (
+    api_configuration,
+    parse_bool,
+    parse_int,
+    resource_properties,
+    spec_from_properties,
+)
 
 __all__ = [
     "MAX_CAPACITY_LIMITS",
@@ -51,4 +63,5 @@ __all__ = [
     "training_instance_types",
     "validate_capacity_limits",
     "validate_tags",
+    "validate_time_limit_actions",
 ]

@@ -142,8 +142,9 @@ def validate_capacity_limits(
             seen.add(unit)
         check_count(limit.max_capacity, subject=subject, field=f"{where}.max_capacity", minimum=1)
         checked.append(
-            limit if isinstance(unit, CapacityUnit) else CapacityLimit(CapacityUnit._known(unit),
-                                                                       limit.max_capacity)
+            limit
+            if isinstance(unit, CapacityUnit)
+            else CapacityLimit(CapacityUnit._known(unit), limit.max_capacity)
         )
     return tuple(checked)
 

@@ -24,8 +24,11 @@ def queue_subject(name: str | None) -> str:
 
 def check_queue_priority(priority: object, *, subject: str) -> None:
     check_count(
-        priority, subject=subject, field="priority",
-        minimum=MIN_QUEUE_PRIORITY, maximum=MAX_QUEUE_PRIORITY,
+        priority,
+        subject=subject,
+        field="priority",
+        minimum=MIN_QUEUE_PRIORITY,
+        maximum=MAX_QUEUE_PRIORITY,
     )
 
 
@@ -52,17 +55,24 @@ def validate_time_limit_actions(
             raise QuotaConfigError(subject, where, item, "a JobStateTimeLimitAction")
         if item.action != TIME_LIMIT_ACTION and not is_unresolved(item.action):
             raise QuotaConfigError(
-                subject, f"{where}.action", item.action,
+                subject,
+                f"{where}.action",
+                item.action,
                 f"{TIME_LIMIT_ACTION!r} (the only action for SAGEMAKER_TRAINING queues)",
             )
         if item.state != TIME_LIMIT_STATE and not is_unresolved(item.state):
             raise QuotaConfigError(
-                subject, f"{where}.state", item.state,
+                subject,
+                f"{where}.state",
+                item.state,
                 f"{TIME_LIMIT_STATE!r} (the only state for SAGEMAKER_TRAINING queues)",
             )
         check_count(
-            item.max_time_seconds, subject=subject, field=f"{where}.max_time_seconds",
-            minimum=MIN_TIME_LIMIT_SECONDS, maximum=MAX_TIME_LIMIT_SECONDS,
+            item.max_time_seconds,
+            subject=subject,
+            field=f"{where}.max_time_seconds",
+            minimum=MIN_TIME_LIMIT_SECONDS,
+            maximum=MAX_TIME_LIMIT_SECONDS,
         )
         if not isinstance(item.reason, str) or not item.reason:
             raise QuotaConfigError(subject, f"{where}.reason", item.reason, "a non-empty string")
@@ -116,8 +126,7 @@ class QuotaAllocation:
             holding = [s for s in specs if s.limit_of(unit)]
             holders = [(s.name, s.limit_of(unit)) for s in holding]
             reserved = [
-                (s.name, s.limit_of(unit)) for s in holding
-                if s.strategy is SharingStrategy.RESERVE
+                (s.name, s.limit_of(unit)) for s in holding if s.strategy is SharingStrategy.RESERVE
             ]
             if _known_sum(reserved) > available:
                 raise QuotaConfigError(
@@ -174,13 +183,17 @@ class QuotaAllocation:
         raise KeyError(f"no quota share named {name!r}; shares: {[s.name for s in self.shares]}")
 
 
-def check_share_set(shares: Sequence[QuotaShareSpec], *, subject: str) -> tuple[QuotaShareSpec, ...]:
+def check_share_set(
+    shares: Sequence[QuotaShareSpec], *, subject: str
+) -> tuple[QuotaShareSpec, ...]:
     """At most 20 shares per queue, each a QuotaShareSpec, with unique names."""
     if isinstance(shares, (str, bytes, Mapping)) or not isinstance(shares, Sequence):
         raise QuotaConfigError(subject, "shares", shares, "a list of QuotaShareSpec")
     if len(shares) > MAX_SHARES_PER_QUEUE:
         raise QuotaConfigError(
-            subject, "shares", f"{len(shares)} shares",
+            subject,
+            "shares",
+            f"{len(shares)} shares",
             f"at most {MAX_SHARES_PER_QUEUE} quota shares per job queue",
         )
     seen: set[str] = set()

@@ -6,7 +6,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 
 from .capacity import CapacityLimit, CapacityUnit, check_count, validate_capacity_limits
 from .errors import QuotaConfigError
@@ -18,7 +18,7 @@ UNLIMITED_BORROW = -1
 """What AWS Batch calls unlimited borrowing (``borrowLimit`` of -1)."""
 
 
-class SharingStrategy(str, Enum):
+class SharingStrategy(StrEnum):
     """What a share does with capacity it is not using, and whether it may use more."""
 
     RESERVE = "RESERVE"

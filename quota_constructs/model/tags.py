@@ -31,8 +31,10 @@ def validate_tags(tags: Mapping[str, str], *, subject: str, field: str = "tags")
                 )
             if key.lower().startswith(RESERVED_TAG_PREFIX):
                 raise QuotaConfigError(
-                    subject, f"{field} key", key, f"a key that does not start with "
-                    f"{RESERVED_TAG_PREFIX!r} (reserved by AWS)"
+                    subject,
+                    f"{field} key",
+                    key,
+                    f"a key that does not start with {RESERVED_TAG_PREFIX!r} (reserved by AWS)",
                 )
         if not isinstance(value, str):
             raise QuotaConfigError(subject, f"{field}[{key!r}]", value, "a string value")

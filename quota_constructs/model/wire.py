@@ -82,33 +82,40 @@ def spec_from_properties(props: Mapping[str, Any]) -> tuple[QuotaShareSpec, str]
         limits.append(
             CapacityLimit(
                 raw.get("CapacityUnit"),  # type: ignore[arg-type]
-                parse_int(raw.get("MaxCapacity"), subject=subject,
-                          field=f"CapacityLimits[{index}].MaxCapacity"),
+                parse_int(
+                    raw.get("MaxCapacity"),
+                    subject=subject,
+                    field=f"CapacityLimits[{index}].MaxCapacity",
+                ),
             )
         )
-    sharing = _mapping(props.get("ResourceSharingConfiguration"), subject,
-                       "ResourceSharingConfiguration")
+    sharing = _mapping(
+        props.get("ResourceSharingConfiguration"), subject, "ResourceSharingConfiguration"
+    )
     strategy = sharing.get("Strategy")
     borrow_raw = sharing.get("BorrowLimit")
     borrow: int | None = None
     if borrow_raw is not None:
-        borrow = parse_int(borrow_raw, subject=subject,
-                           field="ResourceSharingConfiguration.BorrowLimit")
+        borrow = parse_int(
+            borrow_raw, subject=subject, field="ResourceSharingConfiguration.BorrowLimit"
+        )
         if borrow == -1 and strategy == SharingStrategy.LEND_AND_BORROW.value:
             borrow = None
-    preemption = _mapping(props.get("PreemptionConfiguration", {}), subject,
-                          "PreemptionConfiguration")
+    preemption = _mapping(
+        props.get("PreemptionConfiguration", {}), subject, "PreemptionConfiguration"
+    )
     spec = QuotaShareSpec(
         name=name,  # type: ignore[arg-type]
         capacity_limits=limits,
         strategy=strategy,  # type: ignore[arg-type]
         borrow_limit_percent=borrow,
         in_share_preemption=_parse_switch(
-            preemption.get("InSharePreemption", DISABLED), subject,
+            preemption.get("InSharePreemption", DISABLED),
+            subject,
             "PreemptionConfiguration.InSharePreemption",
         ),
         enabled=_parse_switch(props.get("State", ENABLED), subject, "State"),
-        tags=_mapping(props.get("Tags", {}), subject, "Tags"),  # type: ignore[arg-type]
+        tags=_mapping(props.get("Tags", {}), subject, "Tags"),
     )
     return spec, job_queue
 
@@ -121,7 +128,7 @@ def parse_int(value: Any, *, subject: str, field: str) -> int:
         return value
     if isinstance(value, str) and _INTEGER.fullmatch(value.strip()):
         return int(value)
-    raise QuotaConfigError(subject, field, value, "an integer (such as 1 or \"1\")")
+    raise QuotaConfigError(subject, field, value, 'an integer (such as 1 or "1")')
 
 
 def parse_bool(value: Any, *, subject: str, field: str) -> bool:
