@@ -21,6 +21,7 @@ from .queue import (
     queue_subject,
     validate_time_limit_actions,
 )
+from .report import allocation_summary
 from .share import (
     UNLIMITED_BORROW,
     QuotaShareSpec,
@@ -49,6 +50,7 @@ __all__ = [
     "QuotaConfigError",
     "QuotaShareSpec",
     "SharingStrategy",
+    "allocation_summary",
     "api_configuration",
     "check_queue_priority",
     "check_share_name",

@@ -189,3 +189,21 @@ def test_time_limit_actions(action: JobStateTimeLimitAction, field: str) -> None
 def test_time_limit_bounds_are_inclusive() -> None:
     actions = [JobStateTimeLimitAction(max_time_seconds=s, reason="stuck") for s in (600, 86400)]
     assert validate_time_limit_actions(actions, subject="q") == tuple(actions)
+
+
+def test_summary_lists_every_share_with_its_reach() -> None:
+    from quota_constructs.model import allocation_summary
+
+    allocation = check(
+        3,
+        spec("QS1", SharingStrategy.LEND_AND_BORROW, borrow=200),
+        spec("QS2", SharingStrategy.LEND),
+        spec("QS3", SharingStrategy.RESERVE),
+    )
+    lines = allocation_summary(allocation, title="training")
+    assert lines[0] == "training: service environment 3 x ml.g5.xlarge"
+    assert lines[1] == (
+        "  QS1  limit 1 x ml.g5.xlarge; LEND_AND_BORROW; borrow 200%; in-share preemption off; "
+        "enabled; can reach 2 x ml.g5.xlarge"
+    )
+    assert "borrow n/a" in lines[3] and "RESERVE" in lines[3]
