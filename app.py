@@ -1,0 +1,35 @@
+#!/usr/bin/env python3
+"""Synthesize the quota stacks: every deployment environment, or one with ``-c env=NAME``."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from aws_cdk import App, Validations
+from cdk_nag import AwsSolutionsChecks, ServerlessChecks
+
+from stacks.environments import UnknownEnvironmentError
+from stacks.launch import app_settings
+from stacks.summary import queue_summaries
+from stacks.wiring import add_stacks
+
+
+def main() -> None:
+    app = App(**app_settings(sys.argv[1:], os.environ))
+    try:
+        stacks = add_stacks(app)
+    except UnknownEnvironmentError as error:
+        sys.exit(f"error: {error}")
+    Validations.of(app).add_plugins(AwsSolutionsChecks(app), ServerlessChecks(app))
+    assembly = app.synth()
+    print(
+        f"synthesized {len(stacks)} stacks into {assembly.directory} "
+        "(cdk-nag AwsSolutions and Serverless: no unacknowledged findings)"
+    )
+    for line in queue_summaries(app):
+        print(line)
+
+
+if __name__ == "__main__":
+    main()

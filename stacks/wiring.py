@@ -1,0 +1,47 @@
+"""Which stacks the app builds, for all deployment environments or the one selected."""
+
+from __future__ import annotations
+
+from aws_cdk import App, Stack
+
+from quota_constructs import CapacityLimit, CapacityUnit, QuotaShareSpec, SharingStrategy
+
+from .environments import select_environments
+from .platform_stack import TrainingPlatformStack
+from .reference_quota_stack import ReferenceQuotaStack
+from .team_share_stack import TeamShareStack
+from .training_quota_stack import TrainingQuotaStack
+
+ENVIRONMENT_CONTEXT_KEY = "env"
+
+
+def add_stacks(app: App) -> list[Stack]:
+    """The deployment environments' stacks; the examples too when no environment is selected."""
+    selected = app.node.try_get_context(ENVIRONMENT_CONTEXT_KEY)
+    stacks: list[Stack] = [
+        TrainingQuotaStack(app, deployment.stack_name, deployment=deployment)
+        for deployment in select_environments(selected)
+    ]
+    if selected is None:
+        stacks.extend(add_examples(app))
+    return stacks
+
+
+def add_examples(app: App) -> list[Stack]:
+    reference = ReferenceQuotaStack(app, "QuotaReference")
+    platform = TrainingPlatformStack(
+        app, "QuotaPlatformExample", capacity_limits=[CapacityLimit(CapacityUnit.ML_G5_XLARGE, 4)]
+    )
+    team = TeamShareStack(
+        app,
+        "QuotaTeamVisionExample",
+        job_queue=platform.job_queue,
+        share=QuotaShareSpec(
+            name="vision",
+            capacity_limits=[CapacityLimit(CapacityUnit.ML_G5_XLARGE, 2)],
+            strategy=SharingStrategy.LEND_AND_BORROW,
+            borrow_limit_percent=100,
+        ),
+        max_priority=50,
+    )
+    return [reference, platform, team]
