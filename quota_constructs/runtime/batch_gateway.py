@@ -1,0 +1,251 @@
+"""Every AWS Batch call the runtime makes, with retries and readable errors.
+
+The client is plain ``boto3.client("batch")``, so ``AWS_ENDPOINT_URL_BATCH`` and the Lambda's
+region apply as boto3 defines them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import boto3
+import botocore
+from botocore import xform_name
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError
+
+from .errors import QuotaShareLifecycleError
+from .live_share import LiveShare
+from .retry import RetryPolicy, call_with_retries, is_retryable
+from .service_job import ServiceJob
+from .share_arn import QuotaShareArn
+from .structured_log import log
+
+MINIMUM_BOTOCORE = "1.42.72"
+REQUIRED_OPERATIONS = (
+    "CreateQuotaShare",
+    "DescribeQuotaShare",
+    "UpdateQuotaShare",
+    "DeleteQuotaShare",
+    "ListQuotaShares",
+    "GetJobQueueSnapshot",
+    "ListServiceJobs",
+    "TagResource",
+    "UntagResource",
+    "ListTagsForResource",
+)
+NOT_FOUND_CODES = frozenset({"ClientException", "ResourceNotFoundException", "NotFoundException"})
+PAGE_LIMIT = 100
+"""Pages read from one listing at most, so a misbehaving paginator cannot loop forever."""
+
+
+@dataclass(frozen=True)
+class ClientTimeouts:
+    connect: float = 5.0
+    read: float = 20.0
+
+
+# Module-level so tests (and only tests) can make backoff instant and timeouts short.
+RETRY_POLICY = RetryPolicy()
+CLIENT_TIMEOUTS = ClientTimeouts()
+
+
+def create_batch_client() -> Any:
+    """A Batch client whose retries are :data:`RETRY_POLICY`'s, not botocore's."""
+    config = Config(
+        connect_timeout=CLIENT_TIMEOUTS.connect,
+        read_timeout=CLIENT_TIMEOUTS.read,
+        retries={"mode": "standard", "max_attempts": 1},
+        user_agent_extra="quota-constructs-runtime",
+    )
+    return boto3.client("batch", config=config)
+
+
+class BatchRequestError(QuotaShareLifecycleError):
+    """AWS Batch refused a request (after retries, when it was worth retrying)."""
+
+    def __init__(self, operation: str, code: str, message: str, text: str) -> None:
+        self.operation = operation
+        self.code = code
+        self.detail = message
+        super().__init__(text)
+
+
+class BatchGateway:
+    def __init__(
+        self,
+        client: Any,
+        policy: RetryPolicy | None = None,
+        seconds_left: Callable[[], float] | None = None,
+    ) -> None:
+        self._client = client
+        self._policy = policy or RETRY_POLICY
+        self._seconds_left = seconds_left
+        missing = [op for op in REQUIRED_OPERATIONS if op not in _operation_names(client)]
+        if missing:
+            raise QuotaShareLifecycleError(
+                f"the botocore in this Lambda ({botocore.__version__}) does not know the AWS "
+                f"Batch operations {', '.join(missing)}; quota shares need botocore >= "
+                f"{MINIMUM_BOTOCORE}. Use a Lambda runtime whose boto3 is recent enough or "
+                "bundle boto3/botocore >= " + MINIMUM_BOTOCORE + " with the function."
+            )
+
+    @classmethod
+    def from_context(cls, context: Any) -> BatchGateway:
+        remaining = getattr(context, "get_remaining_time_in_millis", None)
+        seconds_left = (lambda: remaining() / 1000.0) if callable(remaining) else None
+        return cls(create_batch_client(), seconds_left=seconds_left)
+
+    # -- quota shares -------------------------------------------------------------------------
+
+    def describe(self, arn: QuotaShareArn) -> LiveShare | None:
+        """The share, or None when AWS Batch no longer has it."""
+        try:
+            response = self._call("DescribeQuotaShare", quotaShareArn=arn.arn)
+        except BatchRequestError as error:
+            if error.code in NOT_FOUND_CODES and self._absent_from_queue(arn):
+                return None
+            raise
+        if not response.get("quotaShareArn"):
+            return None
+        tags = response.get("tags")
+        if tags is None:
+            tags = self._call("ListTagsForResource", resourceArn=arn.arn).get("tags") or {}
+        return LiveShare.from_api(response, tags)
+
+    def find(self, job_queue: str, name: str) -> LiveShare | None:
+        """The share called ``name`` on ``job_queue`` (a name or ARN), if there is one."""
+        for item in self._pages("ListQuotaShares", "quotaShares", jobQueue=job_queue):
+            if item.get("quotaShareName") == name:
+                arn = QuotaShareArn.parse(item.get("quotaShareArn"))
+                if arn is None:
+                    raise QuotaShareLifecycleError(
+                        f"AWS Batch listed quota share {name!r} with an unexpected ARN "
+                        f"{item.get('quotaShareArn')!r}"
+                    )
+                return self.describe(arn)
+        return None
+
+    def create(self, job_queue: str, name: str, fields: Mapping[str, Any],
+               tags: Mapping[str, str]) -> QuotaShareArn:
+        response = self._call(
+            "CreateQuotaShare", quotaShareName=name, jobQueue=job_queue, tags=dict(tags), **fields
+        )
+        arn = QuotaShareArn.parse(response.get("quotaShareArn"))
+        if arn is None:
+            raise QuotaShareLifecycleError(
+                f"AWS Batch created quota share {name!r} but returned the unexpected ARN "
+                f"{response.get('quotaShareArn')!r}"
+            )
+        return arn
+
+    def update(self, arn: QuotaShareArn, fields: Mapping[str, Any]) -> None:
+        self._call("UpdateQuotaShare", quotaShareArn=arn.arn, **fields)
+
+    def delete(self, arn: QuotaShareArn) -> None:
+        self._call("DeleteQuotaShare", quotaShareArn=arn.arn)
+
+    def tag(self, arn: QuotaShareArn, tags: Mapping[str, str]) -> None:
+        self._call("TagResource", resourceArn=arn.arn, tags=dict(tags))
+
+    def untag(self, arn: QuotaShareArn, keys: Sequence[str]) -> None:
+        self._call("UntagResource", resourceArn=arn.arn, tagKeys=list(keys))
+
+    # -- jobs and usage -----------------------------------------------------------------------
+
+    def jobs(self, arn: QuotaShareArn, statuses: Iterable[str],
+             limit: int = 1000) -> tuple[list[ServiceJob], bool]:
+        """The share's jobs in ``statuses`` (at most ``limit``), and whether there were more."""
+        found: list[ServiceJob] = []
+        for status in statuses:
+            for summary in self._pages(
+                "ListServiceJobs",
+                "jobSummaryList",
+                jobQueue=arn.job_queue_arn,
+                jobStatus=status,
+                filters=[{"name": "QUOTA_SHARE_NAME", "values": [arn.share_name]}],
+            ):
+                if len(found) >= limit:
+                    return found, True
+                job = ServiceJob.from_api(summary)
+                # A filter the endpoint ignored must not make other shares' jobs count.
+                if summary.get("quotaShareName", arn.share_name) == arn.share_name:
+                    found.append(job)
+        return found, False
+
+    def snapshot_usage(self, arn: QuotaShareArn) -> dict[str, float] | None:
+        """Capacity the share holds per unit (GetJobQueueSnapshot), None if it is not listed."""
+        response = self._call("GetJobQueueSnapshot", jobQueue=arn.job_queue_arn)
+        utilization = (response.get("queueUtilization") or {}).get("quotaShareUtilization") or {}
+        for entry in utilization.get("topCapacityUtilization") or []:
+            if entry.get("quotaShareName") == arn.share_name:
+                usage: dict[str, float] = {}
+                for item in entry.get("capacityUsage") or []:
+                    unit = str(item.get("capacityUnit", ""))
+                    usage[unit] = usage.get(unit, 0.0) + float(item.get("quantity", 0.0))
+                return usage
+        return None
+
+    # -- plumbing -----------------------------------------------------------------------------
+
+    def _absent_from_queue(self, arn: QuotaShareArn) -> bool:
+        # DescribeQuotaShare answers a missing share with a generic ClientException; the queue's
+        # listing confirms it is really gone before a delete is reported as done.
+        try:
+            listed = self._pages("ListQuotaShares", "quotaShares", jobQueue=arn.job_queue_arn)
+            return all(item.get("quotaShareArn") != arn.arn for item in listed)
+        except BatchRequestError as error:
+            # The queue itself is gone, and every share with it.
+            return error.code in NOT_FOUND_CODES
+
+    def _pages(self, operation: str, key: str, **params: Any) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        token: str | None = None
+        for _ in range(PAGE_LIMIT):
+            page = self._call(operation, **params, **({"nextToken": token} if token else {}))
+            items.extend(page.get(key) or [])
+            token = page.get("nextToken")
+            if not token:
+                return items
+        raise QuotaShareLifecycleError(
+            f"AWS Batch {operation} returned more than {PAGE_LIMIT} pages; giving up"
+        )
+
+    def _call(self, operation: str, **params: Any) -> dict[str, Any]:
+        method = getattr(self._client, xform_name(operation))
+        try:
+            response: dict[str, Any] = call_with_retries(
+                operation, lambda: method(**params), self._policy, self._seconds_left
+            )
+        except ClientError as error:
+            details = error.response.get("Error", {})
+            code, message = str(details.get("Code", "")), str(details.get("Message", ""))
+            log("batch_error", operation=operation, code=code, detail=message[:500])
+            prefix = (
+                "kept failing after retries (AWS Batch is throttling or unavailable; "
+                "retry the deployment later)" if is_retryable(error) else "failed"
+            )
+            raise BatchRequestError(
+                operation, code, message, f"AWS Batch {operation} {prefix}: {code}: {message}"
+            ) from error
+        except BotoCoreError as error:
+            log("batch_request_error", operation=operation, detail=str(error)[:500])
+            problem = (
+                "could not be reached after retries" if is_retryable(error)
+                else "could not be sent"
+            )
+            raise BatchRequestError(
+                operation, type(error).__name__, str(error),
+                f"AWS Batch {operation} {problem}: {error}",
+            ) from error
+        response.pop("ResponseMetadata", None)
+        return response
+
+
+def _operation_names(client: Any) -> frozenset[str]:
+    try:
+        return frozenset(client.meta.service_model.operation_names)
+    except AttributeError:
+        return frozenset()

@@ -1,0 +1,87 @@
+"""Deleting a quota share: guard, disable, delete, and wait until AWS Batch no longer has it.
+
+What is deleted comes only from the physical resource id (the share's ARN), never from the
+properties. Every step re-reads the share first, so a repeated delivery of the same event
+just continues where the previous one stopped.
+"""
+
+from __future__ import annotations
+
+from .batch_gateway import BatchGateway, BatchRequestError
+from .errors import QuotaShareLifecycleError
+from .guards import check_no_active_jobs
+from .share_arn import QuotaShareArn
+from .structured_log import log
+
+DISABLED, ENABLED = "DISABLED", "ENABLED"
+
+
+class ShareDeleter:
+    def __init__(
+        self,
+        gateway: BatchGateway,
+        arn: QuotaShareArn,
+        *,
+        terminate_active_jobs: bool,
+        declared_enabled: bool,
+    ) -> None:
+        self._gateway = gateway
+        self._arn = arn
+        self._terminate = terminate_active_jobs
+        self._declared_enabled = declared_enabled
+
+    def start(self) -> None:
+        """``on_event``: check the guard, then disable the share (the step before deletion)."""
+        share = self._gateway.describe(self._arn)
+        if share is None:
+            log("quota_share_already_gone", quota_share=self._arn.arn)
+            return
+        if share.status == "DELETING":
+            return
+        check_no_active_jobs(self._gateway, self._arn, terminate_active_jobs=self._terminate)
+        if share.settled and share.enabled:
+            self._disable()
+
+    def wait(self) -> bool:
+        """One ``is_complete`` poll: advance one step; True once the share is gone."""
+        share = self._gateway.describe(self._arn)
+        if share is None:
+            log("quota_share_deleted", quota_share=self._arn.arn)
+            return True
+        log("quota_share_status", quota_share=self._arn.arn, status=share.status,
+            state=share.config.state)
+        if not share.settled:
+            return False
+        if share.enabled:
+            # on_event found the share busy and left disabling to this poll.
+            check_no_active_jobs(self._gateway, self._arn, terminate_active_jobs=self._terminate)
+            self._disable()
+            return False
+        self._check_again_before_delete()
+        self._delete()
+        return False
+
+    def _check_again_before_delete(self) -> None:
+        # A job submitted between on_event's check and the share being disabled would be
+        # terminated by the deletion: look once more, and if one slipped in, put the share back.
+        try:
+            check_no_active_jobs(self._gateway, self._arn, terminate_active_jobs=self._terminate)
+        except QuotaShareLifecycleError:
+            if self._declared_enabled:
+                self._gateway.update(self._arn, {"state": ENABLED})
+                log("quota_share_reenabled", quota_share=self._arn.arn)
+            raise
+
+    def _disable(self) -> None:
+        self._gateway.update(self._arn, {"state": DISABLED})
+        log("quota_share_disabled", quota_share=self._arn.arn)
+
+    def _delete(self) -> None:
+        try:
+            self._gateway.delete(self._arn)
+        except BatchRequestError:
+            # The first attempt of a retried request may have gone through.
+            share = self._gateway.describe(self._arn)
+            if share is not None and share.status != "DELETING":
+                raise
+        log("quota_share_delete_requested", quota_share=self._arn.arn)

@@ -1,0 +1,152 @@
+"""Creating, adopting and updating a quota share, and waiting until it is VALID."""
+
+from __future__ import annotations
+
+from quota_constructs.model import api_configuration
+
+from .batch_gateway import BatchGateway, BatchRequestError
+from .errors import QuotaShareLifecycleError
+from .guards import check_shrink
+from .live_share import LiveShare
+from .ownership import OWNER_TAG_KEY
+from .share_arn import QuotaShareArn
+from .share_config import ShareConfig
+from .share_request import ShareDeclaration
+from .structured_log import log
+
+
+class ShareProvisioner:
+    """Brings the share a Create or Update declares into being, without collisions."""
+
+    def __init__(self, gateway: BatchGateway, declaration: ShareDeclaration) -> None:
+        self._gateway = gateway
+        self._declaration = declaration
+        self._target = ShareConfig.declared(declaration.spec)
+
+    def create(self) -> QuotaShareArn:
+        """Create the declared share, or take over one of that name this resource may manage."""
+        decl = self._declaration
+        existing = self._gateway.find(decl.job_queue, decl.name)
+        if existing is not None:
+            return self._adopt(existing)
+        try:
+            arn = self._gateway.create(
+                decl.job_queue, decl.name, api_configuration(decl.spec), decl.tags
+            )
+        except BatchRequestError:
+            # A repeated delivery (or a retried request whose first attempt got through) may
+            # have created the share meanwhile; only our own share is taken over here.
+            existing = self._gateway.find(decl.job_queue, decl.name)
+            if existing is None or not self._owns(existing):
+                raise
+            return self._adopt(existing)
+        log("quota_share_created", quota_share=arn.arn, config=self._target.describe())
+        return arn
+
+    def update_in_place(self, arn: QuotaShareArn) -> QuotaShareArn:
+        """Update the share the resource already manages to the declared configuration."""
+        share = self._gateway.describe(arn)
+        if share is None:
+            log("quota_share_missing", quota_share=arn.arn, action="recreate")
+            return self.create()
+        self._refuse_deleting(share, arn)
+        self.converge(share, arn)
+        return arn
+
+    def wait(self, arn: QuotaShareArn) -> bool:
+        """One ``is_complete`` poll: True once the share is VALID with the declared config."""
+        share = self._gateway.describe(arn)
+        if share is None:
+            raise QuotaShareLifecycleError(
+                f"quota share {arn.share_name!r} disappeared from job queue "
+                f"{arn.job_queue_name!r} before it became VALID; it was deleted outside this "
+                "deployment. Retry the deployment to create it again."
+            )
+        self._refuse_deleting(share, arn)
+        log("quota_share_status", quota_share=arn.arn, status=share.status)
+        if not self.converge(share, arn):
+            return False
+        if share.status == "INVALID":
+            raise QuotaShareLifecycleError(self._invalid_reason(arn))
+        return True
+
+    def converge(self, share: LiveShare, arn: QuotaShareArn) -> bool:
+        """Apply what differs from the declaration; True when nothing is left to apply.
+
+        A share that is still CREATING or UPDATING is left alone and picked up by the next
+        ``is_complete`` poll, so a repeated delivery never collides with an update in flight.
+        """
+        if not share.settled:
+            return False
+        self._sync_tags(share, arn)
+        fields = share.config.update_fields(self._target)
+        if not fields:
+            return True
+        check_shrink(
+            self._gateway,
+            arn,
+            share.config,
+            self._target,
+            allow_preemption=self._declaration.opt_ins.allow_preemption_on_shrink,
+        )
+        self._gateway.update(arn, fields)
+        log("quota_share_updated", quota_share=arn.arn, fields=sorted(fields),
+            before=share.config.describe(), after=self._target.describe())
+        return False
+
+    def _adopt(self, share: LiveShare) -> QuotaShareArn:
+        decl = self._declaration
+        arn = QuotaShareArn.parse(share.arn)
+        if arn is None:
+            raise QuotaShareLifecycleError(f"unexpected quota share ARN {share.arn!r}")
+        owned = self._owns(share)
+        if not owned and not decl.opt_ins.adopt_existing:
+            raise QuotaShareLifecycleError(
+                f"quota share {decl.name!r} already exists on job queue {decl.job_queue!r} "
+                f"({share.arn}) and this stack does not manage it; set adopt_existing=True on "
+                "the QuotaShare construct to manage it, or choose another name"
+            )
+        self._refuse_deleting(share, arn)
+        log("quota_share_adopted", quota_share=share.arn,
+            reason="already managed by this resource" if owned else "adopt_existing")
+        self.converge(share, arn)
+        return arn
+
+    def _owns(self, share: LiveShare) -> bool:
+        return share.tags.get(OWNER_TAG_KEY) == self._declaration.owner
+
+    def _sync_tags(self, share: LiveShare, arn: QuotaShareArn) -> None:
+        declared = self._declaration.tags
+        changed = {key: value for key, value in declared.items() if share.tags.get(key) != value}
+        # Only tags this resource declared before are removed; tags others put on the share stay.
+        dropped = sorted(
+            (self._declaration.previously_declared_tag_keys - set(declared) - {OWNER_TAG_KEY})
+            & set(share.tags)
+        )
+        if changed:
+            self._gateway.tag(arn, changed)
+        if dropped:
+            self._gateway.untag(arn, dropped)
+        if changed or dropped:
+            log("quota_share_tagged", quota_share=arn.arn, set=sorted(changed), removed=dropped)
+
+    def _refuse_deleting(self, share: LiveShare, arn: QuotaShareArn) -> None:
+        if share.status == "DELETING":
+            raise QuotaShareLifecycleError(
+                f"quota share {arn.share_name!r} on job queue {arn.job_queue_name!r} is being "
+                "deleted (status DELETING) by something outside this deployment; wait until "
+                "it is gone, then retry the deployment"
+            )
+
+    def _invalid_reason(self, arn: QuotaShareArn) -> str:
+        spec = self._declaration.spec
+        units = ", ".join(str(unit) for unit in spec.units)
+        return (
+            f"quota share {arn.share_name!r} on job queue {arn.job_queue_name!r} is INVALID "
+            f"after this deployment submitted {self._target.describe()}. AWS Batch gives no "
+            f"reason for INVALID; check that every capacity unit ({units}) is one the job "
+            "queue's service environment lists, that the job queue's scheduling policy is a "
+            "quota-share policy, and that each limit fits the service environment's capacity "
+            "limit for that unit. CloudFormation's rollback restores the previous configuration "
+            "or removes a share this deployment created."
+        )

@@ -1,0 +1,116 @@
+"""Provider-framework entry points for the ``Custom::BatchQuotaShare`` resource.
+
+``on_event`` takes the decisive step of a Create, Update or Delete (after its guards) and
+returns at once; ``is_complete`` is then polled by the framework until the share is VALID or
+gone, so every wait is bounded by the provider's total timeout rather than by sleeping here.
+Whatever either raises reaches CloudFormation as the failure reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from quota_constructs.model import QuotaConfigError
+
+from .batch_gateway import BatchGateway
+from .deletion import ShareDeleter
+from .errors import QuotaShareLifecycleError
+from .provisioning import ShareProvisioner
+from .share_arn import QuotaShareArn
+from .share_request import ShareEvent
+from .structured_log import log
+
+
+def on_event(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
+    return _run("on_event", event, context, _on_event)
+
+
+def is_complete(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
+    return _run("is_complete", event, context, _is_complete)
+
+
+def _on_event(request: ShareEvent, context: Any) -> dict[str, Any]:
+    if request.request_type == "Delete":
+        deleter = _deleter(request, context)
+        if deleter is not None:
+            deleter.start()
+        return {"PhysicalResourceId": request.physical_id}
+    declaration = request.declaration()
+    provisioner = ShareProvisioner(BatchGateway.from_context(context), declaration)
+    physical = request.physical
+    if request.request_type == "Update" and physical is not None and physical.is_share(
+        declaration.job_queue, declaration.name
+    ):
+        arn = provisioner.update_in_place(physical)
+    else:
+        # Create, or a rename / queue move: a new share; CloudFormation then deletes the old
+        # physical id, which goes through the delete guard.
+        arn = provisioner.create()
+    return {"PhysicalResourceId": arn.arn, "Data": _data(arn)}
+
+
+def _is_complete(request: ShareEvent, context: Any) -> dict[str, Any]:
+    if request.request_type == "Delete":
+        deleter = _deleter(request, context)
+        return {"IsComplete": deleter is None or deleter.wait()}
+    physical = request.physical
+    if physical is None:
+        raise QuotaShareLifecycleError(
+            f"is_complete received physical resource id {request.physical_id!r}, which is not "
+            "a quota share ARN; on_event did not create a share"
+        )
+    provisioner = ShareProvisioner(BatchGateway.from_context(context), request.declaration())
+    if not provisioner.wait(physical):
+        return {"IsComplete": False}
+    return {"IsComplete": True, "Data": _data(physical)}
+
+
+def _deleter(request: ShareEvent, context: Any) -> ShareDeleter | None:
+    if request.physical is None:
+        # A create that failed before a share existed leaves a non-ARN physical id.
+        log("delete_without_share", physical_resource_id=request.physical_id)
+        return None
+    opt_ins = request.opt_ins()
+    return ShareDeleter(
+        BatchGateway.from_context(context),
+        request.physical,
+        terminate_active_jobs=opt_ins.terminate_active_jobs_on_delete,
+        declared_enabled=request.properties.get("State") != "DISABLED",
+    )
+
+
+def _data(arn: QuotaShareArn) -> dict[str, str]:
+    return {"QuotaShareArn": arn.arn, "QuotaShareName": arn.share_name}
+
+
+def _run(
+    entry_point: str,
+    event: Mapping[str, Any],
+    context: Any,
+    step: Callable[[ShareEvent, Any], dict[str, Any]],
+) -> dict[str, Any]:
+    properties = event.get("ResourceProperties")
+    fields = {
+        "entry_point": entry_point,
+        "request_type": event.get("RequestType"),
+        "logical_resource_id": event.get("LogicalResourceId"),
+        "physical_resource_id": event.get("PhysicalResourceId"),
+        "request_id": event.get("RequestId"),
+        "quota_share_name": properties.get("QuotaShareName")
+        if isinstance(properties, Mapping) else None,
+    }
+    log("request", **fields)
+    try:
+        result = step(ShareEvent.parse(event), context)
+    except (QuotaShareLifecycleError, QuotaConfigError) as error:
+        log("failed", **fields, reason=str(error))
+        raise
+    except Exception as error:
+        log("failed", **fields, reason=repr(error))
+        raise QuotaShareLifecycleError(
+            f"unexpected {type(error).__name__} in {entry_point} for a {fields['request_type']} "
+            f"of quota share {fields['quota_share_name']!r}: {error}"
+        ) from error
+    log("result", **fields, result=result)
+    return result
