@@ -1,0 +1,83 @@
+"""Checks of construct props that are not quota rules: switches, Batch names and ARNs.
+
+The quota rules themselves live in :mod:`quota_constructs.model`; these helpers only make the
+constructs' own props fail with the same kind of :class:`QuotaConfigError`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from aws_cdk import ArnFormat, Stack
+from constructs import Construct
+
+from .model import QuotaConfigError, check_share_name, is_unresolved
+
+_BATCH_ARN = re.compile(
+    r"arn:(?P<partition>[a-z-]+):batch:(?P<region>[a-z0-9-]+):(?P<account>[0-9]{12}):"
+    r"(?P<resource>[a-z-]+)/(?P<name>.+)"
+)
+
+
+def check_flag(value: object, *, subject: str, field: str) -> bool:
+    """A real bool: ``"false"`` or ``0`` would otherwise read as a decision the user never made."""
+    if not isinstance(value, bool):
+        raise QuotaConfigError(subject, field, value, "True or False")
+    return value
+
+
+def check_batch_name(name: str | None, *, subject: str, field: str) -> None:
+    """AWS Batch names its scheduling policies, service environments, job queues and quota
+    shares under one rule (1–128 letters, digits, ``-`` and ``_``), which the model owns."""
+    if name is not None:
+        check_share_name(name, subject=subject, field=field)
+
+
+def subject_name(name: str | None, scope: Construct) -> str:
+    """What an error calls a resource: its physical name when known, else its construct path."""
+    if name is not None and not is_unresolved(name):
+        return name
+    return scope.node.path
+
+
+def batch_arn_name(arn: str, *, resource_type: str, subject: str, field: str) -> str | None:
+    """The resource name in a literal AWS Batch ARN of ``resource_type``; None for a token.
+
+    A malformed literal ARN fails here, at synth time, instead of as an IAM or
+    CloudFormation error at deploy time.
+    """
+    if is_unresolved(arn):
+        return None
+    match = _BATCH_ARN.fullmatch(arn) if isinstance(arn, str) else None
+    if match is None or match["resource"] != resource_type or "/" in match["name"]:
+        raise QuotaConfigError(
+            subject, field, arn,
+            f"arn:<partition>:batch:<region>:<account>:{resource_type}/<name>",
+        )
+    return match["name"]
+
+
+def parse_quota_share_arn(arn: str, *, subject: str, field: str) -> tuple[str, str] | None:
+    """``(job queue ARN, share name)`` of a literal quota share ARN; None for a token."""
+    if is_unresolved(arn):
+        return None
+    match = _BATCH_ARN.fullmatch(arn) if isinstance(arn, str) else None
+    parts = match["name"].split("/") if match is not None else []
+    if (
+        match is None
+        or match["resource"] != "job-queue"
+        or len(parts) != 3
+        or parts[1] != "quota-share"
+    ):
+        raise QuotaConfigError(
+            subject, field, arn,
+            "arn:<partition>:batch:<region>:<account>:job-queue/<queue>/quota-share/<share>",
+        )
+    share_name = parts[2]
+    check_share_name(share_name, subject=subject, field=f"{field} (quota share name)")
+    return arn[: arn.index("/quota-share/")], share_name
+
+
+def name_from_arn(scope: Construct, arn: str) -> str:
+    """The name in a ``<type>/<name>`` Batch ARN, as a CloudFormation expression for a token."""
+    return Stack.of(scope).split_arn(arn, ArnFormat.SLASH_RESOURCE_NAME).resource_name or ""
