@@ -1,0 +1,378 @@
+"""The SageMaker Training job queue whose capacity quota shares divide."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from functools import cached_property
+
+import jsii
+from aws_cdk import Annotations, Aspects, IAspect, IResource, Resource
+from aws_cdk import aws_batch as batch
+from aws_cdk import aws_iam as iam
+from constructs import Construct, IConstruct
+from typing_extensions import Protocol, runtime_checkable
+
+from ._construct_props import (
+    batch_arn_name,
+    check_batch_name,
+    check_flag,
+    name_from_arn,
+    subject_name,
+)
+from .model import (
+    CapacityLimit,
+    JobStateTimeLimitAction,
+    QuotaAllocation,
+    QuotaConfigError,
+    QuotaShareSpec,
+    check_queue_priority,
+    check_share_set,
+    queue_subject,
+    validate_capacity_limits,
+    validate_tags,
+    validate_time_limit_actions,
+)
+from .quota_share import QuotaShare, ShareProvisioning
+from .scheduling_policy import IQuotaSharePolicy
+from .service_environment import ITrainingServiceEnvironment
+
+JOB_QUEUE_TYPE = "SAGEMAKER_TRAINING"
+ALLOCATION_WARNING_ID = "quota_constructs:allocation"
+"""Id of the synth warnings about how a queue's capacity is divided (over-allocation, capacity
+no share owns); acknowledge them with ``Annotations.of(queue).acknowledge_warning(...)``."""
+
+
+@runtime_checkable
+class ITrainingJobQueue(IResource, Protocol):
+    """A SAGEMAKER_TRAINING job queue with a quota-share policy, created here or imported."""
+
+    @property
+    def job_queue_arn(self) -> str:
+        """The ARN of the job queue."""
+        ...
+
+    @property
+    def job_queue_name(self) -> str:
+        """The name of the job queue."""
+        ...
+
+    @property
+    def capacity_limits(self) -> tuple[CapacityLimit, ...] | None:
+        """The capacity of the queue's service environment; None when this app does not know
+        it, in which case shares are checked against each other but not against capacity."""
+        ...
+
+    @property
+    def quota_share_specs(self) -> tuple[QuotaShareSpec, ...]:
+        """The shares this app declares on the queue, in the order they were added."""
+        ...
+
+    @property
+    def allocation(self) -> QuotaAllocation | None:
+        """How the environment's capacity is divided between the shares declared so far;
+        None when the capacity is unknown."""
+        ...
+
+    def add_quota_share(
+        self,
+        id: str,
+        *,
+        spec: QuotaShareSpec,
+        provisioning: ShareProvisioning = ShareProvisioning.CUSTOM_RESOURCE,
+        adopt_existing: bool = False,
+        allow_preemption_on_shrink: bool = False,
+        terminate_active_jobs_on_delete: bool = False,
+    ) -> QuotaShare:
+        """Add a quota share to this queue (a child construct of the queue with ``id``)."""
+        ...
+
+    def grant_observe(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Read-only access to the queue's service jobs, snapshot and quota shares."""
+        ...
+
+    def _register_quota_share(self, spec: QuotaShareSpec) -> None:
+        """Internal: called by :class:`QuotaShare` to check a new share against the queue."""
+        ...
+
+
+class _TrainingJobQueueBase(Resource):
+    """What created and imported queues share: the share ledger, its checks and warnings,
+    ``add_quota_share`` and ``grant_observe``."""
+
+    def _start_ledger(
+        self, *, label: str, capacity_limits: tuple[CapacityLimit, ...] | None
+    ) -> None:
+        self._label = label
+        self._capacity_limits = capacity_limits
+        self._specs: list[QuotaShareSpec] = []
+        self._allocation: QuotaAllocation | None = None
+        if capacity_limits is not None:
+            self._allocation = QuotaAllocation.check(
+                environment_limits=capacity_limits, shares=(), queue_name=label
+            )
+            # Warnings describe the finished allocation, which exists only once every share
+            # (including those declared in other stacks) has been added; an aspect runs at
+            # synth time, after construction, so each warning is reported once and only if
+            # it still holds.
+            Aspects.of(self).add(_AllocationWarnings(self))
+
+    @property
+    def capacity_limits(self) -> tuple[CapacityLimit, ...] | None:
+        return self._capacity_limits
+
+    @property
+    def quota_share_specs(self) -> tuple[QuotaShareSpec, ...]:
+        return tuple(self._specs)
+
+    @property
+    def allocation(self) -> QuotaAllocation | None:
+        return self._allocation
+
+    @property
+    def job_queue_arn(self) -> str:
+        raise NotImplementedError
+
+    @property
+    def job_queue_name(self) -> str:
+        raise NotImplementedError
+
+    def add_quota_share(
+        self,
+        id: str,
+        *,
+        spec: QuotaShareSpec,
+        provisioning: ShareProvisioning = ShareProvisioning.CUSTOM_RESOURCE,
+        adopt_existing: bool = False,
+        allow_preemption_on_shrink: bool = False,
+        terminate_active_jobs_on_delete: bool = False,
+    ) -> QuotaShare:
+        return QuotaShare(
+            self,
+            id,
+            job_queue=self,
+            spec=spec,
+            provisioning=provisioning,
+            adopt_existing=adopt_existing,
+            allow_preemption_on_shrink=allow_preemption_on_shrink,
+            terminate_active_jobs_on_delete=terminate_active_jobs_on_delete,
+        )
+
+    def grant_observe(self, grantee: iam.IGrantable) -> iam.Grant:
+        queue_arn = self.job_queue_arn
+        return (
+            iam.Grant.add_to_principal(
+                grantee=grantee,
+                actions=["batch:GetJobQueueSnapshot", "batch:ListQuotaShares"],
+                resource_arns=[queue_arn],
+            )
+            .combine(
+                iam.Grant.add_to_principal(
+                    grantee=grantee,
+                    actions=["batch:DescribeQuotaShare"],
+                    resource_arns=[f"{queue_arn}/quota-share/*"],
+                )
+            )
+            .combine(
+                # The Service Authorization Reference lists no resource type for these two
+                # actions, so IAM accepts only "*"; they read job metadata, never change it.
+                iam.Grant.add_to_principal(
+                    grantee=grantee,
+                    actions=["batch:DescribeServiceJob", "batch:ListServiceJobs"],
+                    resource_arns=["*"],
+                )
+            )
+        )
+
+    def _register_quota_share(self, spec: QuotaShareSpec) -> None:
+        shares = (*self._specs, spec)
+        if self._capacity_limits is not None:
+            allocation: QuotaAllocation | None = QuotaAllocation.check(
+                environment_limits=self._capacity_limits, shares=shares, queue_name=self._label
+            )
+        else:
+            check_share_set(shares, subject=queue_subject(self._label))
+            allocation = None
+        # Recorded only once checked, so a rejected share leaves the ledger as it was.
+        self._specs.append(spec)
+        self._allocation = allocation
+
+    def _report_allocation(self) -> None:
+        if self._allocation is None:
+            return
+        for warning in self._allocation.warnings:
+            Annotations.of(self).add_warning_v2(ALLOCATION_WARNING_ID, warning)
+
+
+@jsii.implements(IAspect)
+class _AllocationWarnings:
+    def __init__(self, queue: _TrainingJobQueueBase) -> None:
+        self._queue = queue
+
+    def visit(self, node: IConstruct) -> None:
+        if node is self._queue:
+            self._queue._report_allocation()
+
+
+class TrainingJobQueue(_TrainingJobQueueBase):
+    """An ``AWS::Batch::JobQueue`` of type SAGEMAKER_TRAINING managed by a quota-share policy.
+
+    Linked to exactly one service environment. Quota shares are added with
+    :meth:`add_quota_share` (or by creating a :class:`QuotaShare` anywhere, even in another
+    stack); each is checked against the shares already on the queue and, when the
+    environment's capacity is known, against that capacity. The ``AWS::Batch::JobQueue`` is the
+    child ``Resource``.
+
+    :param service_environment: the environment whose capacity the queue divides.
+    :param scheduling_policy: the quota-share policy.
+    :param priority: 0–1000; higher is evaluated first among queues sharing an environment.
+        Default: 1.
+    :param job_queue_name: physical name. Default: generated by CloudFormation, so a
+        replacement never collides with the queue it replaces.
+    :param enabled: whether the queue accepts new jobs. Default: True.
+    :param job_state_time_limit_actions: terminate jobs stuck RUNNABLE longer than a time.
+        Default: none.
+    :param tags: tags of the queue. Default: none.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        service_environment: ITrainingServiceEnvironment,
+        scheduling_policy: IQuotaSharePolicy,
+        priority: int = 1,
+        job_queue_name: str | None = None,
+        enabled: bool = True,
+        job_state_time_limit_actions: Sequence[JobStateTimeLimitAction] = (),
+        tags: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(scope, id, physical_name=job_queue_name)
+        label = subject_name(job_queue_name, self)
+        subject = queue_subject(label)
+        check_batch_name(job_queue_name, subject=subject, field="job_queue_name")
+        if not isinstance(service_environment, ITrainingServiceEnvironment):
+            raise QuotaConfigError(
+                subject, "service_environment", service_environment,
+                "a TrainingServiceEnvironment or one of its from_... imports",
+            )
+        if not isinstance(scheduling_policy, IQuotaSharePolicy):
+            raise QuotaConfigError(
+                subject, "scheduling_policy", scheduling_policy,
+                "a QuotaSharePolicy or QuotaSharePolicy.from_scheduling_policy_arn(...)",
+            )
+        check_queue_priority(priority, subject=subject)
+        check_flag(enabled, subject=subject, field="enabled")
+        actions = validate_time_limit_actions(job_state_time_limit_actions, subject=subject)
+        checked_tags = validate_tags(tags or {}, subject=subject)
+        self._start_ledger(label=label, capacity_limits=service_environment.capacity_limits)
+        self._given_name = job_queue_name
+        self.service_environment = service_environment
+        self.scheduling_policy = scheduling_policy
+        self.priority = priority
+        self._resource = batch.CfnJobQueue(
+            self,
+            "Resource",
+            job_queue_type=JOB_QUEUE_TYPE,
+            priority=priority,
+            service_environment_order=[
+                batch.CfnJobQueue.ServiceEnvironmentOrderProperty(
+                    order=1, service_environment=service_environment.service_environment_arn
+                )
+            ],
+            scheduling_policy_arn=scheduling_policy.scheduling_policy_arn,
+            job_queue_name=job_queue_name,
+            state="ENABLED" if enabled else "DISABLED",
+            job_state_time_limit_actions=[
+                batch.CfnJobQueue.JobStateTimeLimitActionProperty(
+                    action=action.action,
+                    max_time_seconds=action.max_time_seconds,
+                    reason=action.reason,
+                    state=action.state,
+                )
+                for action in actions
+            ]
+            or None,
+            tags=checked_tags or None,
+        )
+
+    @cached_property
+    def job_queue_arn(self) -> str:
+        return self._get_resource_arn_attribute(
+            self._resource.attr_job_queue_arn,
+            service="batch",
+            resource="job-queue",
+            resource_name=self._physical_name,
+        )
+
+    @cached_property
+    def job_queue_name(self) -> str:
+        if self._given_name is not None:
+            return self._given_name
+        return name_from_arn(self, self._resource.attr_job_queue_arn)
+
+    @staticmethod
+    def from_job_queue_arn(scope: Construct, id: str, job_queue_arn: str) -> ITrainingJobQueue:
+        """An existing queue whose environment capacity this app does not know: shares added
+        to it are checked against each other (names, at most 20) but not against capacity."""
+        return _ImportedTrainingJobQueue(scope, id, job_queue_arn, None)
+
+    @staticmethod
+    def from_job_queue_attributes(
+        scope: Construct,
+        id: str,
+        *,
+        job_queue_arn: str,
+        service_environment: ITrainingServiceEnvironment | None = None,
+        capacity_limits: Sequence[CapacityLimit] | None = None,
+    ) -> ITrainingJobQueue:
+        """An existing queue with what this app knows of its environment's capacity, given
+        either as the (imported) ``service_environment`` or as ``capacity_limits``; shares
+        added to it are then checked against that capacity as on a queue created here."""
+        subject = queue_subject(job_queue_arn)
+        if service_environment is not None and capacity_limits is not None:
+            raise QuotaConfigError(
+                subject, "capacity_limits", capacity_limits,
+                "None when service_environment is given (its capacity_limits are used)",
+            )
+        if service_environment is not None:
+            if not isinstance(service_environment, ITrainingServiceEnvironment):
+                raise QuotaConfigError(
+                    subject, "service_environment", service_environment,
+                    "a TrainingServiceEnvironment or one of its from_... imports",
+                )
+            capacity_limits = service_environment.capacity_limits
+        return _ImportedTrainingJobQueue(scope, id, job_queue_arn, capacity_limits)
+
+
+class _ImportedTrainingJobQueue(_TrainingJobQueueBase):
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        arn: str,
+        capacity_limits: Sequence[CapacityLimit] | None,
+    ) -> None:
+        super().__init__(scope, id, environment_from_arn=arn)
+        name = batch_arn_name(
+            arn, resource_type="job-queue",
+            subject=queue_subject(self.node.path), field="job_queue_arn",
+        )
+        label = name if name is not None else self.node.path
+        limits = (
+            None if capacity_limits is None
+            else validate_capacity_limits(
+                capacity_limits, subject=f"service environment of {queue_subject(label)}"
+            )
+        )
+        self._arn = arn
+        self._name = name
+        self._start_ledger(label=label, capacity_limits=limits)
+
+    @property
+    def job_queue_arn(self) -> str:
+        return self._arn
+
+    @cached_property
+    def job_queue_name(self) -> str:
+        return self._name if self._name is not None else name_from_arn(self, self._arn)

@@ -1,0 +1,349 @@
+"""A quota share: one team's slice of a training queue's capacity, and who may use it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from enum import Enum
+from typing import TYPE_CHECKING, Any
+
+from aws_cdk import CustomResource, Fn, IResource, Resource, Stack
+from aws_cdk import aws_batch as batch
+from aws_cdk import aws_iam as iam
+from constructs import Construct
+from typing_extensions import Protocol, runtime_checkable
+
+from ._construct_props import check_flag, parse_quota_share_arn
+from .model import (
+    QuotaConfigError,
+    QuotaShareSpec,
+    is_unresolved,
+    resource_properties,
+    share_subject,
+)
+from .model.capacity import check_count
+
+if TYPE_CHECKING:
+    from .job_queue import ITrainingJobQueue
+
+CUSTOM_RESOURCE_TYPE = "Custom::BatchQuotaShare"
+MIN_JOB_PRIORITY, MAX_JOB_PRIORITY = 0, 9999
+"""The range of a service job's ``schedulingPriority`` (higher runs first)."""
+SAGEMAKER_SERVICE = "sagemaker.amazonaws.com"
+
+# Construct prop → custom-resource property for the lifecycle guards (see DESIGN.md §4).
+_GUARD_PROPERTIES = {
+    "adopt_existing": "AdoptExisting",
+    "allow_preemption_on_shrink": "AllowPreemptionOnShrink",
+    "terminate_active_jobs_on_delete": "TerminateActiveJobsOnDelete",
+}
+
+
+class ShareProvisioning(Enum):
+    """How a :class:`QuotaShare` reaches AWS Batch."""
+
+    CUSTOM_RESOURCE = "CUSTOM_RESOURCE"
+    """A ``Custom::BatchQuotaShare`` handled by the stack's :class:`QuotaShareProvider`: waits
+    for VALID, refuses to shrink below live usage or delete a share with active jobs unless
+    told to, and adopts an existing share only when asked."""
+    CLOUDFORMATION = "CLOUDFORMATION"
+    """A plain ``AWS::Batch::QuotaShare``: no guards, and not registered in every region."""
+
+
+@runtime_checkable
+class IQuotaShare(IResource, Protocol):
+    """A quota share on a training job queue, created here or imported."""
+
+    @property
+    def quota_share_arn(self) -> str:
+        """``arn:<partition>:batch:<region>:<account>:job-queue/<queue>/quota-share/<share>``."""
+        ...
+
+    @property
+    def quota_share_name(self) -> str:
+        """The name jobs are submitted with (``quotaShareName``)."""
+        ...
+
+    @property
+    def job_queue_arn(self) -> str:
+        """The ARN of the queue the share belongs to."""
+        ...
+
+    def grant_submit(
+        self,
+        grantee: iam.IGrantable,
+        *,
+        max_priority: int | None = None,
+        execution_roles: Sequence[iam.IRole] = (),
+    ) -> iam.Grant:
+        """Submit SageMaker Training service jobs into this share (and no other)."""
+        ...
+
+    def grant_update_priority(
+        self, grantee: iam.IGrantable, *, max_priority: int | None = None
+    ) -> iam.Grant:
+        """Change the scheduling priority of submitted service jobs."""
+        ...
+
+
+class _QuotaShareBase(Resource):
+    """The grants, shared by created and imported shares."""
+
+    _subject: str
+
+    @property
+    def quota_share_arn(self) -> str:
+        raise NotImplementedError
+
+    @property
+    def job_queue_arn(self) -> str:
+        raise NotImplementedError
+
+    def grant_submit(
+        self,
+        grantee: iam.IGrantable,
+        *,
+        max_priority: int | None = None,
+        execution_roles: Sequence[iam.IRole] = (),
+    ) -> iam.Grant:
+        """``batch:SubmitServiceJob`` into this queue and this share only.
+
+        A request naming another share of the queue is denied, because IAM authorizes the
+        quota share named in the request as a resource of its own. With ``max_priority``
+        (0–9999) every submission must carry a ``schedulingPriority`` no higher than it; a
+        request without one has no ``batch:SchedulingPriority`` and is denied. Passing any of
+        ``execution_roles`` to SageMaker (``iam:PassRole``, only to
+        ``sagemaker.amazonaws.com``) is granted too; no other role may be passed.
+        """
+        conditions = self._priority_ceiling(max_priority)
+        roles = list(execution_roles)
+        for index, role in enumerate(roles):
+            if is_unresolved(role) or not isinstance(getattr(role, "role_arn", None), str):
+                raise QuotaConfigError(
+                    self._subject, f"execution_roles[{index}]", role,
+                    "an iam.IRole (iam.Role.from_role_arn(...) for an existing role)",
+                )
+        grant = iam.Grant.add_to_principal(
+            grantee=grantee,
+            actions=["batch:SubmitServiceJob"],
+            # The service job being created is a required resource of SubmitServiceJob; its
+            # id is unknown before submission, so any service job of the queue's account and
+            # region. The queue and the share still have to match.
+            resource_arns=[self.job_queue_arn, self.quota_share_arn, self._service_jobs_arn()],
+            conditions=conditions,
+        )
+        if roles:
+            grant = grant.combine(
+                iam.Grant.add_to_principal(
+                    grantee=grantee,
+                    actions=["iam:PassRole"],
+                    resource_arns=[role.role_arn for role in roles],
+                    conditions={"StringEquals": {"iam:PassedToService": SAGEMAKER_SERVICE}},
+                )
+            )
+        return grant
+
+    def grant_update_priority(
+        self, grantee: iam.IGrantable, *, max_priority: int | None = None
+    ) -> iam.Grant:
+        """``batch:UpdateServiceJob`` (which changes only ``schedulingPriority``), with the
+        same optional ceiling as :meth:`grant_submit`.
+
+        AWS Batch authorizes UpdateServiceJob against the service job alone (no job-queue or
+        quota-share resource type), so this cannot be narrowed to the share's jobs: it covers
+        every service job in the share's account and region, and the ceiling is what keeps a
+        team from outranking the others.
+        """
+        return iam.Grant.add_to_principal(
+            grantee=grantee,
+            actions=["batch:UpdateServiceJob"],
+            resource_arns=[self._service_jobs_arn()],
+            conditions=self._priority_ceiling(max_priority),
+        )
+
+    def _priority_ceiling(self, max_priority: int | None) -> dict[str, Any] | None:
+        if max_priority is None:
+            return None
+        check_count(
+            max_priority, subject=self._subject, field="max_priority",
+            minimum=MIN_JOB_PRIORITY, maximum=MAX_JOB_PRIORITY,
+        )
+        return {"NumericLessThanEquals": {"batch:SchedulingPriority": max_priority}}
+
+    def _service_jobs_arn(self) -> str:
+        return Stack.of(self).format_arn(
+            service="batch",
+            resource="service-job",
+            resource_name="*",
+            account=self.env.account,
+            region=self.env.region,
+        )
+
+
+class QuotaShare(_QuotaShareBase):
+    """A quota share on a training job queue, provisioned as ``provisioning`` says.
+
+    The share is checked against the queue when it is created: against the queue's other
+    shares (unique names, at most 20) and, when the environment's capacity is known, against
+    that capacity. The share resource is the child ``Resource``. Its name is its identity:
+    renaming it (or moving it to another queue) replaces it, and AWS Batch terminates the jobs
+    of a deleted share; with ``CUSTOM_RESOURCE`` that delete is guarded.
+
+    :param job_queue: the queue (created here, imported, or from another stack).
+    :param spec: the share's declaration.
+    :param provisioning: Default: ``ShareProvisioning.CUSTOM_RESOURCE``.
+    :param adopt_existing: adopt a same-named share already on the queue instead of failing.
+        Default: False. CUSTOM_RESOURCE only.
+    :param allow_preemption_on_shrink: allow an update that lowers limits below the share's
+        live usage (its jobs above the new limit become preemptible). Default: False.
+        CUSTOM_RESOURCE only.
+    :param terminate_active_jobs_on_delete: allow deleting the share while it still has
+        SUBMITTED…RUNNING jobs (they are terminated). Default: False. CUSTOM_RESOURCE only.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        job_queue: ITrainingJobQueue,
+        spec: QuotaShareSpec,
+        provisioning: ShareProvisioning = ShareProvisioning.CUSTOM_RESOURCE,
+        adopt_existing: bool = False,
+        allow_preemption_on_shrink: bool = False,
+        terminate_active_jobs_on_delete: bool = False,
+    ) -> None:
+        # Imported here: job_queue.py imports this module to create shares.
+        from .job_queue import ITrainingJobQueue
+
+        super().__init__(scope, id)
+        if not isinstance(spec, QuotaShareSpec):
+            raise QuotaConfigError(
+                share_subject(self.node.path), "spec", spec, "a QuotaShareSpec"
+            )
+        self._subject = subject = share_subject(spec.name)
+        if not isinstance(provisioning, ShareProvisioning):
+            raise QuotaConfigError(
+                subject, "provisioning", provisioning,
+                "ShareProvisioning.CUSTOM_RESOURCE or ShareProvisioning.CLOUDFORMATION",
+            )
+        guards = {
+            field: check_flag(value, subject=subject, field=field)
+            for field, value in (
+                ("adopt_existing", adopt_existing),
+                ("allow_preemption_on_shrink", allow_preemption_on_shrink),
+                ("terminate_active_jobs_on_delete", terminate_active_jobs_on_delete),
+            )
+        }
+        if provisioning is ShareProvisioning.CLOUDFORMATION:
+            for field, value in guards.items():
+                if value:
+                    raise QuotaConfigError(
+                        subject, field, value,
+                        "False with ShareProvisioning.CLOUDFORMATION; only "
+                        "ShareProvisioning.CUSTOM_RESOURCE can adopt, guard a shrink or "
+                        "guard a delete",
+                    )
+        if not isinstance(job_queue, ITrainingJobQueue):
+            raise QuotaConfigError(
+                subject, "job_queue", job_queue,
+                "a TrainingJobQueue or one of its from_... imports",
+            )
+        job_queue._register_quota_share(spec)
+        self.job_queue = job_queue
+        self.spec = spec
+        self.provisioning = provisioning
+        properties = resource_properties(spec, job_queue.job_queue_arn)
+        if provisioning is ShareProvisioning.CLOUDFORMATION:
+            cfn_share = _cloudformation_quota_share(self, properties)
+            self._arn = cfn_share.attr_quota_share_arn
+        else:
+            from .share_provider import QuotaShareProvider
+
+            provider = QuotaShareProvider.for_stack(Stack.of(self))
+            provider.manage_shares_of(job_queue.job_queue_arn)
+            custom_share = CustomResource(
+                self,
+                "Resource",
+                service_token=provider.service_token,
+                resource_type=CUSTOM_RESOURCE_TYPE,
+                properties={
+                    **properties,
+                    **{_GUARD_PROPERTIES[field]: value for field, value in guards.items()},
+                },
+            )
+            # The provider returns the share's ARN as the physical resource id.
+            self._arn = custom_share.ref
+
+    @property
+    def quota_share_arn(self) -> str:
+        return self._arn
+
+    @property
+    def quota_share_name(self) -> str:
+        return self.spec.name
+
+    @property
+    def job_queue_arn(self) -> str:
+        return self.job_queue.job_queue_arn
+
+    @staticmethod
+    def from_quota_share_arn(scope: Construct, id: str, quota_share_arn: str) -> IQuotaShare:
+        """An existing share, for grants:
+        ``arn:<partition>:batch:<region>:<account>:job-queue/<queue>/quota-share/<share>``."""
+        return _ImportedQuotaShare(scope, id, quota_share_arn)
+
+
+class _ImportedQuotaShare(_QuotaShareBase):
+    def __init__(self, scope: Construct, id: str, arn: str) -> None:
+        super().__init__(scope, id, environment_from_arn=arn)
+        self._subject = share_subject(self.node.path)
+        parsed = parse_quota_share_arn(arn, subject=self._subject, field="quota_share_arn")
+        self._arn = arn
+        if parsed is None:
+            # The share ARN is the queue ARN followed by /quota-share/<name>.
+            halves = Fn.split("/quota-share/", arn, 2)
+            self._queue_arn, self._name = Fn.select(0, halves), Fn.select(1, halves)
+        else:
+            self._queue_arn, self._name = parsed
+            self._subject = share_subject(self._name)
+
+    @property
+    def quota_share_arn(self) -> str:
+        return self._arn
+
+    @property
+    def quota_share_name(self) -> str:
+        return self._name
+
+    @property
+    def job_queue_arn(self) -> str:
+        return self._queue_arn
+
+
+def _cloudformation_quota_share(
+    scope: Construct, properties: Mapping[str, Any]
+) -> batch.CfnQuotaShare:
+    """The ``AWS::Batch::QuotaShare`` whose properties are exactly ``properties``."""
+    sharing = properties["ResourceSharingConfiguration"]
+    return batch.CfnQuotaShare(
+        scope,
+        "Resource",
+        quota_share_name=properties["QuotaShareName"],
+        job_queue=properties["JobQueue"],
+        capacity_limits=[
+            batch.CfnQuotaShare.QuotaShareCapacityLimitProperty(
+                capacity_unit=limit["CapacityUnit"], max_capacity=limit["MaxCapacity"]
+            )
+            for limit in properties["CapacityLimits"]
+        ],
+        resource_sharing_configuration=(
+            batch.CfnQuotaShare.QuotaShareResourceSharingConfigurationProperty(
+                strategy=sharing["Strategy"], borrow_limit=sharing.get("BorrowLimit")
+            )
+        ),
+        preemption_configuration=batch.CfnQuotaShare.QuotaSharePreemptionConfigurationProperty(
+            in_share_preemption=properties["PreemptionConfiguration"]["InSharePreemption"]
+        ),
+        state=properties["State"],
+        tags=properties.get("Tags"),
+    )
