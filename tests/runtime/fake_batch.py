@@ -1,0 +1,556 @@
+"""A stateful fake of the AWS Batch quota-share API, served over HTTP on loopback.
+
+It speaks the wire protocol botocore uses for ``batch`` (rest-json: ``POST /v1/<operation>``
+with a JSON body, tags at ``/v1/tags/{resourceArn}``, errors as ``{"__type", "message"}`` with
+the HTTP status of the error shape), so the real handler runs with a real boto3 client against
+it. It keeps queues, shares and jobs, enforces the service rules the runtime must respect, makes
+status transitions happen after a counted number of DescribeQuotaShare calls (never by time),
+records what happened to jobs, and injects faults on request.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+ACCOUNT = "123456789012"
+REGION = "us-east-1"
+MAX_SHARES_PER_QUEUE = 20
+SHARE_NAME = re.compile(r"[A-Za-z0-9_-]{1,128}")
+TRANSITIONAL = {"CREATING", "UPDATING", "DELETING"}
+DISPATCHED = ("SCHEDULED", "STARTING", "RUNNING")
+FINISHED = ("SUCCEEDED", "FAILED")
+
+ROUTES = {
+    ("POST", "/v1/createquotashare"): "CreateQuotaShare",
+    ("POST", "/v1/describequotashare"): "DescribeQuotaShare",
+    ("POST", "/v1/updatequotashare"): "UpdateQuotaShare",
+    ("POST", "/v1/deletequotashare"): "DeleteQuotaShare",
+    ("POST", "/v1/listquotashares"): "ListQuotaShares",
+    ("POST", "/v1/getjobqueuesnapshot"): "GetJobQueueSnapshot",
+    ("POST", "/v1/listservicejobs"): "ListServiceJobs",
+    ("GET", "/v1/tags"): "ListTagsForResource",
+    ("POST", "/v1/tags"): "TagResource",
+    ("DELETE", "/v1/tags"): "UntagResource",
+}
+
+
+class BatchError(Exception):
+    def __init__(self, message: str, code: str = "ClientException", status: int = 400) -> None:
+        super().__init__(message)
+        self.code = code
+        self.status = status
+
+
+@dataclass
+class FakeQueue:
+    name: str
+    arn: str
+    environment: dict[str, int]
+
+
+@dataclass
+class FakeShare:
+    name: str
+    arn: str
+    queue_arn: str
+    limits: dict[str, int]
+    strategy: str
+    borrow_limit: int | None
+    in_share_preemption: str
+    state: str
+    status: str
+    tags: dict[str, str]
+    polls_left: int = 0
+
+    def ceiling_of(self, unit: str) -> float:
+        own = self.limits.get(unit, 0)
+        if self.strategy != "LEND_AND_BORROW":
+            return own
+        if self.borrow_limit is None or self.borrow_limit == -1:
+            return float("inf")
+        return own * (1 + self.borrow_limit / 100)
+
+    def summary(self) -> dict[str, Any]:
+        sharing: dict[str, Any] = {"strategy": self.strategy}
+        if self.borrow_limit is not None:
+            sharing["borrowLimit"] = self.borrow_limit
+        return {
+            "quotaShareName": self.name,
+            "quotaShareArn": self.arn,
+            "jobQueueArn": self.queue_arn,
+            "capacityLimits": [
+                {"capacityUnit": unit, "maxCapacity": count} for unit, count in self.limits.items()
+            ],
+            "resourceSharingConfiguration": sharing,
+            "preemptionConfiguration": {"inSharePreemption": self.in_share_preemption},
+            "state": self.state,
+            "status": self.status,
+        }
+
+
+@dataclass
+class FakeJob:
+    job_id: str
+    name: str
+    queue_arn: str
+    share_name: str
+    status: str
+    usage: dict[str, float]
+    created_at: int
+    terminated: bool = False
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "jobId": self.job_id,
+            "jobArn": f"arn:aws:batch:{REGION}:{ACCOUNT}:service-job/{self.job_id}",
+            "jobName": self.name,
+            "serviceJobType": "SAGEMAKER_TRAINING",
+            "quotaShareName": self.share_name,
+            "status": self.status,
+            "createdAt": self.created_at,
+            "isTerminated": self.terminated,
+            "capacityUsage": [
+                {"capacityUnit": unit, "quantity": quantity} for unit, quantity in self.usage.items()
+            ],
+        }
+
+
+@dataclass
+class Fault:
+    """Injected behaviour for the next calls of one operation."""
+
+    error: BatchError | None = None
+    latency: float = 0.0
+
+
+@dataclass
+class FakeBatch:
+    """The fake service's state. Every public method is safe to call from tests."""
+
+    transition_polls: int = 1
+    """DescribeQuotaShare calls a share stays CREATING / UPDATING / DELETING for."""
+    page_size: int = 2
+    """Items per page of the listing operations, small so that pagination is exercised."""
+    queues: dict[str, FakeQueue] = field(default_factory=dict)
+    shares: dict[str, FakeShare] = field(default_factory=dict)
+    jobs: list[FakeJob] = field(default_factory=list)
+    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    terminated_jobs: list[str] = field(default_factory=list)
+    preempted_jobs: list[str] = field(default_factory=list)
+    stuck: set[str] = field(default_factory=set)
+    invalid: set[str] = field(default_factory=set)
+    hidden_from_snapshot: set[str] = field(default_factory=set)
+    faults: dict[str, deque[Fault]] = field(default_factory=dict)
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    _ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
+
+    # -- test helpers -------------------------------------------------------------------------
+
+    def add_queue(self, name: str, environment: Mapping[str, int]) -> str:
+        arn = f"arn:aws:batch:{REGION}:{ACCOUNT}:job-queue/{name}"
+        with self.lock:
+            self.queues[arn] = FakeQueue(name, arn, dict(environment))
+        return arn
+
+    def add_job(
+        self, share_arn: str, status: str, usage: Mapping[str, float] | None = None,
+        name: str | None = None,
+    ) -> str:
+        with self.lock:
+            share = self.shares[share_arn]
+            number = next(self._ids)
+            job = FakeJob(
+                job_id=f"job-{number:04d}",
+                name=name or f"train-{number}",
+                queue_arn=share.queue_arn,
+                share_name=share.name,
+                status=status,
+                usage=dict(usage or {}),
+                created_at=number,
+            )
+            self.jobs.append(job)
+            return job.job_id
+
+    def share(self, queue_arn: str, name: str) -> FakeShare | None:
+        with self.lock:
+            return self.shares.get(f"{queue_arn}/quota-share/{name}")
+
+    def shares_on(self, queue_arn: str) -> list[FakeShare]:
+        with self.lock:
+            return [s for s in self.shares.values() if s.queue_arn == queue_arn]
+
+    def job(self, job_id: str) -> FakeJob:
+        return next(job for job in self.jobs if job.job_id == job_id)
+
+    def fail_next(self, operation: str, times: int = 1, code: str = "ThrottlingException",
+                  status: int = 400, message: str = "Rate exceeded") -> None:
+        """The next ``times`` calls of ``operation`` fail with ``code`` before doing anything."""
+        with self.lock:
+            queue = self.faults.setdefault(operation, deque())
+            queue.extend(Fault(error=BatchError(message, code, status)) for _ in range(times))
+
+    def slow_next(self, operation: str, seconds: float, times: int = 1) -> None:
+        """The next ``times`` calls of ``operation`` take effect, then answer after ``seconds``."""
+        with self.lock:
+            queue = self.faults.setdefault(operation, deque())
+            queue.extend(Fault(latency=seconds) for _ in range(times))
+
+    def count(self, operation: str) -> int:
+        return sum(1 for name, _ in self.calls if name == operation)
+
+    def mutations(self) -> list[str]:
+        """The state-changing operations called so far, in order."""
+        changing = {"CreateQuotaShare", "UpdateQuotaShare", "DeleteQuotaShare", "TagResource",
+                    "UntagResource"}
+        return [name for name, _ in self.calls if name in changing]
+
+    # -- dispatch -----------------------------------------------------------------------------
+
+    def handle(self, operation: str, params: dict[str, Any]) -> tuple[dict[str, Any], float]:
+        """Run ``operation``; returns the response body and the latency to add before it."""
+        with self.lock:
+            self.calls.append((operation, params))
+            pending = self.faults.get(operation)
+            fault = pending.popleft() if pending else None
+            if fault is not None and fault.error is not None:
+                raise fault.error
+            handler: Callable[[dict[str, Any]], dict[str, Any]] = getattr(self, f"_{operation}")
+            return handler(params), fault.latency if fault is not None else 0.0
+
+    # -- quota shares -------------------------------------------------------------------------
+
+    def _CreateQuotaShare(self, p: dict[str, Any]) -> dict[str, Any]:  # noqa: N802
+        name = p.get("quotaShareName", "")
+        if not SHARE_NAME.fullmatch(name):
+            raise BatchError(f"Invalid quota share name {name!r}")
+        queue = self._queue(p.get("jobQueue", ""))
+        arn = f"{queue.arn}/quota-share/{name}"
+        if arn in self.shares:
+            raise BatchError(f"Object already exists: quota share {name} on {queue.name}")
+        if len(self.shares_on(queue.arn)) >= MAX_SHARES_PER_QUEUE:
+            raise BatchError(f"job queue {queue.name} already has {MAX_SHARES_PER_QUEUE} shares")
+        tags = p.get("tags") or {}
+        if len(tags) > 50:
+            raise BatchError("at most 50 tags")
+        strategy, borrow = self._sharing(p.get("resourceSharingConfiguration"))
+        share = FakeShare(
+            name=name,
+            arn=arn,
+            queue_arn=queue.arn,
+            limits=self._limits(p.get("capacityLimits")),
+            strategy=strategy,
+            borrow_limit=borrow,
+            in_share_preemption=self._switch(
+                (p.get("preemptionConfiguration") or {}).get("inSharePreemption")
+            ),
+            state=self._switch(p.get("state", "ENABLED")),
+            status="CREATING",
+            tags=dict(tags),
+            polls_left=self.transition_polls,
+        )
+        self.shares[arn] = share
+        return {"quotaShareName": name, "quotaShareArn": arn}
+
+    def _DescribeQuotaShare(self, p: dict[str, Any]) -> dict[str, Any]:  # noqa: N802
+        share = self._share(p.get("quotaShareArn", ""))
+        self._advance(share)
+        if share.arn not in self.shares:
+            raise BatchError(f"Quota share {share.arn} does not exist")
+        return {**share.summary(), "tags": dict(share.tags)}
+
+    def _UpdateQuotaShare(self, p: dict[str, Any]) -> dict[str, Any]:  # noqa: N802
+        share = self._share(p.get("quotaShareArn", ""))
+        if share.status in TRANSITIONAL:
+            raise BatchError(f"Quota share {share.name} cannot be updated while {share.status}")
+        limits = (
+            self._limits(p["capacityLimits"]) if "capacityLimits" in p else dict(share.limits)
+        )
+        strategy, borrow = share.strategy, share.borrow_limit
+        if "resourceSharingConfiguration" in p:
+            strategy, borrow = self._sharing(p["resourceSharingConfiguration"])
+        preemption = share.in_share_preemption
+        if "preemptionConfiguration" in p:
+            preemption = self._switch(p["preemptionConfiguration"].get("inSharePreemption"))
+        state = self._switch(p["state"]) if "state" in p else share.state
+        before = FakeShare(**{**share.__dict__, "limits": dict(share.limits)})
+        share.limits, share.strategy, share.borrow_limit = limits, strategy, borrow
+        share.in_share_preemption, share.state = preemption, state
+        share.status, share.polls_left = "UPDATING", self.transition_polls
+        self._preempt_after_shrink(before, share)
+        return {"quotaShareName": share.name, "quotaShareArn": share.arn}
+
+    def _DeleteQuotaShare(self, p: dict[str, Any]) -> dict[str, Any]:  # noqa: N802
+        share = self._share(p.get("quotaShareArn", ""))
+        if share.state != "DISABLED":
+            raise BatchError(f"Quota share {share.name} must be DISABLED before it is deleted")
+        if share.status in ("CREATING", "UPDATING"):
+            raise BatchError(f"Quota share {share.name} cannot be deleted while {share.status}")
+        if share.status != "DELETING":
+            share.status, share.polls_left = "DELETING", self.transition_polls
+        return {}
+
+    def _ListQuotaShares(self, p: dict[str, Any]) -> dict[str, Any]:  # noqa: N802
+        queue = self._queue(p.get("jobQueue", ""))
+        items = [s.summary() for s in self.shares_on(queue.arn)]
+        return self._page(items, "quotaShares", p)
+
+    # -- tags ---------------------------------------------------------------------------------
+
+    def _ListTagsForResource(self, p: dict[str, Any]) -> dict[str, Any]:  # noqa: N802
+        return {"tags": dict(self._share(p["resourceArn"]).tags)}
+
+    def _TagResource(self, p: dict[str, Any]) -> dict[str, Any]:  # noqa: N802
+        share = self._share(p["resourceArn"])
+        merged = {**share.tags, **(p.get("tags") or {})}
+        if len(merged) > 50:
+            raise BatchError("at most 50 tags")
+        share.tags = merged
+        return {}
+
+    def _UntagResource(self, p: dict[str, Any]) -> dict[str, Any]:  # noqa: N802
+        share = self._share(p["resourceArn"])
+        for key in p.get("tagKeys") or []:
+            share.tags.pop(key, None)
+        return {}
+
+    # -- jobs ---------------------------------------------------------------------------------
+
+    def _ListServiceJobs(self, p: dict[str, Any]) -> dict[str, Any]:  # noqa: N802
+        queue = self._queue(p.get("jobQueue", ""))
+        share_names: list[str] | None = None
+        for item in p.get("filters") or []:
+            if item.get("name") != "QUOTA_SHARE_NAME":
+                raise BatchError(f"filter {item.get('name')} is not supported by this fake")
+            share_names = list(item.get("values") or [])
+        status = p.get("jobStatus") or "RUNNING"
+        jobs = [
+            job for job in sorted(self.jobs, key=lambda j: -j.created_at)
+            if job.queue_arn == queue.arn and job.status == status
+            and (share_names is None or job.share_name in share_names)
+        ]
+        return self._page([job.summary() for job in jobs], "jobSummaryList", p)
+
+    def _GetJobQueueSnapshot(self, p: dict[str, Any]) -> dict[str, Any]:  # noqa: N802
+        queue = self._queue(p.get("jobQueue", ""))
+        shares = []
+        for share in self.shares_on(queue.arn):
+            if share.name in self.hidden_from_snapshot:
+                continue
+            usage = self._usage(share)
+            if usage:
+                shares.append({
+                    "quotaShareName": share.name,
+                    "capacityUsage": [
+                        {"capacityUnit": unit, "quantity": quantity}
+                        for unit, quantity in usage.items()
+                    ],
+                })
+        return {
+            "frontOfQueue": {"jobs": [], "lastUpdatedAt": 0},
+            "queueUtilization": {
+                "quotaShareUtilization": {"topCapacityUtilization": shares},
+                "lastUpdatedAt": 0,
+            },
+        }
+
+    # -- rules --------------------------------------------------------------------------------
+
+    def _advance(self, share: FakeShare) -> None:
+        if share.status not in TRANSITIONAL or share.name in self.stuck:
+            return
+        share.polls_left -= 1
+        if share.polls_left > 0:
+            return
+        if share.status == "DELETING":
+            del self.shares[share.arn]
+            for job in self.jobs:
+                if (job.queue_arn, job.share_name) == (share.queue_arn, share.name) and (
+                    job.status not in FINISHED
+                ):
+                    job.status, job.terminated = "FAILED", True
+                    self.terminated_jobs.append(job.job_id)
+            return
+        queue = self.queues[share.queue_arn]
+        fits = all(
+            unit in queue.environment and count <= queue.environment[unit]
+            for unit, count in share.limits.items()
+        )
+        share.status = "VALID" if fits and share.name not in self.invalid else "INVALID"
+
+    def _preempt_after_shrink(self, before: FakeShare, after: FakeShare) -> None:
+        # Lowering a share's limit (or borrow ceiling) makes its dispatched jobs above the new
+        # value eligible for preemption; the fake preempts them at once, newest first.
+        for unit in set(before.limits) | set(after.limits):
+            allowed = min(
+                after.limits.get(unit, 0)
+                if after.limits.get(unit, 0) < before.limits.get(unit, 0) else float("inf"),
+                after.ceiling_of(unit)
+                if after.ceiling_of(unit) < before.ceiling_of(unit) else float("inf"),
+            )
+            running = sorted(
+                (j for j in self._jobs_of(after) if j.status in DISPATCHED and unit in j.usage),
+                key=lambda j: -j.created_at,
+            )
+            used = sum(j.usage[unit] for j in running)
+            for job in running:
+                if used <= allowed:
+                    break
+                job.status = "RUNNABLE"
+                used -= job.usage[unit]
+                self.preempted_jobs.append(job.job_id)
+
+    def _jobs_of(self, share: FakeShare) -> list[FakeJob]:
+        return [j for j in self.jobs if (j.queue_arn, j.share_name) == (share.queue_arn, share.name)]
+
+    def _usage(self, share: FakeShare) -> dict[str, float]:
+        usage: dict[str, float] = {}
+        for job in self._jobs_of(share):
+            if job.status in DISPATCHED:
+                for unit, quantity in job.usage.items():
+                    usage[unit] = usage.get(unit, 0.0) + quantity
+        return usage
+
+    def _queue(self, reference: str) -> FakeQueue:
+        for queue in self.queues.values():
+            if reference in (queue.arn, queue.name):
+                return queue
+        raise BatchError(f"job queue {reference!r} does not exist")
+
+    def _share(self, arn: str) -> FakeShare:
+        share = self.shares.get(arn)
+        if share is None:
+            raise BatchError(f"Quota share {arn} does not exist")
+        return share
+
+    def _limits(self, raw: Any) -> dict[str, int]:
+        if not isinstance(raw, list) or not 1 <= len(raw) <= 5:
+            raise BatchError("capacityLimits must list 1 to 5 limits")
+        limits: dict[str, int] = {}
+        for item in raw:
+            unit, count = item.get("capacityUnit"), item.get("maxCapacity")
+            if not isinstance(count, int) or count < 1:
+                raise BatchError(f"maxCapacity must be at least 1 (got {count!r})")
+            if unit in limits:
+                raise BatchError(f"capacity unit {unit} listed twice")
+            limits[str(unit)] = count
+        return limits
+
+    def _sharing(self, raw: Any) -> tuple[str, int | None]:
+        raw = raw or {}
+        strategy = raw.get("strategy")
+        if strategy not in ("RESERVE", "LEND", "LEND_AND_BORROW"):
+            raise BatchError(f"unknown strategy {strategy!r}")
+        borrow = raw.get("borrowLimit")
+        if borrow is not None and strategy != "LEND_AND_BORROW":
+            raise BatchError("borrowLimit can only be applied with LEND_AND_BORROW")
+        if borrow is not None and (not isinstance(borrow, int) or borrow < -1):
+            raise BatchError(f"invalid borrowLimit {borrow!r}")
+        if strategy == "LEND_AND_BORROW" and borrow is None:
+            borrow = -1
+        return strategy, borrow
+
+    def _switch(self, value: Any) -> str:
+        if value not in ("ENABLED", "DISABLED"):
+            raise BatchError(f"expected ENABLED or DISABLED, got {value!r}")
+        return str(value)
+
+    def _page(self, items: list[dict[str, Any]], key: str, p: dict[str, Any]) -> dict[str, Any]:
+        start = int(p.get("nextToken") or 0)
+        size = min(int(p.get("maxResults") or self.page_size), self.page_size)
+        page: dict[str, Any] = {key: items[start:start + size]}
+        if start + size < len(items):
+            page["nextToken"] = str(start + size)
+        return page
+
+
+class FakeBatchServer:
+    """Serves one :class:`FakeBatch` on ``127.0.0.1`` on a free port, in a daemon thread."""
+
+    def __init__(self) -> None:
+        self.state = FakeBatch()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            # Headers and body go out as separate writes; without this, Nagle's algorithm and
+            # delayed ACKs add ~40 ms to every call.
+            disable_nagle_algorithm = True
+
+            def do_GET(self) -> None:  # noqa: N802
+                server._serve(self)
+
+            def do_POST(self) -> None:  # noqa: N802
+                server._serve(self)
+
+            def do_DELETE(self) -> None:  # noqa: N802
+                server._serve(self)
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+                return
+
+        self._http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._http.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._http.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+
+    @property
+    def endpoint(self) -> str:
+        host, port = self._http.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def start(self) -> FakeBatchServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._http.shutdown()
+        self._http.server_close()
+
+    def reset(self) -> FakeBatch:
+        self.state = FakeBatch()
+        return self.state
+
+    def _serve(self, request: BaseHTTPRequestHandler) -> None:
+        url = urlsplit(request.path)
+        length = int(request.headers.get("Content-Length") or 0)
+        raw = request.rfile.read(length) if length else b""
+        params: dict[str, Any] = json.loads(raw) if raw else {}
+        path = url.path
+        if path.startswith("/v1/tags/"):
+            params["resourceArn"] = unquote(path[len("/v1/tags/"):])
+            path = "/v1/tags"
+            if request.command == "DELETE":
+                params["tagKeys"] = parse_qs(url.query).get("tagKeys", [])
+        operation = ROUTES.get((request.command, path))
+        status, headers, body, latency = 200, {}, b"{}", 0.0
+        try:
+            if operation is None:
+                raise BatchError(f"no route for {request.command} {path}", "UnknownOperation", 404)
+            response, latency = self.state.handle(operation, params)
+            body = json.dumps(response).encode()
+        except BatchError as error:
+            status = error.status
+            headers = {"x-amzn-ErrorType": error.code}
+            body = json.dumps({"__type": error.code, "message": str(error)}).encode()
+        if latency:
+            time.sleep(latency)
+        try:
+            request.send_response(status)
+            for name, value in {"Content-Type": "application/json", **headers}.items():
+                request.send_header(name, value)
+            request.send_header("Content-Length", str(len(body)))
+            request.end_headers()
+            request.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up waiting (a read-timeout test)

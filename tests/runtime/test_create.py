@@ -1,0 +1,186 @@
+"""Create: submit, wait for VALID, adopt only what this resource owns or was told to adopt."""
+
+from __future__ import annotations
+
+import pytest
+
+from quota_constructs.model import SharingStrategy
+from quota_constructs.runtime import batch_gateway
+from quota_constructs.runtime.ownership import OWNER_TAG_KEY, owner_marker
+
+from .cloudformation import STACK_ID, StackResource, share_properties
+from .conftest import Batch
+from .declarations import G5, G5_2X, share_spec
+
+
+def test_create_submits_the_declaration_and_waits_until_valid(batch: Batch) -> None:
+    batch.state.transition_polls = 3
+    spec = share_spec(limits={G5: 4, G5_2X: 2}, borrow=200, in_share_preemption=True)
+    outcome = StackResource().create(share_properties(spec, batch.training))
+
+    assert outcome.ok, outcome.reason
+    arn = f"{batch.training}/quota-share/team-a"
+    assert outcome.physical_id == arn
+    assert outcome.data == {"QuotaShareArn": arn, "QuotaShareName": "team-a"}
+    assert outcome.polls == 3
+    share = batch.state.shares[arn]
+    assert share.status == "VALID"
+    assert share.limits == {G5: 4, G5_2X: 2}
+    assert (share.strategy, share.borrow_limit) == ("LEND_AND_BORROW", 200)
+    assert (share.in_share_preemption, share.state) == ("ENABLED", "ENABLED")
+    assert share.tags == {"team": "a", OWNER_TAG_KEY: owner_marker(STACK_ID, "TeamShare")}
+    assert batch.state.mutations() == ["CreateQuotaShare"]
+
+
+def test_borrow_limit_zero_is_sent_as_zero_and_unlimited_as_minus_one(batch: Batch) -> None:
+    never = StackResource("Never").create(
+        share_properties(share_spec("never", borrow=0), batch.training)
+    )
+    unlimited = StackResource("Unlimited").create(
+        share_properties(share_spec("unlimited", borrow=None), batch.training)
+    )
+    reserve = StackResource("Reserve").create(
+        share_properties(share_spec("reserve", strategy=SharingStrategy.RESERVE), batch.training)
+    )
+
+    assert never.ok and unlimited.ok and reserve.ok
+    sent = {p["quotaShareName"]: p["resourceSharingConfiguration"]
+            for op, p in batch.state.calls if op == "CreateQuotaShare"}
+    assert sent == {
+        "never": {"strategy": "LEND_AND_BORROW", "borrowLimit": 0},
+        "unlimited": {"strategy": "LEND_AND_BORROW", "borrowLimit": -1},
+        "reserve": {"strategy": "RESERVE"},
+    }
+
+
+def test_repeated_create_delivery_adopts_its_own_share_without_duplicating(batch: Batch) -> None:
+    resource = StackResource()
+    props = share_properties(share_spec(), batch.training)
+    first = resource.send("Create", props)
+    again = resource.send("Create", props)
+
+    assert first.ok and again.ok, again.reason
+    assert again.physical_id == first.physical_id
+    assert len(batch.state.shares_on(batch.training)) == 1
+    assert batch.state.count("CreateQuotaShare") == 1
+
+
+def test_a_share_someone_else_made_is_not_taken_over_without_adopt_existing(batch: Batch) -> None:
+    StackResource("Other", stack_id=STACK_ID + "-other").create(
+        share_properties(share_spec(limits={G5: 6}, tags={"owner": "other"}), batch.training)
+    )
+    before = batch.state.share(batch.training, "team-a")
+    assert before is not None
+    calls_before = len(batch.state.mutations())
+
+    outcome = StackResource().create(share_properties(share_spec(), batch.training))
+
+    assert not outcome.ok
+    assert "quota share 'team-a' already exists on job queue" in outcome.reason
+    assert "set adopt_existing=True on the QuotaShare construct" in outcome.reason
+    # The failed create reported no share, so the rollback Delete touches nothing.
+    assert outcome.rollback is not None and outcome.rollback.ok
+    assert len(batch.state.mutations()) == calls_before
+    after = batch.state.share(batch.training, "team-a")
+    assert after is not None and after.limits == {G5: 6} and after.tags["owner"] == "other"
+
+
+def test_adopt_existing_takes_the_share_over_and_applies_the_declaration(batch: Batch) -> None:
+    StackResource("Other", stack_id=STACK_ID + "-other").create(
+        share_properties(share_spec(limits={G5: 2}, borrow=0, tags={"cost": "x"}), batch.training)
+    )
+    spec = share_spec(limits={G5: 5}, borrow=50, tags={"team": "a"})
+    resource = StackResource()
+
+    outcome = resource.create(share_properties(spec, batch.training, adopt_existing=True))
+
+    assert outcome.ok, outcome.reason
+    share = batch.state.share(batch.training, "team-a")
+    assert share is not None
+    assert share.limits == {G5: 5} and share.borrow_limit == 50
+    # Tags others set stay; ours are added with the ownership marker.
+    assert share.tags["cost"] == "x" and share.tags["team"] == "a"
+    assert share.tags[OWNER_TAG_KEY] == owner_marker(STACK_ID, "TeamShare")
+    assert batch.state.count("CreateQuotaShare") == 1
+    # From now on the share is this resource's: a repeated Create adopts it without the flag.
+    assert resource.send("Create", share_properties(spec, batch.training)).ok
+
+
+def test_adopting_a_larger_share_still_respects_the_shrink_guard(batch: Batch) -> None:
+    other = StackResource("Other", stack_id=STACK_ID + "-other")
+    other.create(share_properties(share_spec(limits={G5: 8}, borrow=0), batch.training))
+    assert other.physical_id is not None
+    busy = batch.state.add_job(other.physical_id, "RUNNING", {G5: 6}, name="big-run")
+
+    outcome = StackResource().create(
+        share_properties(share_spec(limits={G5: 2}, borrow=0), batch.training, adopt_existing=True)
+    )
+
+    assert not outcome.ok
+    assert f"big-run ({busy}, RUNNING)" in outcome.reason
+    assert batch.state.shares[other.physical_id].limits == {G5: 8}
+    assert batch.state.preempted_jobs == [] and batch.state.terminated_jobs == []
+
+
+def test_invalid_share_fails_with_what_was_submitted_and_rollback_removes_it(batch: Batch) -> None:
+    # ml.p4d.24xlarge is not in the queue's service environment, so Batch marks it INVALID.
+    spec = share_spec(limits={"ml.p4d.24xlarge": 1}, borrow=0)
+    outcome = StackResource().create(share_properties(spec, batch.training))
+
+    assert not outcome.ok
+    for expected in ("'team-a'", "'training'", "is INVALID", "ml.p4d.24xlarge: 1",
+                     "LEND_AND_BORROW", "borrow limit 0%", "service environment",
+                     "quota-share policy"):
+        assert expected in outcome.reason
+    assert outcome.rollback is not None and outcome.rollback.ok, outcome.rollback
+    assert batch.state.shares_on(batch.training) == []
+
+
+def test_forced_invalid_status_fails_the_create(batch: Batch) -> None:
+    batch.state.invalid.add("team-a")
+    outcome = StackResource().create(share_properties(share_spec(), batch.training))
+    assert not outcome.ok and "is INVALID" in outcome.reason
+    assert batch.state.shares_on(batch.training) == []
+
+
+def test_a_share_stuck_in_creating_is_never_reported_complete(batch: Batch) -> None:
+    batch.state.stuck.add("team-a")
+    resource = StackResource(max_polls=15)
+
+    outcome = resource.send("Create", share_properties(share_spec(), batch.training))
+
+    # The runtime keeps answering "not yet"; the provider's total timeout is the bound.
+    assert not outcome.ok and outcome.reason == "Operation timed out"
+    assert outcome.polls == 15
+    assert batch.state.count("CreateQuotaShare") == 1
+
+
+def test_the_share_limit_per_queue_is_reported_readably(batch: Batch) -> None:
+    for index in range(20):
+        batch.state.handle("CreateQuotaShare", {
+            "quotaShareName": f"s{index}", "jobQueue": batch.training,
+            "capacityLimits": [{"capacityUnit": G5, "maxCapacity": 1}],
+            "resourceSharingConfiguration": {"strategy": "LEND"},
+            "preemptionConfiguration": {"inSharePreemption": "DISABLED"},
+        })
+
+    outcome = StackResource().create(share_properties(share_spec(), batch.training))
+
+    assert not outcome.ok
+    assert outcome.reason.startswith("AWS Batch CreateQuotaShare failed: ClientException:")
+    assert "20 shares" in outcome.reason
+
+
+def test_a_create_whose_response_was_lost_is_not_duplicated(
+    batch: Batch, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The first CreateQuotaShare takes effect but answers after the client's read timeout;
+    # the retry meets "already exists" and recognises the share as this resource's own.
+    monkeypatch.setattr(batch_gateway, "CLIENT_TIMEOUTS", batch_gateway.ClientTimeouts(1, 0.2))
+    batch.state.slow_next("CreateQuotaShare", 0.5)
+
+    outcome = StackResource().create(share_properties(share_spec(), batch.training))
+
+    assert outcome.ok, outcome.reason
+    assert batch.state.count("CreateQuotaShare") == 2
+    assert len(batch.state.shares_on(batch.training)) == 1
