@@ -40,6 +40,11 @@ def subject_name(name: str | None, scope: Construct) -> str:
     return scope.node.path
 
 
+def child_path(scope: Construct, id: str) -> str:
+    """The path a child ``id`` of ``scope`` will have, for errors raised before it exists."""
+    return f"{scope.node.path}/{id}" if scope.node.path else id
+
+
 def batch_arn_name(arn: str, *, resource_type: str, subject: str, field: str) -> str | None:
     """The resource name in a literal AWS Batch ARN of ``resource_type``; None for a token.
 

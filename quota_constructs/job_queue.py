@@ -16,6 +16,7 @@ from ._construct_props import (
     batch_arn_name,
     check_batch_name,
     check_flag,
+    child_path,
     name_from_arn,
     subject_name,
 )
@@ -353,11 +354,13 @@ class _ImportedTrainingJobQueue(_TrainingJobQueueBase):
         arn: str,
         capacity_limits: Sequence[CapacityLimit] | None,
     ) -> None:
-        super().__init__(scope, id, environment_from_arn=arn)
+        # Checked before Resource parses the ARN, whose own error names neither resource
+        # nor field.
         name = batch_arn_name(
             arn, resource_type="job-queue",
-            subject=queue_subject(self.node.path), field="job_queue_arn",
+            subject=queue_subject(child_path(scope, id)), field="job_queue_arn",
         )
+        super().__init__(scope, id, environment_from_arn=arn)
         label = name if name is not None else self.node.path
         limits = (
             None if capacity_limits is None

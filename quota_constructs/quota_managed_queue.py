@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
-from ._construct_props import check_batch_name, check_flag, subject_name
+from ._construct_props import check_batch_name, child_path
 from .job_queue import TrainingJobQueue
 from .model import (
     CapacityLimit,
@@ -22,7 +22,7 @@ from .model import (
     validate_tags,
     validate_time_limit_actions,
 )
-from .quota_share import QuotaShare, ShareProvisioning
+from .quota_share import QuotaShare, ShareProvisioning, check_provisioning
 from .scheduling_policy import QuotaSharePolicy
 from .service_environment import TrainingServiceEnvironment
 
@@ -75,33 +75,24 @@ class QuotaManagedTrainingQueue(Construct):
         terminate_active_jobs_on_delete: bool = False,
     ) -> None:
         super().__init__(scope, id)
-        self._label = label = subject_name(queue_name, self)
+        # Errors name the job queue as the queue's own checks will once it exists.
+        self._label = label = (
+            queue_name if queue_name is not None and not is_unresolved(queue_name)
+            else child_path(self, JOB_QUEUE_ID)
+        )
         subject = queue_subject(label)
         check_batch_name(queue_name, subject=subject, field="queue_name")
         QuotaAllocation.check(environment_limits=capacity_limits, shares=shares, queue_name=label)
         check_queue_priority(priority, subject=subject)
         validate_time_limit_actions(job_state_time_limit_actions, subject=subject)
         validate_tags(tags or {}, subject=subject)
-        if not isinstance(provisioning, ShareProvisioning):
-            raise QuotaConfigError(
-                subject, "provisioning", provisioning,
-                "ShareProvisioning.CUSTOM_RESOURCE or ShareProvisioning.CLOUDFORMATION",
-            )
-        guards = {
-            "adopt_existing": adopt_existing,
-            "allow_preemption_on_shrink": allow_preemption_on_shrink,
-            "terminate_active_jobs_on_delete": terminate_active_jobs_on_delete,
-        }
-        for field, value in guards.items():
-            if check_flag(value, subject=subject, field=field) and (
-                provisioning is ShareProvisioning.CLOUDFORMATION
-            ):
-                raise QuotaConfigError(
-                    subject, field, value,
-                    "False with ShareProvisioning.CLOUDFORMATION; only "
-                    "ShareProvisioning.CUSTOM_RESOURCE can adopt, guard a shrink or guard a "
-                    "delete",
-                )
+        check_provisioning(
+            provisioning,
+            subject=subject,
+            adopt_existing=adopt_existing,
+            allow_preemption_on_shrink=allow_preemption_on_shrink,
+            terminate_active_jobs_on_delete=terminate_active_jobs_on_delete,
+        )
         for spec in shares:
             if is_unresolved(spec.name) or spec.name in _PART_IDS:
                 raise QuotaConfigError(

@@ -12,7 +12,7 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct
 from typing_extensions import Protocol, runtime_checkable
 
-from ._construct_props import check_flag, parse_quota_share_arn
+from ._construct_props import check_flag, child_path, parse_quota_share_arn
 from .model import (
     QuotaConfigError,
     QuotaShareSpec,
@@ -47,6 +47,38 @@ class ShareProvisioning(Enum):
     told to, and adopts an existing share only when asked."""
     CLOUDFORMATION = "CLOUDFORMATION"
     """A plain ``AWS::Batch::QuotaShare``: no guards, and not registered in every region."""
+
+
+def check_provisioning(
+    provisioning: ShareProvisioning,
+    *,
+    subject: str,
+    adopt_existing: bool,
+    allow_preemption_on_shrink: bool,
+    terminate_active_jobs_on_delete: bool,
+) -> dict[str, bool]:
+    """The lifecycle guards by prop name, once checked against ``provisioning``: they are
+    switches of the custom resource, which plain CloudFormation does not have."""
+    if not isinstance(provisioning, ShareProvisioning):
+        raise QuotaConfigError(
+            subject, "provisioning", provisioning,
+            "ShareProvisioning.CUSTOM_RESOURCE or ShareProvisioning.CLOUDFORMATION",
+        )
+    guards = {
+        "adopt_existing": adopt_existing,
+        "allow_preemption_on_shrink": allow_preemption_on_shrink,
+        "terminate_active_jobs_on_delete": terminate_active_jobs_on_delete,
+    }
+    for field, value in guards.items():
+        if check_flag(value, subject=subject, field=field) and (
+            provisioning is ShareProvisioning.CLOUDFORMATION
+        ):
+            raise QuotaConfigError(
+                subject, field, value,
+                "False with ShareProvisioning.CLOUDFORMATION; only "
+                "ShareProvisioning.CUSTOM_RESOURCE can adopt, guard a shrink or guard a delete",
+            )
+    return guards
 
 
 @runtime_checkable
@@ -215,39 +247,27 @@ class QuotaShare(_QuotaShareBase):
         # Imported here: job_queue.py imports this module to create shares.
         from .job_queue import ITrainingJobQueue
 
-        super().__init__(scope, id)
+        # Everything about the share itself is checked before its construct exists, so a
+        # rejected share leaves nothing behind in the tree.
         if not isinstance(spec, QuotaShareSpec):
             raise QuotaConfigError(
-                share_subject(self.node.path), "spec", spec, "a QuotaShareSpec"
+                share_subject(child_path(scope, id)), "spec", spec, "a QuotaShareSpec"
             )
-        self._subject = subject = share_subject(spec.name)
-        if not isinstance(provisioning, ShareProvisioning):
-            raise QuotaConfigError(
-                subject, "provisioning", provisioning,
-                "ShareProvisioning.CUSTOM_RESOURCE or ShareProvisioning.CLOUDFORMATION",
-            )
-        guards = {
-            field: check_flag(value, subject=subject, field=field)
-            for field, value in (
-                ("adopt_existing", adopt_existing),
-                ("allow_preemption_on_shrink", allow_preemption_on_shrink),
-                ("terminate_active_jobs_on_delete", terminate_active_jobs_on_delete),
-            )
-        }
-        if provisioning is ShareProvisioning.CLOUDFORMATION:
-            for field, value in guards.items():
-                if value:
-                    raise QuotaConfigError(
-                        subject, field, value,
-                        "False with ShareProvisioning.CLOUDFORMATION; only "
-                        "ShareProvisioning.CUSTOM_RESOURCE can adopt, guard a shrink or "
-                        "guard a delete",
-                    )
+        subject = share_subject(spec.name)
+        guards = check_provisioning(
+            provisioning,
+            subject=subject,
+            adopt_existing=adopt_existing,
+            allow_preemption_on_shrink=allow_preemption_on_shrink,
+            terminate_active_jobs_on_delete=terminate_active_jobs_on_delete,
+        )
         if not isinstance(job_queue, ITrainingJobQueue):
             raise QuotaConfigError(
                 subject, "job_queue", job_queue,
                 "a TrainingJobQueue or one of its from_... imports",
             )
+        super().__init__(scope, id)
+        self._subject = subject
         job_queue._register_quota_share(spec)
         self.job_queue = job_queue
         self.spec = spec
@@ -295,9 +315,12 @@ class QuotaShare(_QuotaShareBase):
 
 class _ImportedQuotaShare(_QuotaShareBase):
     def __init__(self, scope: Construct, id: str, arn: str) -> None:
+        # Checked before Resource parses the ARN, whose own error names neither resource
+        # nor field.
+        subject = share_subject(child_path(scope, id))
+        parsed = parse_quota_share_arn(arn, subject=subject, field="quota_share_arn")
         super().__init__(scope, id, environment_from_arn=arn)
-        self._subject = share_subject(self.node.path)
-        parsed = parse_quota_share_arn(arn, subject=self._subject, field="quota_share_arn")
+        self._subject = subject
         self._arn = arn
         if parsed is None:
             # The share ARN is the queue ARN followed by /quota-share/<name>.

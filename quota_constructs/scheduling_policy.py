@@ -13,6 +13,7 @@ from typing_extensions import Protocol, runtime_checkable
 from ._construct_props import (
     batch_arn_name,
     check_batch_name,
+    child_path,
     name_from_arn,
     subject_name,
 )
@@ -102,11 +103,13 @@ class QuotaSharePolicy(Resource):
 
 class _ImportedQuotaSharePolicy(Resource):
     def __init__(self, scope: Construct, id: str, arn: str) -> None:
-        super().__init__(scope, id, environment_from_arn=arn)
+        # Checked before Resource parses the ARN, whose own error names neither resource
+        # nor field.
         name = batch_arn_name(
             arn, resource_type="scheduling-policy",
-            subject=policy_subject(self.node.path), field="scheduling_policy_arn",
+            subject=policy_subject(child_path(scope, id)), field="scheduling_policy_arn",
         )
+        super().__init__(scope, id, environment_from_arn=arn)
         self._arn = arn
         self._name = name
 

@@ -14,6 +14,7 @@ from ._construct_props import (
     batch_arn_name,
     check_batch_name,
     check_flag,
+    child_path,
     name_from_arn,
     subject_name,
 )
@@ -144,11 +145,13 @@ class _ImportedTrainingServiceEnvironment(Resource):
         arn: str,
         capacity_limits: Sequence[CapacityLimit] | None,
     ) -> None:
-        super().__init__(scope, id, environment_from_arn=arn)
+        # Checked before Resource parses the ARN, whose own error names neither resource
+        # nor field.
         name = batch_arn_name(
             arn, resource_type="service-environment",
-            subject=environment_subject(self.node.path), field="service_environment_arn",
+            subject=environment_subject(child_path(scope, id)), field="service_environment_arn",
         )
+        super().__init__(scope, id, environment_from_arn=arn)
         subject = environment_subject(name or self.node.path)
         self._arn = arn
         self._name = name
