@@ -57,7 +57,7 @@ def create_batch_client() -> Any:
     config = Config(
         connect_timeout=CLIENT_TIMEOUTS.connect,
         read_timeout=CLIENT_TIMEOUTS.read,
-        retries={"mode": "standard", "max_attempts": 1},
+        retries={"mode": "standard", "total_max_attempts": 1},
         user_agent_extra="quota-constructs-runtime",
     )
     return boto3.client("batch", config=config)

@@ -126,7 +126,7 @@ def cfn_event(
 
 @dataclass
 class StackResource:
-    """One ``Custom::BatchQuotaShare`` in a stack, driven through its life as CloudFormation does."""
+    """One ``Custom::BatchQuotaShare`` in a stack, driven as CloudFormation drives it."""
 
     logical_id: str = "TeamShare"
     stack_id: str = STACK_ID

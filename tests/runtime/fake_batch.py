@@ -120,7 +120,8 @@ class FakeJob:
             "createdAt": self.created_at,
             "isTerminated": self.terminated,
             "capacityUsage": [
-                {"capacityUnit": unit, "quantity": quantity} for unit, quantity in self.usage.items()
+                {"capacityUnit": unit, "quantity": quantity}
+                for unit, quantity in self.usage.items()
             ],
         }
 
@@ -229,7 +230,7 @@ class FakeBatch:
 
     # -- quota shares -------------------------------------------------------------------------
 
-    def _CreateQuotaShare(self, p: dict[str, Any]) -> dict[str, Any]:  # noqa: N802
+    def _CreateQuotaShare(self, p: dict[str, Any]) -> dict[str, Any]:
         name = p.get("quotaShareName", "")
         if not SHARE_NAME.fullmatch(name):
             raise BatchError(f"Invalid quota share name {name!r}")
@@ -261,14 +262,14 @@ class FakeBatch:
         self.shares[arn] = share
         return {"quotaShareName": name, "quotaShareArn": arn}
 
-    def _DescribeQuotaShare(self, p: dict[str, Any]) -> dict[str, Any]:  # noqa: N802
+    def _DescribeQuotaShare(self, p: dict[str, Any]) -> dict[str, Any]:
         share = self._share(p.get("quotaShareArn", ""))
         self._advance(share)
         if share.arn not in self.shares:
             raise BatchError(f"Quota share {share.arn} does not exist")
         return {**share.summary(), "tags": dict(share.tags)}
 
-    def _UpdateQuotaShare(self, p: dict[str, Any]) -> dict[str, Any]:  # noqa: N802
+    def _UpdateQuotaShare(self, p: dict[str, Any]) -> dict[str, Any]:
         share = self._share(p.get("quotaShareArn", ""))
         if share.status in TRANSITIONAL:
             raise BatchError(f"Quota share {share.name} cannot be updated while {share.status}")
@@ -289,7 +290,7 @@ class FakeBatch:
         self._preempt_after_shrink(before, share)
         return {"quotaShareName": share.name, "quotaShareArn": share.arn}
 
-    def _DeleteQuotaShare(self, p: dict[str, Any]) -> dict[str, Any]:  # noqa: N802
+    def _DeleteQuotaShare(self, p: dict[str, Any]) -> dict[str, Any]:
         share = self._share(p.get("quotaShareArn", ""))
         if share.state != "DISABLED":
             raise BatchError(f"Quota share {share.name} must be DISABLED before it is deleted")
@@ -299,17 +300,17 @@ class FakeBatch:
             share.status, share.polls_left = "DELETING", self.transition_polls
         return {}
 
-    def _ListQuotaShares(self, p: dict[str, Any]) -> dict[str, Any]:  # noqa: N802
+    def _ListQuotaShares(self, p: dict[str, Any]) -> dict[str, Any]:
         queue = self._queue(p.get("jobQueue", ""))
         items = [s.summary() for s in self.shares_on(queue.arn)]
         return self._page(items, "quotaShares", p)
 
     # -- tags ---------------------------------------------------------------------------------
 
-    def _ListTagsForResource(self, p: dict[str, Any]) -> dict[str, Any]:  # noqa: N802
+    def _ListTagsForResource(self, p: dict[str, Any]) -> dict[str, Any]:
         return {"tags": dict(self._share(p["resourceArn"]).tags)}
 
-    def _TagResource(self, p: dict[str, Any]) -> dict[str, Any]:  # noqa: N802
+    def _TagResource(self, p: dict[str, Any]) -> dict[str, Any]:
         share = self._share(p["resourceArn"])
         merged = {**share.tags, **(p.get("tags") or {})}
         if len(merged) > 50:
@@ -317,7 +318,7 @@ class FakeBatch:
         share.tags = merged
         return {}
 
-    def _UntagResource(self, p: dict[str, Any]) -> dict[str, Any]:  # noqa: N802
+    def _UntagResource(self, p: dict[str, Any]) -> dict[str, Any]:
         share = self._share(p["resourceArn"])
         for key in p.get("tagKeys") or []:
             share.tags.pop(key, None)
@@ -325,7 +326,7 @@ class FakeBatch:
 
     # -- jobs ---------------------------------------------------------------------------------
 
-    def _ListServiceJobs(self, p: dict[str, Any]) -> dict[str, Any]:  # noqa: N802
+    def _ListServiceJobs(self, p: dict[str, Any]) -> dict[str, Any]:
         queue = self._queue(p.get("jobQueue", ""))
         share_names: list[str] | None = None
         for item in p.get("filters") or []:
@@ -340,7 +341,7 @@ class FakeBatch:
         ]
         return self._page([job.summary() for job in jobs], "jobSummaryList", p)
 
-    def _GetJobQueueSnapshot(self, p: dict[str, Any]) -> dict[str, Any]:  # noqa: N802
+    def _GetJobQueueSnapshot(self, p: dict[str, Any]) -> dict[str, Any]:
         queue = self._queue(p.get("jobQueue", ""))
         shares = []
         for share in self.shares_on(queue.arn):
@@ -410,7 +411,8 @@ class FakeBatch:
                 self.preempted_jobs.append(job.job_id)
 
     def _jobs_of(self, share: FakeShare) -> list[FakeJob]:
-        return [j for j in self.jobs if (j.queue_arn, j.share_name) == (share.queue_arn, share.name)]
+        key = (share.queue_arn, share.name)
+        return [j for j in self.jobs if (j.queue_arn, j.share_name) == key]
 
     def _usage(self, share: FakeShare) -> dict[str, float]:
         usage: dict[str, float] = {}
@@ -486,16 +488,16 @@ class FakeBatchServer:
             # delayed ACKs add ~40 ms to every call.
             disable_nagle_algorithm = True
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 server._serve(self)
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 server._serve(self)
 
-            def do_DELETE(self) -> None:  # noqa: N802
+            def do_DELETE(self) -> None:
                 server._serve(self)
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            def log_message(self, format: str, *args: Any) -> None:
                 return
 
         self._http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
