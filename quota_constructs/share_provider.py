@@ -390,6 +390,7 @@ class WildcardResourceAcknowledgment:
         self._policy = policy
         self._resource = resource
         self._reason = reason
+        self._acknowledged: set[str] = set()
         self._acknowledge()
         policy.node.add_validation(self)
 
@@ -399,7 +400,9 @@ class WildcardResourceAcknowledgment:
 
     def _acknowledge(self) -> None:
         name = nag_resource_name(Stack.of(self._policy).resolve(self._resource))
-        _acknowledge(self._policy, f"AwsSolutions-IAM5[Resource::{name}]", self._reason)
+        if name not in self._acknowledged:
+            self._acknowledged.add(name)
+            _acknowledge(self._policy, f"AwsSolutions-IAM5[Resource::{name}]", self._reason)
 
 
 def nag_resource_name(value: Any) -> str:
@@ -429,8 +432,8 @@ def nag_resource_name(value: Any) -> str:
 
 
 def _check_timing(total_timeout: Duration, query_interval: Duration) -> None:
-    interval = query_interval.to_seconds()
-    total = total_timeout.to_seconds()
+    interval = query_interval.to_seconds(integral=False)
+    total = total_timeout.to_seconds(integral=False)
     if interval < 1 or interval != int(interval):
         raise QuotaConfigError(
             PROVIDER_ID,
