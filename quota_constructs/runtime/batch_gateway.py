@@ -159,6 +159,7 @@ class BatchGateway:
              limit: int = 1000) -> tuple[list[ServiceJob], bool]:
         """The share's jobs in ``statuses`` (at most ``limit``), and whether there were more."""
         found: list[ServiceJob] = []
+        seen: set[str] = set()
         for status in statuses:
             for summary in self._pages(
                 "ListServiceJobs",
@@ -170,8 +171,14 @@ class BatchGateway:
                 if len(found) >= limit:
                     return found, True
                 job = ServiceJob.from_api(summary)
-                # A filter the endpoint ignored must not make other shares' jobs count.
-                if summary.get("quotaShareName", arn.share_name) == arn.share_name:
+                # Checked again here: a filter or status the endpoint ignored must not make
+                # other shares' jobs, or finished ones, count.
+                if (
+                    summary.get("quotaShareName", arn.share_name) == arn.share_name
+                    and summary.get("status", status) == status
+                    and job.job_id not in seen
+                ):
+                    seen.add(job.job_id)
                     found.append(job)
         return found, False
 
@@ -180,7 +187,7 @@ class BatchGateway:
         response = self._call("GetJobQueueSnapshot", jobQueue=arn.job_queue_arn)
         utilization = (response.get("queueUtilization") or {}).get("quotaShareUtilization") or {}
         for entry in utilization.get("topCapacityUtilization") or []:
-            if entry.get("quotaShareName") == arn.share_name:
+            if entry.get("quotaShareName") in (arn.share_name, arn.arn):
                 usage: dict[str, float] = {}
                 for item in entry.get("capacityUsage") or []:
                     unit = str(item.get("capacityUnit", ""))

@@ -34,10 +34,10 @@ class ShareProvisioner:
                 decl.job_queue, decl.name, api_configuration(decl.spec), decl.tags
             )
         except BatchRequestError:
-            # A repeated delivery (or a retried request whose first attempt got through) may
-            # have created the share meanwhile; only our own share is taken over here.
+            # A repeated delivery, a retried request whose first attempt got through, or someone
+            # else may have created the share meanwhile: the adoption rules decide.
             existing = self._gateway.find(decl.job_queue, decl.name)
-            if existing is None or not self._owns(existing):
+            if existing is None:
                 raise
             return self._adopt(existing)
         log("quota_share_created", quota_share=arn.arn, config=self._target.describe())
@@ -78,17 +78,19 @@ class ShareProvisioner:
         """
         if not share.settled:
             return False
-        self._sync_tags(share, arn)
         fields = share.config.update_fields(self._target)
+        if fields:
+            # Before any change, tags included: a refused shrink leaves the share untouched.
+            check_shrink(
+                self._gateway,
+                arn,
+                share.config,
+                self._target,
+                allow_preemption=self._declaration.opt_ins.allow_preemption_on_shrink,
+            )
+        self._sync_tags(share, arn)
         if not fields:
             return True
-        check_shrink(
-            self._gateway,
-            arn,
-            share.config,
-            self._target,
-            allow_preemption=self._declaration.opt_ins.allow_preemption_on_shrink,
-        )
         self._gateway.update(arn, fields)
         log("quota_share_updated", quota_share=arn.arn, fields=sorted(fields),
             before=share.config.describe(), after=self._target.describe())

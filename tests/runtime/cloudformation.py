@@ -44,13 +44,14 @@ def share_properties(
     terminate_active_jobs_on_delete: bool = False,
 ) -> dict[str, Any]:
     """The properties a ``Custom::BatchQuotaShare`` delivers, as CloudFormation delivers them."""
-    return stringify({
+    properties: dict[str, Any] = stringify({
         "ServiceToken": SERVICE_TOKEN,
         **resource_properties(spec, job_queue),
         "AdoptExisting": adopt_existing,
         "AllowPreemptionOnShrink": allow_preemption_on_shrink,
         "TerminateActiveJobsOnDelete": terminate_active_jobs_on_delete,
     })
+    return properties
 
 
 @dataclass

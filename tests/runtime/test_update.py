@@ -243,3 +243,20 @@ def test_a_rollback_that_would_shrink_below_usage_is_guarded_too(batch: Batch) -
     assert not rollback.ok and "filled-after-growth" in rollback.reason
     assert batch.state.shares[arn].limits == {G5: 6}
     assert batch.state.preempted_jobs == []
+
+
+def test_a_refused_shrink_does_not_change_tags_either(batch: Batch) -> None:
+    resource, arn = deployed(batch, limits={G5: 8}, borrow=0, tags={"team": "a"})
+    batch.state.add_job(arn, "RUNNING", {G5: 6})
+    before = batch.state.mutations()
+
+    outcome = resource.send(
+        "Update",
+        share_properties(share_spec(limits={G5: 2}, borrow=0, tags={"team": "b"}),
+                         batch.training),
+        old_properties=resource.properties, physical_id=arn,
+    )
+
+    assert not outcome.ok
+    assert batch.state.mutations() == before
+    assert batch.state.shares[arn].tags["team"] == "a"
