@@ -324,8 +324,7 @@ class _ImportedQuotaShare(_QuotaShareBase):
         self._arn = arn
         if parsed is None:
             # The share ARN is the queue ARN followed by /quota-share/<name>.
-            halves = Fn.split("/quota-share/", arn, 2)
-            self._queue_arn, self._name = Fn.select(0, halves), Fn.select(1, halves)
+            self._queue_arn, self._name = Fn.split("/quota-share/", arn, 2)
         else:
             self._queue_arn, self._name = parsed
             self._subject = share_subject(self._name)
