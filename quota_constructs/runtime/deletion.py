@@ -29,6 +29,7 @@ class ShareDeleter:
         self._arn = arn
         self._terminate = terminate_active_jobs
         self._declared_enabled = declared_enabled
+        self.last_status = "unknown"
 
     def start(self) -> None:
         """``on_event``: check the guard, then disable the share (the step before deletion)."""
@@ -48,6 +49,7 @@ class ShareDeleter:
         if share is None:
             log("quota_share_deleted", quota_share=self._arn.arn)
             return True
+        self.last_status = share.status
         log("quota_share_status", quota_share=self._arn.arn, status=share.status,
             state=share.config.state)
         if not share.settled:

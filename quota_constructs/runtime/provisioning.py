@@ -22,6 +22,7 @@ class ShareProvisioner:
         self._gateway = gateway
         self._declaration = declaration
         self._target = ShareConfig.declared(declaration.spec)
+        self.last_status = "unknown"
 
     def create(self) -> QuotaShareArn:
         """Create the declared share, or take over one of that name this resource may manage."""
@@ -63,6 +64,7 @@ class ShareProvisioner:
                 "deployment. Retry the deployment to create it again."
             )
         self._refuse_deleting(share, arn)
+        self.last_status = share.status
         log("quota_share_status", quota_share=arn.arn, status=share.status)
         if not self.converge(share, arn):
             return False

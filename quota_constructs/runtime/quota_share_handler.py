@@ -20,6 +20,7 @@ from .provisioning import ShareProvisioner
 from .share_arn import QuotaShareArn
 from .share_request import ShareEvent
 from .structured_log import log
+from .wait_budget import WaitBudget, started_now
 
 
 def on_event(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
@@ -35,7 +36,7 @@ def _on_event(request: ShareEvent, context: Any) -> dict[str, Any]:
         deleter = _deleter(request, context)
         if deleter is not None:
             deleter.start()
-        return {"PhysicalResourceId": request.physical_id}
+        return {"PhysicalResourceId": request.physical_id, **started_now()}
     declaration = request.declaration()
     provisioner = ShareProvisioner(BatchGateway.from_context(context), declaration)
     physical = request.physical
@@ -47,13 +48,16 @@ def _on_event(request: ShareEvent, context: Any) -> dict[str, Any]:
         # Create, or a rename / queue move: a new share; CloudFormation then deletes the old
         # physical id, which goes through the delete guard.
         arn = provisioner.create()
-    return {"PhysicalResourceId": arn.arn, "Data": _data(arn)}
+    return {"PhysicalResourceId": arn.arn, "Data": _data(arn), **started_now()}
 
 
 def _is_complete(request: ShareEvent, context: Any) -> dict[str, Any]:
     if request.request_type == "Delete":
         deleter = _deleter(request, context)
-        return {"IsComplete": deleter is None or deleter.wait()}
+        if deleter is None or deleter.wait():
+            return {"IsComplete": True}
+        _fail_if_out_of_time(request, deleter.last_status, "deleting")
+        return {"IsComplete": False}
     physical = request.physical
     if physical is None:
         raise QuotaShareLifecycleError(
@@ -62,8 +66,23 @@ def _is_complete(request: ShareEvent, context: Any) -> dict[str, Any]:
         )
     provisioner = ShareProvisioner(BatchGateway.from_context(context), request.declaration())
     if not provisioner.wait(physical):
+        _fail_if_out_of_time(request, provisioner.last_status, "settling")
         return {"IsComplete": False}
     return {"IsComplete": True, "Data": _data(physical)}
+
+
+def _fail_if_out_of_time(request: ShareEvent, status: str, doing: str) -> None:
+    budget = WaitBudget.of(request.event)
+    if budget is None or not budget.exhausted or request.physical is None:
+        return
+    arn = request.physical
+    raise QuotaShareLifecycleError(
+        f"quota share {arn.share_name!r} on job queue {arn.job_queue_name!r} is still {status} "
+        f"after {budget.elapsed} s, close to the provider's total timeout of "
+        f"{budget.total_seconds} s; AWS Batch has not finished {doing} it. Nothing more is "
+        "changed: a create is undone by CloudFormation's rollback, an update is rolled back, "
+        "and a delete can be retried once AWS Batch has finished."
+    )
 
 
 def _deleter(request: ShareEvent, context: Any) -> ShareDeleter | None:

@@ -55,6 +55,7 @@ class ShareEvent:
     owner: str
     properties: Mapping[str, Any]
     old_properties: Mapping[str, Any] = field(default_factory=dict)
+    event: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
     def parse(cls, event: Mapping[str, Any]) -> ShareEvent:
@@ -73,6 +74,7 @@ class ShareEvent:
             ),
             properties=_properties(event, "ResourceProperties"),
             old_properties=_properties(event, "OldResourceProperties"),
+            event=event,
         )
 
     def declaration(self) -> ShareDeclaration:

@@ -148,7 +148,7 @@ class FakeBatch:
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     terminated_jobs: list[str] = field(default_factory=list)
     preempted_jobs: list[str] = field(default_factory=list)
-    stuck: set[str] = field(default_factory=set)
+    stuck: dict[str, set[str]] = field(default_factory=dict)
     invalid: set[str] = field(default_factory=set)
     hidden_from_snapshot: set[str] = field(default_factory=set)
     faults: dict[str, deque[Fault]] = field(default_factory=dict)
@@ -192,6 +192,11 @@ class FakeBatch:
 
     def job(self, job_id: str) -> FakeJob:
         return next(job for job in self.jobs if job.job_id == job_id)
+
+    def stick(self, share_name: str, *statuses: str) -> None:
+        """The share never leaves ``statuses`` (every transitional status when none is given)."""
+        with self.lock:
+            self.stuck[share_name] = set(statuses or TRANSITIONAL)
 
     def fail_next(self, operation: str, times: int = 1, code: str = "ThrottlingException",
                   status: int = 400, message: str = "Rate exceeded") -> None:
@@ -367,7 +372,7 @@ class FakeBatch:
     # -- rules --------------------------------------------------------------------------------
 
     def _advance(self, share: FakeShare) -> None:
-        if share.status not in TRANSITIONAL or share.name in self.stuck:
+        if share.status not in TRANSITIONAL or share.status in self.stuck.get(share.name, ()):
             return
         share.polls_left -= 1
         if share.polls_left > 0:

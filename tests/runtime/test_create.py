@@ -144,7 +144,7 @@ def test_forced_invalid_status_fails_the_create(batch: Batch) -> None:
 
 
 def test_a_share_stuck_in_creating_is_never_reported_complete(batch: Batch) -> None:
-    batch.state.stuck.add("team-a")
+    batch.state.stick("team-a")
     resource = StackResource(max_polls=15)
 
     outcome = resource.send("Create", share_properties(share_spec(), batch.training))

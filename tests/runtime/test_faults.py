@@ -8,7 +8,7 @@ from typing import Any
 import botocore
 import pytest
 
-from quota_constructs.runtime import batch_gateway, quota_share_handler
+from quota_constructs.runtime import batch_gateway, quota_share_handler, wait_budget
 from quota_constructs.runtime.batch_gateway import REQUIRED_OPERATIONS
 
 from .cloudformation import StackResource, cfn_event, share_properties
@@ -158,3 +158,58 @@ def test_an_unexpected_error_still_reaches_cloudformation_readably(
     assert outcome.reason == (
         "unexpected KeyError in on_event for a Delete of quota share 'team-a': 'quotaShareArn'"
     )
+
+
+class SteppingClock:
+    """Each reading is ``step`` seconds later than the one before."""
+
+    def __init__(self, step: float) -> None:
+        self.now, self.step = 1_700_000_000.0, step
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+def give_the_provider(monkeypatch: pytest.MonkeyPatch, total: int, interval: int) -> None:
+    monkeypatch.setenv(wait_budget.TOTAL_TIMEOUT_ENV, str(total))
+    monkeypatch.setenv(wait_budget.QUERY_INTERVAL_ENV, str(interval))
+    monkeypatch.setattr(wait_budget, "clock", SteppingClock(interval))
+
+
+def test_a_stuck_create_fails_with_its_own_reason_before_the_provider_times_out(
+    batch: Batch, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    give_the_provider(monkeypatch, total=300, interval=15)
+    batch.state.stick("team-a")
+
+    outcome = StackResource(max_polls=20).create(share_properties(share_spec(), batch.training))
+
+    assert not outcome.ok and outcome.polls < 20
+    assert outcome.reason.startswith(
+        "quota share 'team-a' on job queue 'training' is still CREATING after"
+    )
+    assert "total timeout of 300 s" in outcome.reason
+
+
+def test_a_stuck_delete_fails_with_its_own_reason(
+    batch: Batch, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    resource = StackResource(max_polls=20)
+    resource.create(share_properties(share_spec(), batch.training))
+    give_the_provider(monkeypatch, total=300, interval=15)
+    batch.state.stick("team-a", "DELETING")
+
+    outcome = resource.delete()
+
+    assert not outcome.ok and "is still DELETING after" in outcome.reason
+    assert batch.state.count("DeleteQuotaShare") == 1
+
+
+def test_without_the_providers_timing_the_runtime_just_keeps_polling(
+    batch: Batch, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(wait_budget, "clock", SteppingClock(3600))
+    batch.state.stick("team-a")
+    outcome = StackResource(max_polls=12).create(share_properties(share_spec(), batch.training))
+    assert outcome.reason == "Operation timed out" and outcome.polls == 12
