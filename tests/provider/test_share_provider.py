@@ -24,6 +24,7 @@ from aws_cdk import aws_batch as batch
 from aws_cdk import aws_logs as logs
 from aws_cdk.assertions import Template
 from cdk_nag import AwsSolutionsChecks, ServerlessChecks
+from cfnlint.api import ManualArgs, lint
 
 from quota_constructs.model import QuotaConfigError
 from quota_constructs.share_provider import QuotaShareProvider, nag_resource_name
@@ -380,6 +381,14 @@ def test_explicit_props_reach_the_handlers(built: Built) -> None:
         600,
         30,
     )
+
+
+@pytest.mark.parametrize("stack", ["Provider", "Consumer"])
+def test_templates_pass_cfn_lint(built: Built, stack: str) -> None:
+    # W3005: every aws-cdk-lib Function (the framework's included) depends on its role both by
+    # GetAtt and by DependsOn, which CDK adds so that the role's policy exists first.
+    config = ManualArgs(regions=["eu-west-1"], ignore_checks=["W3005"])
+    assert [str(match) for match in lint(json.dumps(built.templates[stack]), config=config)] == []
 
 
 # -- errors --------------------------------------------------------------------------------------
