@@ -103,6 +103,12 @@ class QuotaShareProvider(Construct):
     :param log_retention: how long handler, framework and waiter logs are kept. Default one year.
         The log groups are retained when the stack is deleted, so the record of a failed
         deletion outlives it.
+
+    Attributes: ``service_token`` (for ``CustomResource``), ``on_event_function`` and
+    ``is_complete_function`` (Python 3.14, arm64, traced; they receive ``total_timeout`` and
+    ``query_interval`` in seconds as ``QUOTA_SHARE_TOTAL_TIMEOUT_SECONDS`` and
+    ``QUOTA_SHARE_QUERY_INTERVAL_SECONDS``), ``handler_role``, ``log_group`` (functions) and
+    ``waiter_log_group`` (the waiter state machine, every event, no execution data).
     """
 
     def __init__(
