@@ -10,6 +10,8 @@ from __future__ import annotations
 from .batch_gateway import BatchGateway, BatchRequestError
 from .errors import QuotaShareLifecycleError
 from .guards import check_no_active_jobs
+from .live_share import LiveShare
+from .ownership import is_adoption_pending
 from .share_arn import QuotaShareArn
 from .structured_log import log
 
@@ -22,11 +24,13 @@ class ShareDeleter:
         gateway: BatchGateway,
         arn: QuotaShareArn,
         *,
+        owner: str,
         terminate_active_jobs: bool,
         declared_enabled: bool,
     ) -> None:
         self._gateway = gateway
         self._arn = arn
+        self._owner = owner
         self._terminate = terminate_active_jobs
         self._declared_enabled = declared_enabled
         self.last_status = "unknown"
@@ -37,7 +41,7 @@ class ShareDeleter:
         if share is None:
             log("quota_share_already_gone", quota_share=self._arn.arn)
             return
-        if share.status == "DELETING":
+        if share.status == "DELETING" or self._released(share):
             return
         check_no_active_jobs(self._gateway, self._arn, terminate_active_jobs=self._terminate)
         if share.settled and share.enabled:
@@ -48,6 +52,8 @@ class ShareDeleter:
         share = self._gateway.describe(self._arn)
         if share is None:
             log("quota_share_deleted", quota_share=self._arn.arn)
+            return True
+        if self._released(share):
             return True
         self.last_status = share.status
         log("quota_share_status", quota_share=self._arn.arn, status=share.status,
@@ -62,6 +68,13 @@ class ShareDeleter:
         self._check_again_before_delete()
         self._delete()
         return False
+
+    def _released(self, share: LiveShare) -> bool:
+        if share.status == "DELETING" or not is_adoption_pending(share.tags, self._owner):
+            return False
+        log("quota_share_released", quota_share=self._arn.arn,
+            reason="this resource never finished adopting the pre-existing share; it stays")
+        return True
 
     def _check_again_before_delete(self) -> None:
         # A job submitted between on_event's check and the share being disabled would be

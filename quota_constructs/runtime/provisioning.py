@@ -8,7 +8,13 @@ from .batch_gateway import BatchGateway, BatchRequestError
 from .errors import QuotaShareLifecycleError
 from .guards import check_shrink
 from .live_share import LiveShare
-from .ownership import OWNER_TAG_KEY
+from .ownership import (
+    ADOPTING_TAG_KEY,
+    MARKER_TAG_KEYS,
+    OWNER_TAG_KEY,
+    is_adoption_pending,
+    is_owned,
+)
 from .share_arn import QuotaShareArn
 from .share_config import ShareConfig
 from .share_request import ShareDeclaration
@@ -32,7 +38,7 @@ class ShareProvisioner:
             return self._adopt(existing)
         try:
             arn = self._gateway.create(
-                decl.job_queue, decl.name, api_configuration(decl.spec), decl.tags
+                decl.job_queue, decl.name, api_configuration(decl.spec), decl.creation_tags
             )
         except BatchRequestError:
             # A repeated delivery, a retried request whose first attempt got through, or someone
@@ -70,6 +76,7 @@ class ShareProvisioner:
             return False
         if share.status == "INVALID":
             raise QuotaShareLifecycleError(self._invalid_reason(arn))
+        self._claim(share, arn)
         return True
 
     def converge(self, share: LiveShare, arn: QuotaShareArn) -> bool:
@@ -103,7 +110,7 @@ class ShareProvisioner:
         arn = QuotaShareArn.parse(share.arn)
         if arn is None:
             raise QuotaShareLifecycleError(f"unexpected quota share ARN {share.arn!r}")
-        owned = self._owns(share)
+        owned = is_owned(share.tags, decl.owner)
         if not owned and not decl.opt_ins.adopt_existing:
             raise QuotaShareLifecycleError(
                 f"quota share {decl.name!r} already exists on job queue {decl.job_queue!r} "
@@ -111,20 +118,38 @@ class ShareProvisioner:
                 "the QuotaShare construct to manage it, or choose another name"
             )
         self._refuse_deleting(share, arn)
-        log("quota_share_adopted", quota_share=share.arn,
-            reason="already managed by this resource" if owned else "adopt_existing")
+        if owned:
+            log("quota_share_adopted", quota_share=share.arn, reason="managed by this resource")
+            self.converge(share, arn)
+            return arn
+        if not share.settled:
+            # Checked here, where a failure leaves no trace: once on_event returns, a failure
+            # would make CloudFormation's rollback delete the share being adopted.
+            raise QuotaShareLifecycleError(
+                f"quota share {decl.name!r} on job queue {decl.job_queue!r} is {share.status}; "
+                "it can be adopted once AWS Batch has finished with it. Retry the deployment."
+            )
         self.converge(share, arn)
+        if not is_adoption_pending(share.tags, decl.owner):
+            self._gateway.tag(arn, {ADOPTING_TAG_KEY: decl.owner})
+        log("quota_share_adopted", quota_share=share.arn, reason="adopt_existing")
         return arn
 
-    def _owns(self, share: LiveShare) -> bool:
-        return share.tags.get(OWNER_TAG_KEY) == self._declaration.owner
+    def _claim(self, share: LiveShare, arn: QuotaShareArn) -> None:
+        # The change is complete: from now on this resource owns the share, deletion included.
+        owner = self._declaration.owner
+        if not is_owned(share.tags, owner):
+            self._gateway.tag(arn, {OWNER_TAG_KEY: owner})
+            log("quota_share_claimed", quota_share=arn.arn)
+        if share.tags.get(ADOPTING_TAG_KEY) == owner:
+            self._gateway.untag(arn, [ADOPTING_TAG_KEY])
 
     def _sync_tags(self, share: LiveShare, arn: QuotaShareArn) -> None:
-        declared = self._declaration.tags
+        declared = self._declaration.declared_tags
         changed = {key: value for key, value in declared.items() if share.tags.get(key) != value}
         # Only tags this resource declared before are removed; tags others put on the share stay.
         dropped = sorted(
-            (self._declaration.previously_declared_tag_keys - set(declared) - {OWNER_TAG_KEY})
+            (self._declaration.previously_declared_tag_keys - set(declared) - MARKER_TAG_KEYS)
             & set(share.tags)
         )
         if changed:
@@ -138,8 +163,7 @@ class ShareProvisioner:
         if share.status == "DELETING":
             raise QuotaShareLifecycleError(
                 f"quota share {arn.share_name!r} on job queue {arn.job_queue_name!r} is being "
-                "deleted (status DELETING) by something outside this deployment; wait until "
-                "it is gone, then retry the deployment"
+                "deleted (status DELETING); wait until it is gone, then retry the deployment"
             )
 
     def _invalid_reason(self, arn: QuotaShareArn) -> str:

@@ -94,6 +94,7 @@ def _deleter(request: ShareEvent, context: Any) -> ShareDeleter | None:
     return ShareDeleter(
         BatchGateway.from_context(context),
         request.physical,
+        owner=request.owner,
         terminate_active_jobs=opt_ins.terminate_active_jobs_on_delete,
         declared_enabled=request.properties.get("State") != "DISABLED",
     )

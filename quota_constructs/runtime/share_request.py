@@ -15,7 +15,7 @@ from quota_constructs.model import (
 )
 from quota_constructs.model.tags import MAX_TAGS
 
-from .ownership import OWNER_TAG_KEY, owner_marker
+from .ownership import MARKER_TAG_KEYS, OWNER_TAG_KEY, owner_marker
 from .share_arn import QuotaShareArn
 
 ADOPT_EXISTING = "AdoptExisting"
@@ -97,7 +97,7 @@ class ShareDeclaration:
     @classmethod
     def parse(cls, event: ShareEvent) -> ShareDeclaration:
         spec, job_queue = spec_from_properties(event.properties)
-        if len(spec.tags) >= MAX_TAGS and OWNER_TAG_KEY not in spec.tags:
+        if len(set(spec.tags) - MARKER_TAG_KEYS) >= MAX_TAGS:
             raise QuotaConfigError(
                 share_subject(spec.name), "tags", f"{len(spec.tags)} tags",
                 f"at most {MAX_TAGS - 1} tags: the custom resource keeps one tag "
@@ -121,9 +121,14 @@ class ShareDeclaration:
         return self.spec.name
 
     @property
-    def tags(self) -> dict[str, str]:
-        """The declared tags plus the ownership marker."""
-        return {**self.spec.tags, OWNER_TAG_KEY: self.owner}
+    def declared_tags(self) -> dict[str, str]:
+        """The tags the declaration gives the share; the ownership markers are the runtime's."""
+        return {k: v for k, v in self.spec.tags.items() if k not in MARKER_TAG_KEYS}
+
+    @property
+    def creation_tags(self) -> dict[str, str]:
+        """The tags of a share this resource creates: declared ones plus the owner marker."""
+        return {**self.declared_tags, OWNER_TAG_KEY: self.owner}
 
 
 def _properties(event: Mapping[str, Any], key: str) -> Mapping[str, Any]:

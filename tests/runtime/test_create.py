@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from quota_constructs.model import SharingStrategy
 from quota_constructs.runtime import batch_gateway
-from quota_constructs.runtime.ownership import OWNER_TAG_KEY, owner_marker
+from quota_constructs.runtime.ownership import ADOPTING_TAG_KEY, OWNER_TAG_KEY, owner_marker
 
 from .cloudformation import STACK_ID, StackResource, share_properties
 from .conftest import Batch
@@ -184,3 +186,53 @@ def test_a_create_whose_response_was_lost_is_not_duplicated(
     assert outcome.ok, outcome.reason
     assert batch.state.count("CreateQuotaShare") == 2
     assert len(batch.state.shares_on(batch.training)) == 1
+
+
+def pre_existing(batch: Batch, **spec: Any) -> str:
+    """A share another stack made, which this resource may be told to adopt."""
+    other = StackResource("Other", stack_id=STACK_ID + "-other")
+    outcome = other.create(share_properties(share_spec(**spec), batch.training))
+    assert outcome.ok, outcome.reason
+    return outcome.physical_id
+
+
+def test_an_adoption_that_fails_releases_the_share_instead_of_deleting_it(batch: Batch) -> None:
+    arn = pre_existing(batch, limits={G5: 2})
+
+    # 40 does not fit the environment: the adopted share turns INVALID and the create fails;
+    # CloudFormation's rollback then deletes the resource, which must not delete the share.
+    outcome = StackResource().create(
+        share_properties(share_spec(limits={G5: 40}), batch.training, adopt_existing=True)
+    )
+
+    assert not outcome.ok and "is INVALID" in outcome.reason
+    assert outcome.rollback is not None and outcome.rollback.ok, outcome.rollback
+    assert arn in batch.state.shares
+    assert batch.state.count("DeleteQuotaShare") == 0
+    assert batch.state.shares[arn].state == "ENABLED"
+
+
+def test_a_completed_adoption_makes_the_share_this_resources_to_delete(batch: Batch) -> None:
+    arn = pre_existing(batch, limits={G5: 2})
+    resource = StackResource()
+    assert resource.create(
+        share_properties(share_spec(), batch.training, adopt_existing=True)
+    ).ok
+    assert ADOPTING_TAG_KEY not in batch.state.shares[arn].tags
+
+    assert resource.delete().ok
+    assert arn not in batch.state.shares
+
+
+def test_a_busy_share_is_not_adopted_until_it_settles(batch: Batch) -> None:
+    arn = pre_existing(batch, limits={G5: 2})
+    batch.state.shares[arn].status = "UPDATING"
+    batch.state.shares[arn].polls_left = 100
+    before = batch.state.mutations()
+
+    outcome = StackResource().create(
+        share_properties(share_spec(), batch.training, adopt_existing=True)
+    )
+
+    assert not outcome.ok and "is UPDATING; it can be adopted once" in outcome.reason
+    assert batch.state.mutations() == before
