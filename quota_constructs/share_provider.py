@@ -15,19 +15,19 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Final
+from typing import Final
 
-import jsii
-from aws_cdk import Acknowledgment, Duration, Stack, Validations
+from aws_cdk import Duration, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import custom_resources as cr
-from constructs import Construct, IConstruct, IValidation
+from constructs import Construct, IConstruct
 
 from ._runtime_asset import runtime_asset_directory
 from .model import QuotaConfigError, is_unresolved
+from .nag_acknowledgments import acknowledge, acknowledge_wildcard_resource
 
 PROVIDER_ID: Final = "QuotaShareProvider"
 
@@ -234,7 +234,7 @@ class QuotaShareProvider(Construct):
         self.handler_role.add_to_principal_policy(
             iam.PolicyStatement(actions=list(SHARE_ACTIONS), resources=[shares])
         )
-        WildcardResourceAcknowledgment(
+        acknowledge_wildcard_resource(
             _default_policy(self.handler_role),
             shares,
             "Quota shares are created, renamed and replaced by this custom resource at deploy "
@@ -268,7 +268,7 @@ class QuotaShareProvider(Construct):
             environment=environment,
             description=f"AWS Batch quota shares: {handler.rsplit('.', 1)[-1]} ({self.node.path})",
         )
-        _acknowledge(
+        acknowledge(
             _cfn_function(function),
             "Serverless-LambdaDLQ",
             "The provider framework invokes this function synchronously and reports every "
@@ -278,7 +278,7 @@ class QuotaShareProvider(Construct):
         return function
 
     def _acknowledge_handler_policy(self) -> None:
-        _acknowledge(
+        acknowledge(
             _default_policy(self.handler_role),
             "AwsSolutions-IAM5[Resource::*]",
             "Only for batch:ListServiceJobs (to name the jobs a share change would preempt or "
@@ -304,7 +304,7 @@ class QuotaShareProvider(Construct):
             function.add_to_role_policy(
                 iam.PolicyStatement(actions=list(XRAY_WRITE_ACTIONS), resources=["*"])
             )
-            _acknowledge(
+            acknowledge(
                 cfn_function,
                 "Serverless-LambdaDLQ",
                 "This aws-cdk-lib provider framework function catches every failure and answers "
@@ -314,14 +314,14 @@ class QuotaShareProvider(Construct):
         for role in (self.framework_on_event_role, self.framework_waiter_role):
             policy = _default_policy(role)
             for handler in (self.on_event_function, self.is_complete_function):
-                WildcardResourceAcknowledgment(
+                acknowledge_wildcard_resource(
                     policy,
                     f"{handler.function_arn}:*",
                     "Added by the aws-cdk-lib provider framework (grantInvoke) to invoke this "
                     "construct's own handler function and its versions; it covers that one "
                     "function only.",
                 )
-            _acknowledge(
+            acknowledge(
                 policy,
                 "AwsSolutions-IAM5[Resource::*]",
                 "Only for X-Ray's PutTraceSegments/PutTelemetryRecords, which define no "
@@ -341,14 +341,14 @@ class QuotaShareProvider(Construct):
         waiter_policy = _default_policy(waiter_role)
         for function in framework_functions:
             if function.role is self.framework_waiter_role:
-                WildcardResourceAcknowledgment(
+                acknowledge_wildcard_resource(
                     waiter_policy,
                     f"{function.function_arn}:*",
                     "Added by the aws-cdk-lib provider framework (grantInvoke) for the waiter to "
                     "invoke its own framework function and its versions; it covers that one "
                     "function only.",
                 )
-        _acknowledge(
+        acknowledge(
             waiter_policy,
             "AwsSolutions-IAM5[Resource::*]",
             "Only for Step Functions log delivery (logs:CreateLogDelivery and related actions, "
@@ -379,62 +379,6 @@ class QuotaShareProvider(Construct):
                 "it; aws-cdk-lib's Provider has changed"
             )
         return role
-
-
-@jsii.implements(IValidation)
-class WildcardResourceAcknowledgment:
-    """Acknowledge ``AwsSolutions-IAM5`` for one wildcard resource of one IAM policy.
-
-    cdk-nag names such a finding after the resource as it appears in the template, e.g.
-    ``AwsSolutions-IAM5[Resource::<Queue.JobQueueArn>/quota-share/*]``, so the acknowledgment must
-    carry the same name. A reference to another stack only takes its final form
-    (``Fn::ImportValue``) during synthesis; the acknowledgment is therefore made at once, for a
-    tree checked without synthesis, and again when the tree is validated during synthesis.
-    """
-
-    def __init__(self, policy: IConstruct, resource: str, reason: str) -> None:
-        self._policy = policy
-        self._resource = resource
-        self._reason = reason
-        self._acknowledged: set[str] = set()
-        self._acknowledge()
-        policy.node.add_validation(self)
-
-    def validate(self) -> list[str]:
-        self._acknowledge()
-        return []
-
-    def _acknowledge(self) -> None:
-        name = nag_resource_name(Stack.of(self._policy).resolve(self._resource))
-        if name not in self._acknowledged:
-            self._acknowledged.add(name)
-            _acknowledge(self._policy, f"AwsSolutions-IAM5[Resource::{name}]", self._reason)
-
-
-def nag_resource_name(value: Any) -> str:
-    """Render a resolved CloudFormation value the way cdk-nag 3 names it in a finding.
-
-    Mirrors cdk-nag's ``flattenCfnReference``: ``Ref`` becomes ``<Id>``, ``Fn::GetAtt``
-    ``<Id.Attribute>``, ``Fn::Join`` is joined, ``${x}`` becomes ``<x>``, anything else is JSON.
-    """
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value.replace("${", "<").replace("}", ">")
-    if isinstance(value, dict):
-        if "Fn::Join" in value:
-            delimiter, items = value["Fn::Join"]
-            return str(delimiter).join(nag_resource_name(item) for item in items)
-        if "Fn::Sub" in value:
-            return nag_resource_name(value["Fn::Sub"])
-        if "Fn::GetAtt" in value:
-            resource, attribute = value["Fn::GetAtt"]
-            return f"<{nag_resource_name(resource)}.{nag_resource_name(attribute)}>"
-        if "Fn::ImportValue" in value:
-            return nag_resource_name(value["Fn::ImportValue"])
-        if "Ref" in value:
-            return f"<{nag_resource_name(value['Ref'])}>"
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def _check_timing(total_timeout: Duration, query_interval: Duration) -> None:
@@ -477,7 +421,3 @@ def _default_policy(role: iam.Role) -> IConstruct:
     if resource is None:
         raise RuntimeError(f"{role.node.path} has no default policy yet")
     return resource
-
-
-def _acknowledge(node: IConstruct, rule_id: str, reason: str) -> None:
-    Validations.of(node).acknowledge(Acknowledgment(id=rule_id, reason=reason))

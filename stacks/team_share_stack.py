@@ -9,6 +9,16 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from quota_constructs import ITrainingJobQueue, QuotaShare, QuotaShareSpec
+from quota_constructs.nag_acknowledgments import acknowledge_grant_wildcards
+
+INHERENT_WILDCARDS = {
+    "submit": "Service jobs get their ARN only when submitted, so SubmitServiceJob must allow "
+    "service-job/*; the queue, the team's own share and the priority ceiling bound it.",
+    "reprioritise": "UpdateServiceJob acts on service jobs that exist only at run time; the "
+    "batch:SchedulingPriority ceiling bounds what the team can set.",
+    "observe": "Read-only: ListServiceJobs and DescribeServiceJob accept no resource type, and "
+    "the team may read every quota share of its queue to see who holds capacity.",
+}
 
 
 class TeamShareStack(Stack):
@@ -40,8 +50,20 @@ class TeamShareStack(Stack):
         )
         # The team submits only into its own share, only up to its priority ceiling, and can
         # pass only its own execution role to SageMaker.
-        self.share.grant_submit(
-            self.submitter_role, max_priority=max_priority, execution_roles=[self.execution_role]
-        )
-        self.share.grant_update_priority(self.submitter_role, max_priority=max_priority)
-        job_queue.grant_observe(self.submitter_role)
+        grants = {
+            "submit": self.share.grant_submit(
+                self.submitter_role,
+                max_priority=max_priority,
+                execution_roles=[self.execution_role],
+            ),
+            "reprioritise": self.share.grant_update_priority(
+                self.submitter_role, max_priority=max_priority
+            ),
+            "observe": job_queue.grant_observe(self.submitter_role),
+        }
+        for purpose, grant in grants.items():
+            acknowledge_grant_wildcards(
+                self.submitter_role,
+                grant,
+                reason=INHERENT_WILDCARDS[purpose],
+            )

@@ -30,7 +30,7 @@ def add_stacks(app: App) -> list[Stack]:
 def add_examples(app: App) -> list[Stack]:
     reference = ReferenceQuotaStack(app, "QuotaReference")
     platform = TrainingPlatformStack(
-        app, "QuotaPlatformExample", capacity_limits=[CapacityLimit(CapacityUnit.ML_G5_XLARGE, 4)]
+        app, "QuotaPlatformExample", capacity_limits=[CapacityLimit(CapacityUnit.ML_G5_XLARGE, 2)]
     )
     team = TeamShareStack(
         app,

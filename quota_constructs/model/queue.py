@@ -146,7 +146,7 @@ class QuotaAllocation:
             elif total < available:
                 warnings.append(
                     f"{subject}: {available - total} of {available} {unit} belong to no share; "
-                    "only borrowing shares can use them"
+                    "shares borrow only what other shares lend, so no job is sure to use them"
                 )
         return cls(env, specs, tuple(warnings))
 

@@ -27,7 +27,8 @@ from cdk_nag import AwsSolutionsChecks, ServerlessChecks
 from cfnlint.api import ManualArgs, lint
 
 from quota_constructs.model import QuotaConfigError
-from quota_constructs.share_provider import QuotaShareProvider, nag_resource_name
+from quota_constructs.nag_acknowledgments import nag_resource_name
+from quota_constructs.share_provider import QuotaShareProvider
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 ENV = Environment(account="123456789012", region="eu-west-1")

@@ -58,5 +58,7 @@ def test_cdk_nag_reports_no_unacknowledged_finding(
 @pytest.mark.parametrize("stack_name", STACK_NAMES)
 def test_template_passes_cfn_lint(all_stacks: dict[str, Stack], stack_name: str) -> None:
     template = json.dumps(Template.from_stack(all_stacks[stack_name]).to_json())
-    matches = lint(template, config=ManualArgs(regions=["us-east-1"]))
+    # W3005 (DependsOn already implied by a GetAtt) is how aws-cdk-lib wires every Lambda
+    # function to its role's default policy; it is redundant, not wrong.
+    matches = lint(template, config=ManualArgs(regions=["us-east-1"], ignore_checks=["W3005"]))
     assert [str(match) for match in matches] == []

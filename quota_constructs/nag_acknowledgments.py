@@ -1,0 +1,101 @@
+"""cdk-nag 3 acknowledgments that stay attached to the exact finding they answer.
+
+cdk-nag 3 is a policy-validation plugin; a finding is acknowledged with
+``Validations.of(node).acknowledge(Acknowledgment(id=<rule id>, reason=...))`` on the node it
+reports. Wildcard IAM findings carry the resource in their id, so these helpers compute that name
+the way cdk-nag does instead of acknowledging every IAM5 finding of a policy at once.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import jsii
+from aws_cdk import Acknowledgment, Stack, Validations
+from aws_cdk import aws_iam as iam
+from constructs import IConstruct, IValidation
+
+
+def acknowledge(node: IConstruct, rule_id: str, reason: str) -> None:
+    """Acknowledge one cdk-nag rule (``AwsSolutions-L1``, ``Serverless-LambdaDLQ``) on ``node``."""
+    Validations.of(node).acknowledge(Acknowledgment(id=rule_id, reason=reason))
+
+
+def acknowledge_wildcard_resource(policy: IConstruct, resource: str, reason: str) -> None:
+    """Acknowledge ``AwsSolutions-IAM5`` for exactly one wildcard ``resource`` of ``policy``."""
+    _WildcardResourceAcknowledgment(policy, resource, reason)
+
+
+def acknowledge_grant_wildcards(grantee: iam.Role, grant: iam.Grant, reason: str) -> None:
+    """Acknowledge each wildcard resource ``grant`` added to ``grantee``'s default policy.
+
+    For grants whose wildcards are inherent (jobs that exist only at run time, actions IAM
+    cannot scope), acknowledged on the grantee — which the caller, not this library, owns.
+    """
+    policy = grantee.node.try_find_child("DefaultPolicy")
+    resource = policy.node.default_child if policy is not None else None
+    if resource is None:
+        raise ValueError(f"{grantee.node.path} has no default policy: nothing was granted to it")
+    for statement in grant.principal_statements:
+        for arn in statement.resources:
+            if "*" in arn:
+                acknowledge_wildcard_resource(resource, arn, reason)
+
+
+@jsii.implements(IValidation)
+class _WildcardResourceAcknowledgment:
+    """Acknowledge ``AwsSolutions-IAM5`` for one wildcard resource of one IAM policy.
+
+    cdk-nag names such a finding after the resource as it appears in the template, e.g.
+    ``AwsSolutions-IAM5[Resource::<Queue.JobQueueArn>/quota-share/*]``, so the acknowledgment must
+    carry the same name. A reference to another stack only takes its final form
+    (``Fn::ImportValue``) during synthesis; the acknowledgment is therefore made at once, for a
+    tree checked without synthesis, and again when the tree is validated during synthesis.
+    """
+
+    def __init__(self, policy: IConstruct, resource: str, reason: str) -> None:
+        self._policy = policy
+        self._resource = resource
+        self._reason = reason
+        self._acknowledged: set[str] = set()
+        self._acknowledge()
+        policy.node.add_validation(self)
+
+    def validate(self) -> list[str]:
+        self._acknowledge()
+        return []
+
+    def _acknowledge(self) -> None:
+        name = nag_resource_name(Stack.of(self._policy).resolve(self._resource))
+        if name not in self._acknowledged:
+            self._acknowledged.add(name)
+            acknowledge(self._policy, f"AwsSolutions-IAM5[Resource::{name}]", self._reason)
+
+
+def nag_resource_name(value: Any) -> str:
+    """Render a resolved CloudFormation value the way cdk-nag 3 names it in a finding.
+
+    Mirrors cdk-nag's ``flattenCfnReference``: ``Ref`` becomes ``<Id>``, ``Fn::GetAtt``
+    ``<Id.Attribute>``, ``Fn::Join`` is joined, ``${x}`` becomes ``<x>``, anything else is JSON.
+    """
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value.replace("${", "<").replace("}", ">")
+    if isinstance(value, dict):
+        if "Fn::Join" in value:
+            delimiter, items = value["Fn::Join"]
+            return str(delimiter).join(nag_resource_name(item) for item in items)
+        if "Fn::Sub" in value:
+            return nag_resource_name(value["Fn::Sub"])
+        if "Fn::GetAtt" in value:
+            resource, attribute = value["Fn::GetAtt"]
+            return f"<{nag_resource_name(resource)}.{nag_resource_name(attribute)}>"
+        if "Fn::ImportValue" in value:
+            return nag_resource_name(value["Fn::ImportValue"])
+        if "Ref" in value:
+            return f"<{nag_resource_name(value['Ref'])}>"
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
