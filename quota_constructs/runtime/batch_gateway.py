@@ -43,8 +43,10 @@ PAGE_LIMIT = 100
 
 @dataclass(frozen=True)
 class ClientTimeouts:
+    """Per attempt. Batch answers in well under a second; a hung attempt is better retried."""
+
     connect: float = 5.0
-    read: float = 20.0
+    read: float = 10.0
 
 
 # Module-level so tests (and only tests) can make backoff instant and timeouts short.
@@ -95,8 +97,11 @@ class BatchGateway:
     @classmethod
     def from_context(cls, context: Any) -> BatchGateway:
         remaining = getattr(context, "get_remaining_time_in_millis", None)
-        seconds_left = (lambda: remaining() / 1000.0) if callable(remaining) else None
-        return cls(create_batch_client(), seconds_left=seconds_left)
+        if not callable(remaining):
+            return cls(create_batch_client())
+        # A retry is only worth starting if even a hung attempt would end before the Lambda.
+        attempt = CLIENT_TIMEOUTS.connect + CLIENT_TIMEOUTS.read
+        return cls(create_batch_client(), seconds_left=lambda: remaining() / 1000.0 - attempt)
 
     # -- quota shares -------------------------------------------------------------------------
 

@@ -105,7 +105,7 @@ def test_an_unreachable_endpoint_fails_after_bounded_retries(
 
 def test_retries_stop_when_the_lambda_is_about_to_time_out(batch: Batch) -> None:
     batch.state.fail_next("ListQuotaShares", 3, code="ThrottlingException")
-    context = SimpleNamespace(get_remaining_time_in_millis=lambda: 4000)
+    context = SimpleNamespace(get_remaining_time_in_millis=lambda: 9000)  # 2 s timeouts
     event = cfn_event("Create", share_properties(share_spec(), batch.training))
 
     with pytest.raises(Exception, match="kept failing after retries") as caught:
