@@ -28,6 +28,7 @@ from constructs import Construct, IConstruct
 from ._runtime_asset import runtime_asset_directory
 from .model import QuotaConfigError, is_unresolved
 from .nag_acknowledgments import acknowledge, acknowledge_wildcard_resource
+from .runtime.wait_budget import QUERY_INTERVAL_ENV, TOTAL_TIMEOUT_ENV
 
 PROVIDER_ID: Final = "QuotaShareProvider"
 
@@ -54,11 +55,6 @@ IS_COMPLETE_TIMEOUT: Final = Duration.minutes(2)
 # The framework's Node.js functions only relay events: the smallest size, set explicitly so
 # that it is a decision rather than Lambda's default.
 FRAMEWORK_MEMORY_MB: Final = 128
-
-# Read by the runtime, which can then fail with its own reason shortly before the waiter gives
-# up with the framework's bare "Operation timed out".
-TOTAL_TIMEOUT_ENV: Final = "QUOTA_SHARE_TOTAL_TIMEOUT_SECONDS"
-QUERY_INTERVAL_ENV: Final = "QUOTA_SHARE_QUERY_INTERVAL_SECONDS"
 
 # Resource types per action, from the AWS Batch service authorization reference.
 # Actions on the job queue itself (CreateQuotaShare requires both the queue and the share).
@@ -145,6 +141,8 @@ class QuotaShareProvider(Construct):
         )
         code = lambda_.Code.from_asset(runtime_asset_directory())
         environment = {
+            # The runtime then fails with its own reason shortly before the waiter gives up
+            # with the framework's bare "Operation timed out".
             TOTAL_TIMEOUT_ENV: str(int(total_timeout.to_seconds())),
             QUERY_INTERVAL_ENV: str(int(query_interval.to_seconds())),
         }
