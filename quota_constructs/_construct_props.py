@@ -1,4 +1,5 @@
-"""Checks of construct props that are not quota rules: switches, Batch names and ARNs.
+"""Checks of construct props that are not quota rules (switches, Batch names and ARNs), and how
+messages name a construct.
 
 The quota rules themselves live in :mod:`quota_constructs.model`; these helpers only make the
 constructs' own props fail with the same kind of :class:`QuotaConfigError`.
@@ -7,11 +8,23 @@ constructs' own props fail with the same kind of :class:`QuotaConfigError`.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from aws_cdk import ArnFormat, Stack
-from constructs import Construct
+from constructs import Construct, IConstruct
 
 from .model import QuotaConfigError, check_share_name, is_unresolved
+
+CONSTRUCT_PATH = "<construct path>"
+"""Stands for a construct's path in a message until the message is raised or shown.
+
+Reading a path is a round trip to the jsii runtime; paid on every construct it would make the
+library markedly slower to synthesize than raw ``Cfn*`` resources, so only an error or a
+warning pays it (see :func:`errors_name_path` and :func:`with_path`).
+"""
+
+PathSource = IConstruct | Callable[[], str]
 
 _BATCH_ARN = re.compile(
     r"arn:(?P<partition>[a-z-]+):batch:(?P<region>[a-z0-9-]+):(?P<account>[0-9]{12}):"
@@ -33,11 +46,32 @@ def check_batch_name(name: str | None, *, subject: str, field: str) -> None:
         check_share_name(name, subject=subject, field=field)
 
 
-def subject_name(name: str | None, scope: Construct) -> str:
-    """What an error calls a resource: its physical name when known, else its construct path."""
-    if name is not None and not is_unresolved(name):
-        return name
-    return scope.node.path
+def label(name: str | None) -> str:
+    """What messages call a resource: its physical name when known, else its construct path."""
+    return name if name is not None and not is_unresolved(name) else CONSTRUCT_PATH
+
+
+def with_path(text: str, where: PathSource) -> str:
+    """``text`` with the construct path in place of :data:`CONSTRUCT_PATH`."""
+    if CONSTRUCT_PATH not in text:
+        return text
+    path = where() if callable(where) else where.node.path
+    return text.replace(CONSTRUCT_PATH, path)
+
+
+@contextmanager
+def errors_name_path(where: PathSource) -> Iterator[None]:
+    """Re-raise a :class:`QuotaConfigError` whose subject stands for a construct path with the
+    actual path of ``where`` (a construct, or a function giving the path of one not yet built).
+    """
+    try:
+        yield
+    except QuotaConfigError as error:
+        if CONSTRUCT_PATH not in error.subject:
+            raise
+        raise QuotaConfigError(
+            with_path(error.subject, where), error.field, error.value, error.allowed
+        ) from None
 
 
 def child_path(scope: Construct, id: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from functools import cached_property
 
 import jsii
@@ -13,12 +14,15 @@ from constructs import Construct, IConstruct
 from typing_extensions import Protocol, runtime_checkable
 
 from ._construct_props import (
+    CONSTRUCT_PATH,
     batch_arn_name,
     check_batch_name,
     check_flag,
     child_path,
+    errors_name_path,
+    label,
     name_from_arn,
-    subject_name,
+    with_path,
 )
 from .model import (
     CapacityLimit,
@@ -101,8 +105,13 @@ class _TrainingJobQueueBase(Resource):
     ``add_quota_share`` and ``grant_observe``."""
 
     def _start_ledger(
-        self, *, label: str, capacity_limits: tuple[CapacityLimit, ...] | None
+        self,
+        *,
+        label: str,
+        capacity_limits: tuple[CapacityLimit, ...] | None,
+        warnings_host: IConstruct,
     ) -> None:
+        """Start recording shares; ``label`` names the queue in messages."""
         self._label = label
         self._capacity_limits = capacity_limits
         self._specs: list[QuotaShareSpec] = []
@@ -114,8 +123,9 @@ class _TrainingJobQueueBase(Resource):
             # Warnings describe the finished allocation, which exists only once every share
             # (including those declared in other stacks) has been added; an aspect runs at
             # synth time, after construction, so each warning is reported once and only if
-            # it still holds.
-            Aspects.of(self).add(_AllocationWarnings(self))
+            # it still holds. It is hosted on a leaf where there is one (the L1), because
+            # every node it visits is a call from the jsii runtime back into Python.
+            Aspects.of(warnings_host).add(_AllocationWarnings(self, warnings_host))
 
     @property
     def capacity_limits(self) -> tuple[CapacityLimit, ...] | None:
@@ -127,7 +137,10 @@ class _TrainingJobQueueBase(Resource):
 
     @property
     def allocation(self) -> QuotaAllocation | None:
-        return self._allocation
+        allocation = self._allocation
+        if allocation is None or not any(CONSTRUCT_PATH in w for w in allocation.warnings):
+            return allocation
+        return replace(allocation, warnings=tuple(with_path(w, self) for w in allocation.warnings))
 
     @property
     def job_queue_arn(self) -> str:
@@ -186,31 +199,35 @@ class _TrainingJobQueueBase(Resource):
 
     def _register_quota_share(self, spec: QuotaShareSpec) -> None:
         shares = (*self._specs, spec)
-        if self._capacity_limits is not None:
-            allocation: QuotaAllocation | None = QuotaAllocation.check(
-                environment_limits=self._capacity_limits, shares=shares, queue_name=self._label
-            )
-        else:
-            check_share_set(shares, subject=queue_subject(self._label))
-            allocation = None
+        with errors_name_path(self):
+            if self._capacity_limits is not None:
+                allocation: QuotaAllocation | None = QuotaAllocation.check(
+                    environment_limits=self._capacity_limits, shares=shares,
+                    queue_name=self._label,
+                )
+            else:
+                check_share_set(shares, subject=queue_subject(self._label))
+                allocation = None
         # Recorded only once checked, so a rejected share leaves the ledger as it was.
         self._specs.append(spec)
         self._allocation = allocation
 
     def _report_allocation(self) -> None:
-        if self._allocation is None:
+        allocation = self.allocation
+        if allocation is None:
             return
-        for warning in self._allocation.warnings:
+        for warning in allocation.warnings:
             Annotations.of(self).add_warning_v2(ALLOCATION_WARNING_ID, warning)
 
 
 @jsii.implements(IAspect)
 class _AllocationWarnings:
-    def __init__(self, queue: _TrainingJobQueueBase) -> None:
+    def __init__(self, queue: _TrainingJobQueueBase, host: IConstruct) -> None:
         self._queue = queue
+        self._host = host
 
     def visit(self, node: IConstruct) -> None:
-        if node is self._queue:
+        if node is self._host:
             self._queue._report_allocation()
 
 
@@ -249,24 +266,24 @@ class TrainingJobQueue(_TrainingJobQueueBase):
         tags: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__(scope, id, physical_name=job_queue_name)
-        label = subject_name(job_queue_name, self)
-        subject = queue_subject(label)
-        check_batch_name(job_queue_name, subject=subject, field="job_queue_name")
-        if not isinstance(service_environment, ITrainingServiceEnvironment):
-            raise QuotaConfigError(
-                subject, "service_environment", service_environment,
-                "a TrainingServiceEnvironment or one of its from_... imports",
-            )
-        if not isinstance(scheduling_policy, IQuotaSharePolicy):
-            raise QuotaConfigError(
-                subject, "scheduling_policy", scheduling_policy,
-                "a QuotaSharePolicy or QuotaSharePolicy.from_scheduling_policy_arn(...)",
-            )
-        check_queue_priority(priority, subject=subject)
-        check_flag(enabled, subject=subject, field="enabled")
-        actions = validate_time_limit_actions(job_state_time_limit_actions, subject=subject)
-        checked_tags = validate_tags(tags or {}, subject=subject)
-        self._start_ledger(label=label, capacity_limits=service_environment.capacity_limits)
+        queue_label = label(job_queue_name)
+        with errors_name_path(self):
+            subject = queue_subject(queue_label)
+            check_batch_name(job_queue_name, subject=subject, field="job_queue_name")
+            if not isinstance(service_environment, ITrainingServiceEnvironment):
+                raise QuotaConfigError(
+                    subject, "service_environment", service_environment,
+                    "a TrainingServiceEnvironment or one of its from_... imports",
+                )
+            if not isinstance(scheduling_policy, IQuotaSharePolicy):
+                raise QuotaConfigError(
+                    subject, "scheduling_policy", scheduling_policy,
+                    "a QuotaSharePolicy or QuotaSharePolicy.from_scheduling_policy_arn(...)",
+                )
+            check_queue_priority(priority, subject=subject)
+            check_flag(enabled, subject=subject, field="enabled")
+            actions = validate_time_limit_actions(job_state_time_limit_actions, subject=subject)
+            checked_tags = validate_tags(tags or {}, subject=subject)
         self._given_name = job_queue_name
         self.service_environment = service_environment
         self.scheduling_policy = scheduling_policy
@@ -296,15 +313,17 @@ class TrainingJobQueue(_TrainingJobQueueBase):
             or None,
             tags=checked_tags or None,
         )
+        self._start_ledger(
+            label=queue_label,
+            capacity_limits=service_environment.capacity_limits,
+            warnings_host=self._resource,
+        )
 
     @cached_property
     def job_queue_arn(self) -> str:
-        return self._get_resource_arn_attribute(
-            self._resource.attr_job_queue_arn,
-            service="batch",
-            resource="job-queue",
-            resource_name=self._physical_name,
-        )
+        # The plain attribute: a queue and its shares share one account and region, so there
+        # is no cross-environment reference for CDK to rewrite.
+        return self._resource.attr_job_queue_arn
 
     @cached_property
     def job_queue_name(self) -> str:
@@ -356,21 +375,22 @@ class _ImportedTrainingJobQueue(_TrainingJobQueueBase):
     ) -> None:
         # Checked before Resource parses the ARN, whose own error names neither resource
         # nor field.
-        name = batch_arn_name(
-            arn, resource_type="job-queue",
-            subject=queue_subject(child_path(scope, id)), field="job_queue_arn",
-        )
-        super().__init__(scope, id, environment_from_arn=arn)
-        label = name if name is not None else self.node.path
-        limits = (
-            None if capacity_limits is None
-            else validate_capacity_limits(
-                capacity_limits, subject=f"service environment of {queue_subject(label)}"
+        with errors_name_path(lambda: child_path(scope, id)):
+            name = batch_arn_name(
+                arn, resource_type="job-queue",
+                subject=queue_subject(CONSTRUCT_PATH), field="job_queue_arn",
             )
-        )
+            limits = (
+                None if capacity_limits is None
+                else validate_capacity_limits(
+                    capacity_limits,
+                    subject=f"service environment of {queue_subject(label(name))}",
+                )
+            )
+        super().__init__(scope, id, environment_from_arn=arn)
         self._arn = arn
         self._name = name
-        self._start_ledger(label=label, capacity_limits=limits)
+        self._start_ledger(label=label(name), capacity_limits=limits, warnings_host=self)
 
     @property
     def job_queue_arn(self) -> str:

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
-from ._construct_props import check_batch_name, child_path
+from ._construct_props import check_batch_name, child_path, errors_name_path, label, with_path
 from .job_queue import TrainingJobQueue
 from .model import (
     CapacityLimit,
@@ -76,30 +76,30 @@ class QuotaManagedTrainingQueue(Construct):
     ) -> None:
         super().__init__(scope, id)
         # Errors name the job queue as the queue's own checks will once it exists.
-        self._label = label = (
-            queue_name if queue_name is not None and not is_unresolved(queue_name)
-            else child_path(self, JOB_QUEUE_ID)
-        )
-        subject = queue_subject(label)
-        check_batch_name(queue_name, subject=subject, field="queue_name")
-        QuotaAllocation.check(environment_limits=capacity_limits, shares=shares, queue_name=label)
-        check_queue_priority(priority, subject=subject)
-        validate_time_limit_actions(job_state_time_limit_actions, subject=subject)
-        validate_tags(tags or {}, subject=subject)
-        check_provisioning(
-            provisioning,
-            subject=subject,
-            adopt_existing=adopt_existing,
-            allow_preemption_on_shrink=allow_preemption_on_shrink,
-            terminate_active_jobs_on_delete=terminate_active_jobs_on_delete,
-        )
-        for spec in shares:
-            if is_unresolved(spec.name) or spec.name in _PART_IDS:
-                raise QuotaConfigError(
-                    share_subject(spec.name), "name", spec.name,
-                    "a literal name other than " + ", ".join(_PART_IDS)
-                    + " (the share's name is its construct id next to the queue's parts)",
-                )
+        self._queue_label = queue_label = label(queue_name)
+        with errors_name_path(lambda: child_path(self, JOB_QUEUE_ID)):
+            subject = queue_subject(queue_label)
+            check_batch_name(queue_name, subject=subject, field="queue_name")
+            QuotaAllocation.check(
+                environment_limits=capacity_limits, shares=shares, queue_name=queue_label
+            )
+            check_queue_priority(priority, subject=subject)
+            validate_time_limit_actions(job_state_time_limit_actions, subject=subject)
+            validate_tags(tags or {}, subject=subject)
+            check_provisioning(
+                provisioning,
+                subject=subject,
+                adopt_existing=adopt_existing,
+                allow_preemption_on_shrink=allow_preemption_on_shrink,
+                terminate_active_jobs_on_delete=terminate_active_jobs_on_delete,
+            )
+            for spec in shares:
+                if is_unresolved(spec.name) or spec.name in _PART_IDS:
+                    raise QuotaConfigError(
+                        share_subject(spec.name), "name", spec.name,
+                        "a literal name other than " + ", ".join(_PART_IDS)
+                        + " (the share's name is its construct id next to the queue's parts)",
+                    )
 
         self.scheduling_policy = QuotaSharePolicy(self, SCHEDULING_POLICY_ID, tags=tags)
         self.service_environment = TrainingServiceEnvironment(
@@ -149,7 +149,8 @@ class QuotaManagedTrainingQueue(Construct):
             return self._shares[name]
         except KeyError:
             raise KeyError(
-                f"{queue_subject(self._label)} has no quota share named {name!r}; "
+                f"{with_path(queue_subject(self._queue_label), self.job_queue)} has no quota "
+                f"share named {name!r}; "
                 f"its shares: {', '.join(self._shares) or 'none'}"
             ) from None
 

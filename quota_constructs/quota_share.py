@@ -4,15 +4,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from enum import Enum
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from aws_cdk import CustomResource, Fn, IResource, Resource, Stack
+from aws_cdk import CfnResource, CustomResource, Fn, IResource, Resource, Stack
 from aws_cdk import aws_batch as batch
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 from typing_extensions import Protocol, runtime_checkable
 
-from ._construct_props import check_flag, child_path, parse_quota_share_arn
+from ._construct_props import (
+    CONSTRUCT_PATH,
+    check_flag,
+    child_path,
+    errors_name_path,
+    parse_quota_share_arn,
+)
 from .model import (
     QuotaConfigError,
     QuotaShareSpec,
@@ -150,10 +157,11 @@ class _QuotaShareBase(Resource):
         roles = list(execution_roles)
         for index, role in enumerate(roles):
             if is_unresolved(role) or not isinstance(getattr(role, "role_arn", None), str):
-                raise QuotaConfigError(
-                    self._subject, f"execution_roles[{index}]", role,
-                    "an iam.IRole (iam.Role.from_role_arn(...) for an existing role)",
-                )
+                with errors_name_path(self):
+                    raise QuotaConfigError(
+                        self._subject, f"execution_roles[{index}]", role,
+                        "an iam.IRole (iam.Role.from_role_arn(...) for an existing role)",
+                    )
         grant = iam.Grant.add_to_principal(
             grantee=grantee,
             actions=["batch:SubmitServiceJob"],
@@ -195,10 +203,11 @@ class _QuotaShareBase(Resource):
     def _priority_ceiling(self, max_priority: int | None) -> dict[str, Any] | None:
         if max_priority is None:
             return None
-        check_count(
-            max_priority, subject=self._subject, field="max_priority",
-            minimum=MIN_JOB_PRIORITY, maximum=MAX_JOB_PRIORITY,
-        )
+        with errors_name_path(self):
+            check_count(
+                max_priority, subject=self._subject, field="max_priority",
+                minimum=MIN_JOB_PRIORITY, maximum=MAX_JOB_PRIORITY,
+            )
         return {"NumericLessThanEquals": {"batch:SchedulingPriority": max_priority}}
 
     def _service_jobs_arn(self) -> str:
@@ -273,15 +282,15 @@ class QuotaShare(_QuotaShareBase):
         self.spec = spec
         self.provisioning = provisioning
         properties = resource_properties(spec, job_queue.job_queue_arn)
+        self._resource: CfnResource | CustomResource
         if provisioning is ShareProvisioning.CLOUDFORMATION:
-            cfn_share = _cloudformation_quota_share(self, properties)
-            self._arn = cfn_share.attr_quota_share_arn
+            self._resource = _cloudformation_quota_share(self, properties)
         else:
             from .share_provider import QuotaShareProvider
 
             provider = QuotaShareProvider.for_stack(Stack.of(self))
             provider.manage_shares_of(job_queue.job_queue_arn)
-            custom_share = CustomResource(
+            self._resource = CustomResource(
                 self,
                 "Resource",
                 service_token=provider.service_token,
@@ -291,12 +300,13 @@ class QuotaShare(_QuotaShareBase):
                     **{_GUARD_PROPERTIES[field]: value for field, value in guards.items()},
                 },
             )
-            # The provider returns the share's ARN as the physical resource id.
-            self._arn = custom_share.ref
 
-    @property
+    @cached_property
     def quota_share_arn(self) -> str:
-        return self._arn
+        if isinstance(self._resource, batch.CfnQuotaShare):
+            return self._resource.attr_quota_share_arn
+        # The provider returns the share's ARN as the physical resource id.
+        return self._resource.ref
 
     @property
     def quota_share_name(self) -> str:
@@ -317,14 +327,16 @@ class _ImportedQuotaShare(_QuotaShareBase):
     def __init__(self, scope: Construct, id: str, arn: str) -> None:
         # Checked before Resource parses the ARN, whose own error names neither resource
         # nor field.
-        subject = share_subject(child_path(scope, id))
-        parsed = parse_quota_share_arn(arn, subject=subject, field="quota_share_arn")
+        with errors_name_path(lambda: child_path(scope, id)):
+            parsed = parse_quota_share_arn(
+                arn, subject=share_subject(CONSTRUCT_PATH), field="quota_share_arn"
+            )
         super().__init__(scope, id, environment_from_arn=arn)
-        self._subject = subject
         self._arn = arn
         if parsed is None:
             # The share ARN is the queue ARN followed by /quota-share/<name>.
             self._queue_arn, self._name = Fn.split("/quota-share/", arn, 2)
+            self._subject = share_subject(CONSTRUCT_PATH)
         else:
             self._queue_arn, self._name = parsed
             self._subject = share_subject(self._name)

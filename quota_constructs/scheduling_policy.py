@@ -11,11 +11,13 @@ from constructs import Construct
 from typing_extensions import Protocol, runtime_checkable
 
 from ._construct_props import (
+    CONSTRUCT_PATH,
     batch_arn_name,
     check_batch_name,
     child_path,
+    errors_name_path,
+    label,
     name_from_arn,
-    subject_name,
 )
 from .model import validate_tags
 
@@ -64,9 +66,12 @@ class QuotaSharePolicy(Resource):
     ) -> None:
         super().__init__(scope, id, physical_name=scheduling_policy_name)
         self._given_name = scheduling_policy_name
-        subject = policy_subject(subject_name(scheduling_policy_name, self))
-        check_batch_name(scheduling_policy_name, subject=subject, field="scheduling_policy_name")
-        checked_tags = validate_tags(tags or {}, subject=subject)
+        with errors_name_path(self):
+            subject = policy_subject(label(scheduling_policy_name))
+            check_batch_name(
+                scheduling_policy_name, subject=subject, field="scheduling_policy_name"
+            )
+            checked_tags = validate_tags(tags or {}, subject=subject)
         self._resource = batch.CfnSchedulingPolicy(
             self,
             "Resource",
@@ -79,12 +84,9 @@ class QuotaSharePolicy(Resource):
 
     @cached_property
     def scheduling_policy_arn(self) -> str:
-        return self._get_resource_arn_attribute(
-            self._resource.attr_arn,
-            service="batch",
-            resource="scheduling-policy",
-            resource_name=self._physical_name,
-        )
+        # The plain attribute: a quota-managed queue and its policy share one account and
+        # region, so there is no cross-environment reference for CDK to rewrite.
+        return self._resource.attr_arn
 
     @cached_property
     def scheduling_policy_name(self) -> str:
@@ -105,10 +107,11 @@ class _ImportedQuotaSharePolicy(Resource):
     def __init__(self, scope: Construct, id: str, arn: str) -> None:
         # Checked before Resource parses the ARN, whose own error names neither resource
         # nor field.
-        name = batch_arn_name(
-            arn, resource_type="scheduling-policy",
-            subject=policy_subject(child_path(scope, id)), field="scheduling_policy_arn",
-        )
+        with errors_name_path(lambda: child_path(scope, id)):
+            name = batch_arn_name(
+                arn, resource_type="scheduling-policy",
+                subject=policy_subject(CONSTRUCT_PATH), field="scheduling_policy_arn",
+            )
         super().__init__(scope, id, environment_from_arn=arn)
         self._arn = arn
         self._name = name

@@ -11,12 +11,14 @@ from constructs import Construct
 from typing_extensions import Protocol, runtime_checkable
 
 from ._construct_props import (
+    CONSTRUCT_PATH,
     batch_arn_name,
     check_batch_name,
     check_flag,
     child_path,
+    errors_name_path,
+    label,
     name_from_arn,
-    subject_name,
 )
 from .model import CapacityLimit, validate_capacity_limits, validate_tags
 
@@ -72,13 +74,14 @@ class TrainingServiceEnvironment(Resource):
         tags: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__(scope, id, physical_name=service_environment_name)
-        subject = environment_subject(subject_name(service_environment_name, self))
-        check_batch_name(
-            service_environment_name, subject=subject, field="service_environment_name"
-        )
-        self._capacity_limits = validate_capacity_limits(capacity_limits, subject=subject)
-        check_flag(enabled, subject=subject, field="enabled")
-        checked_tags = validate_tags(tags or {}, subject=subject)
+        with errors_name_path(self):
+            subject = environment_subject(label(service_environment_name))
+            check_batch_name(
+                service_environment_name, subject=subject, field="service_environment_name"
+            )
+            self._capacity_limits = validate_capacity_limits(capacity_limits, subject=subject)
+            check_flag(enabled, subject=subject, field="enabled")
+            checked_tags = validate_tags(tags or {}, subject=subject)
         self._given_name = service_environment_name
         self._resource = batch.CfnServiceEnvironment(
             self,
@@ -101,12 +104,9 @@ class TrainingServiceEnvironment(Resource):
 
     @cached_property
     def service_environment_arn(self) -> str:
-        return self._get_resource_arn_attribute(
-            self._resource.attr_service_environment_arn,
-            service="batch",
-            resource="service-environment",
-            resource_name=self._physical_name,
-        )
+        # The plain attribute: a quota-managed queue and its environment share one account and
+        # region, so there is no cross-environment reference for CDK to rewrite.
+        return self._resource.attr_service_environment_arn
 
     @cached_property
     def service_environment_name(self) -> str:
@@ -147,18 +147,21 @@ class _ImportedTrainingServiceEnvironment(Resource):
     ) -> None:
         # Checked before Resource parses the ARN, whose own error names neither resource
         # nor field.
-        name = batch_arn_name(
-            arn, resource_type="service-environment",
-            subject=environment_subject(child_path(scope, id)), field="service_environment_arn",
-        )
+        with errors_name_path(lambda: child_path(scope, id)):
+            name = batch_arn_name(
+                arn, resource_type="service-environment",
+                subject=environment_subject(CONSTRUCT_PATH), field="service_environment_arn",
+            )
+            limits = (
+                None if capacity_limits is None
+                else validate_capacity_limits(
+                    capacity_limits, subject=environment_subject(label(name))
+                )
+            )
         super().__init__(scope, id, environment_from_arn=arn)
-        subject = environment_subject(name or self.node.path)
         self._arn = arn
         self._name = name
-        self._capacity_limits = (
-            None if capacity_limits is None
-            else validate_capacity_limits(capacity_limits, subject=subject)
-        )
+        self._capacity_limits = limits
 
     @property
     def service_environment_arn(self) -> str:

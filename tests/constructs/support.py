@@ -16,6 +16,7 @@ from aws_cdk.assertions import Annotations, Match, Template
 from quota_constructs.model import (
     CapacityLimit,
     CapacityUnit,
+    QuotaAllocation,
     QuotaConfigError,
     QuotaShareSpec,
     SharingStrategy,
@@ -80,6 +81,19 @@ def warnings_of(construct: Any) -> list[str]:
     stack = cdk.Stack.of(construct)
     found = Annotations.from_stack(stack).find_warning(f"/{construct.node.path}", Match.any_value())
     return [str(message.entry.data).split(" [ack: ")[0] for message in found]
+
+
+def model_warnings(
+    environment: list[CapacityLimit], shares: list[QuotaShareSpec], queue_name: str
+) -> list[str]:
+    """What the model warns about this allocation (its wording is the model's to choose); the
+    construct tests check that a queue reports exactly these, once, on the right node."""
+    warnings = QuotaAllocation.check(
+        environment_limits=environment, shares=shares, queue_name=queue_name
+    ).warnings
+    assert warnings, "a warning test needs an allocation the model warns about"
+    assert all(queue_name in warning for warning in warnings)
+    return list(warnings)
 
 
 def assert_config_error(

@@ -29,6 +29,7 @@ from .support import (
     QUEUE_ARN,
     assert_config_error,
     logical_id,
+    model_warnings,
     policy_statements,
     properties,
     resolve,
@@ -160,10 +161,9 @@ def test_shares_added_to_the_queue_are_its_children_and_in_its_allocation(
 def test_a_queue_without_shares_warns_that_no_share_owns_its_capacity(
     built: SimpleNamespace,
 ) -> None:
-    assert warnings_of(built.default) == [
-        "job queue 'Default/Queue': 3 of 3 ml.g5.xlarge belong to no share; only borrowing "
-        "shares can use them"
-    ]
+    assert warnings_of(built.default) == model_warnings(
+        [CapacityLimit(G5, 3)], [], "Default/Queue"
+    )
 
 
 def test_an_exactly_divided_queue_has_no_warning(built: SimpleNamespace) -> None:
@@ -171,11 +171,10 @@ def test_an_exactly_divided_queue_has_no_warning(built: SimpleNamespace) -> None
 
 
 def test_warnings_describe_the_finished_allocation_once(built: SimpleNamespace) -> None:
-    # After "A" alone, 1 of 2 was unowned; only the final over-allocation is reported.
-    assert warnings_of(built.over) == [
-        "job queue 'Over/Queue': shares together hold A=1 + B=2 = 3 of ml.g5.xlarge but the "
-        "service environment has 2; not every share can reach its limit at once"
-    ]
+    final = model_warnings([CapacityLimit(G5, 2)], [spec("A"), spec("B", count=2)], "Over/Queue")
+    after_a = model_warnings([CapacityLimit(G5, 2)], [spec("A")], "Over/Queue")
+    assert final != after_a
+    assert warnings_of(built.over) == final
 
 
 def test_allocation_warnings_can_be_acknowledged_by_id(built: SimpleNamespace) -> None:
@@ -198,10 +197,9 @@ def test_imports(built: SimpleNamespace) -> None:
 def test_an_imported_queue_with_known_capacity_warns_like_a_created_one(
     built: SimpleNamespace,
 ) -> None:
-    assert warnings_of(built.by_capacity) == [
-        "job queue 'platform-queue': 2 of 2 ml.g6.xlarge belong to no share; only borrowing "
-        "shares can use them"
-    ]
+    assert warnings_of(built.by_capacity) == model_warnings(
+        [CapacityLimit(G6, 2)], [], "platform-queue"
+    )
     assert warnings_of(built.by_arn) == []
 
 

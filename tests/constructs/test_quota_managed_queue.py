@@ -28,6 +28,7 @@ from .support import (
     G6,
     assert_config_error,
     logical_id,
+    model_warnings,
     policy_statements,
     scratch_stack,
     spec,
@@ -188,11 +189,10 @@ def test_guards_apply_to_every_share(built: SimpleNamespace) -> None:
 def test_allocation_includes_shares_added_to_the_queue_later(built: SimpleNamespace) -> None:
     assert isinstance(built.late, QuotaShare)
     assert [s.name for s in built.grown.allocation.shares] == ["QS1", "QS2", "QS3", "Late"]
-    assert warnings_of(built.grown.job_queue) == [
-        "job queue 'Grown/TrainingQueue/JobQueue': shares together hold QS1=1 + QS2=1 + QS3=1 "
-        "+ Late=1 = 4 of ml.g5.xlarge but the service environment has 3; not every share can "
-        "reach its limit at once"
-    ]
+    assert warnings_of(built.grown.job_queue) == model_warnings(
+        [CapacityLimit(G5, 3)], [*REFERENCE_SHARES, spec("Late")], "Grown/TrainingQueue/JobQueue"
+    )
+    assert built.grown.allocation.warnings == tuple(warnings_of(built.grown.job_queue))
 
 
 def test_grant_observe_is_the_queues(built: SimpleNamespace) -> None:

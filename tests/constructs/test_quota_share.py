@@ -31,6 +31,7 @@ from .support import (
     QUEUE_ARN,
     assert_config_error,
     logical_id,
+    model_warnings,
     policy_statements,
     resolve,
     scratch_stack,
@@ -312,10 +313,11 @@ def test_shares_from_other_stacks_count_in_the_queues_allocation(
 ) -> None:
     queue = built.platform_queue
     assert [s.name for s in queue.quota_share_specs] == ["TeamCustom", "TeamCfn"]
-    assert warnings_of(queue) == [
-        "job queue 'Platform/Queue': 1 of 1 ml.g6.xlarge belong to no share; only borrowing "
-        "shares can use them"
-    ]
+    assert warnings_of(queue) == model_warnings(
+        [CapacityLimit(G5, 4), CapacityLimit(G6, 1)],
+        [spec("TeamCustom", count=2), spec("TeamCfn", count=2)],
+        "Platform/Queue",
+    )
 
 
 def test_shares_on_an_imported_queue_use_its_arn_in_both_modes(built: SimpleNamespace) -> None:
@@ -522,3 +524,15 @@ def test_a_malformed_share_arn_is_rejected(arn: str, field: str) -> None:
         QuotaShare.from_quota_share_arn(scratch_stack(), "Share", arn)
     assert caught.value.subject == "quota share 'Scratch/Share'"
     assert caught.value.field == field
+
+
+def test_a_share_imported_from_a_token_is_named_by_its_path_in_errors() -> None:
+    stack = scratch_stack()
+    share = QuotaShare.from_quota_share_arn(
+        stack, "Share", cdk.CfnParameter(stack, "ShareArn").value_as_string
+    )
+    with pytest.raises(QuotaConfigError) as caught:
+        share.grant_update_priority(role(stack, "Grantee"), max_priority=10000)
+    assert_config_error(
+        caught.value, "quota share 'Scratch/Share'", "max_priority", 10000, "between 0 and 9999"
+    )
