@@ -256,8 +256,9 @@ class QuotaShare(_QuotaShareBase):
         # Imported here: job_queue.py imports this module to create shares.
         from .job_queue import ITrainingJobQueue
 
-        # Everything about the share itself is checked before its construct exists, so a
-        # rejected share leaves nothing behind in the tree.
+        # The share's own props are checked before its construct exists, so such a mistake
+        # leaves nothing behind in the tree; the queue records the share only if it passes the
+        # queue-level checks below.
         if not isinstance(spec, QuotaShareSpec):
             raise QuotaConfigError(
                 share_subject(child_path(scope, id)), "spec", spec, "a QuotaShareSpec"
@@ -286,6 +287,8 @@ class QuotaShare(_QuotaShareBase):
         if provisioning is ShareProvisioning.CLOUDFORMATION:
             self._resource = _cloudformation_quota_share(self, properties)
         else:
+            # Imported on first use: the provider brings Lambda, Step Functions and the runtime
+            # asset, which an app that provisions only with CloudFormation never needs.
             from .share_provider import QuotaShareProvider
 
             provider = QuotaShareProvider.for_stack(Stack.of(self))
