@@ -1,35 +1,33 @@
-#!/usr/bin/env python3
 """Synth time of the reference queue: through quota_constructs against raw ``aws_batch.Cfn*``.
 
-Both variants build the same policy, environment, queue and three shares of the reference
-example and synthesize a fresh App into a temporary directory. They run alternately in one
-process (after one warm-up each, so jsii start-up is not charged to either) and the script prints
-the median wall time of each and their ratio (library / raw). Not a test: figures vary by machine.
+Each variant builds the policy, environment, queue and three shares of the reference example
+and synthesizes them, in a fresh Python process per run, the way ``cdk synth`` runs an app:
+interpreter and jsii start-up, imports, construction and synthesis all count. The variants run
+alternately (rotating the order every round) and the script prints each median and the ratio of
+each library variant to raw ``Cfn*``. Not a test: the figures vary by machine.
 
-    python3 dev.py bench [--rounds N] [--provisioning custom-resource|cloudformation]
+It also prints the in-process figures (construction + synth only, after a warm-up in the same
+process): these leave out the fixed start-up and so show the library's own cost at its largest.
+
+    python3 dev.py bench [--rounds N]
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from aws_cdk import App, Stack
 from aws_cdk import aws_batch as batch
 
-from quota_constructs import (
-    CapacityLimit,
-    CapacityUnit,
-    QuotaManagedTrainingQueue,
-    QuotaShareSpec,
-    ShareProvisioning,
-    SharingStrategy,
-)
-
-G5 = CapacityUnit.ML_G5_XLARGE
+VARIANTS = ("raw", "library-custom-resource", "library-cloudformation")
+G5 = "ml.g5.xlarge"
 REFERENCE_SHARES = (
     ("QS1", "LEND_AND_BORROW", 200, "ENABLED"),
     ("QS2", "LEND", None, "DISABLED"),
@@ -37,17 +35,30 @@ REFERENCE_SHARES = (
 )
 
 
-def library_app(provisioning: ShareProvisioning) -> Callable[[App], None]:
+def library_app(provisioning_name: str) -> Callable[[App], None]:
+    # Imported here so that the raw variant's process never loads the library.
+    from quota_constructs import (
+        CapacityLimit,
+        CapacityUnit,
+        QuotaManagedTrainingQueue,
+        QuotaShareSpec,
+        ShareProvisioning,
+        SharingStrategy,
+    )
+
+    provisioning = ShareProvisioning[provisioning_name]
+    g5 = CapacityUnit.ML_G5_XLARGE
+
     def build(app: App) -> None:
         stack = Stack(app, "Reference")
         QuotaManagedTrainingQueue(
             stack,
             "TrainingQueue",
-            capacity_limits=[CapacityLimit(G5, 3)],
+            capacity_limits=[CapacityLimit(g5, 3)],
             shares=[
                 QuotaShareSpec(
                     name=name,
-                    capacity_limits=[CapacityLimit(G5, 1)],
+                    capacity_limits=[CapacityLimit(g5, 1)],
                     strategy=SharingStrategy(strategy),
                     borrow_limit_percent=borrow,
                     in_share_preemption=preemption == "ENABLED",
@@ -74,7 +85,7 @@ def raw_app(app: App) -> None:
         "Environment",
         service_environment_type="SAGEMAKER_TRAINING",
         capacity_limits=[
-            batch.CfnServiceEnvironment.CapacityLimitProperty(capacity_unit=str(G5), max_capacity=3)
+            batch.CfnServiceEnvironment.CapacityLimitProperty(capacity_unit=G5, max_capacity=3)
         ],
     )
     queue = batch.CfnJobQueue(
@@ -97,7 +108,7 @@ def raw_app(app: App) -> None:
             job_queue=queue.ref,
             capacity_limits=[
                 batch.CfnQuotaShare.QuotaShareCapacityLimitProperty(
-                    capacity_unit=str(G5), max_capacity=1
+                    capacity_unit=G5, max_capacity=1
                 )
             ],
             resource_sharing_configuration=batch.CfnQuotaShare.QuotaShareResourceSharingConfigurationProperty(
@@ -109,6 +120,12 @@ def raw_app(app: App) -> None:
         )
 
 
+def builder(variant: str) -> Callable[[App], None]:
+    if variant == "raw":
+        return raw_app
+    return library_app(variant.removeprefix("library-").replace("-", "_").upper())
+
+
 def synth_seconds(build: Callable[[App], None]) -> float:
     with tempfile.TemporaryDirectory() as outdir:
         start = time.perf_counter()
@@ -118,29 +135,50 @@ def synth_seconds(build: Callable[[App], None]) -> float:
         return time.perf_counter() - start
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument(
-        "--provisioning",
-        choices=["custom-resource", "cloudformation"],
-        default="custom-resource",
+def process_seconds(variant: str) -> float:
+    start = time.perf_counter()
+    subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), "--synth-once", variant], check=True
     )
+    return time.perf_counter() - start
+
+
+def report(title: str, times: dict[str, list[float]]) -> None:
+    medians = {variant: statistics.median(values) for variant, values in times.items()}
+    print(title)
+    for variant in VARIANTS:
+        print(f"  {variant:<25} median {medians[variant] * 1000:8.1f} ms")
+    for variant in VARIANTS[1:]:
+        print(f"  ratio {variant}/raw: {medians[variant] / medians['raw']:.3f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--synth-once", choices=VARIANTS, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    provisioning = ShareProvisioning[args.provisioning.upper().replace("-", "_")]
-    library = library_app(provisioning)
-    synth_seconds(library)
-    synth_seconds(raw_app)
-    library_times, raw_times = [], []
+    if args.synth_once:
+        synth_seconds(builder(args.synth_once))
+        return
+
+    process_times: dict[str, list[float]] = {variant: [] for variant in VARIANTS}
+    for round_number in range(args.rounds):
+        shift = round_number % len(VARIANTS)
+        for variant in VARIANTS[shift:] + VARIANTS[:shift]:
+            process_times[variant].append(process_seconds(variant))
+    report(
+        f"end-to-end synth, one process per run ({args.rounds} rounds, order rotating):",
+        process_times,
+    )
+
+    builders = {variant: builder(variant) for variant in VARIANTS}
+    for build in builders.values():
+        synth_seconds(build)
+    in_process: dict[str, list[float]] = {variant: [] for variant in VARIANTS}
     for _ in range(args.rounds):
-        library_times.append(synth_seconds(library))
-        raw_times.append(synth_seconds(raw_app))
-    library_median = statistics.median(library_times)
-    raw_median = statistics.median(raw_times)
-    print(f"rounds: {args.rounds} (alternating, after one warm-up each)")
-    print(f"library ({args.provisioning}) median synth: {library_median * 1000:.1f} ms")
-    print(f"raw Cfn* median synth: {raw_median * 1000:.1f} ms")
-    print(f"ratio library/raw: {library_median / raw_median:.3f}")
+        for variant, build in builders.items():
+            in_process[variant].append(synth_seconds(build))
+    report("in-process construction + synth, after a warm-up (start-up excluded):", in_process)
 
 
 if __name__ == "__main__":

@@ -27,11 +27,20 @@ def training_instance_types() -> frozenset[str]:
     return frozenset(model["shapes"]["TrainingInstanceType"]["enum"])
 
 
+# Units already known to be valid: the CapacityUnit constants (a test checks each against
+# botocore) and every unit validated since. Loading botocore's SageMaker model costs about a
+# tenth of a second, which a declaration using only the constants need not pay.
+_VALID_UNITS: set[str] = set()
+
+
 def describe_unit_problem(value: object) -> str | None:
     """Why ``value`` is not a usable capacity unit, or None when it is."""
     if not isinstance(value, str):
         return "a SageMaker training instance type as a string, such as 'ml.g5.xlarge'"
+    if value in _VALID_UNITS:
+        return None
     if value in training_instance_types():
+        _VALID_UNITS.add(value)
         return None
     if value == "NUM_INSTANCES":
         return (
@@ -74,8 +83,13 @@ class CapacityUnit(str):
 
     @classmethod
     def _known(cls, instance_type: str) -> CapacityUnit:
-        # Constants skip the botocore lookup so importing the library stays cheap.
+        """A unit that is a constant or was validated already: no botocore lookup."""
+        _VALID_UNITS.add(instance_type)
         return str.__new__(cls, instance_type)
+
+    @classmethod
+    def constants(cls) -> tuple[CapacityUnit, ...]:
+        return tuple(v for v in vars(cls).values() if isinstance(v, CapacityUnit))
 
     def __repr__(self) -> str:
         return f"CapacityUnit({str(self)!r})"

@@ -173,3 +173,11 @@ class TestOtherFields:
         with pytest.raises(QuotaConfigError, match=r"ml\.nope"):
             CapacityUnit("ml.nope")
         assert CapacityUnit("ml.p5.48xlarge") == "ml.p5.48xlarge"
+
+
+def test_every_capacity_unit_constant_is_a_botocore_training_instance_type() -> None:
+    from quota_constructs.model import training_instance_types
+
+    constants = CapacityUnit.constants()
+    assert CapacityUnit.ML_G5_XLARGE in constants
+    assert set(constants) <= training_instance_types()
