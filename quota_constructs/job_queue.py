@@ -7,7 +7,7 @@ from dataclasses import replace
 from functools import cached_property
 
 import jsii
-from aws_cdk import Annotations, Aspects, IAspect, IResource, Resource
+from aws_cdk import Annotations, Aspects, IAspect, IResource, RemovalPolicy, Resource
 from aws_cdk import aws_batch as batch
 from aws_cdk import aws_iam as iam
 from constructs import Construct, IConstruct
@@ -87,6 +87,7 @@ class ITrainingJobQueue(IResource, Protocol):
         adopt_existing: bool = False,
         allow_preemption_on_shrink: bool = False,
         terminate_active_jobs_on_delete: bool = False,
+        removal_policy: RemovalPolicy = RemovalPolicy.DESTROY,
     ) -> QuotaShare:
         """Add a quota share to this queue (a child construct of the queue with ``id``)."""
         ...
@@ -159,6 +160,7 @@ class _TrainingJobQueueBase(Resource):
         adopt_existing: bool = False,
         allow_preemption_on_shrink: bool = False,
         terminate_active_jobs_on_delete: bool = False,
+        removal_policy: RemovalPolicy = RemovalPolicy.DESTROY,
     ) -> QuotaShare:
         return QuotaShare(
             self,
@@ -169,6 +171,7 @@ class _TrainingJobQueueBase(Resource):
             adopt_existing=adopt_existing,
             allow_preemption_on_shrink=allow_preemption_on_shrink,
             terminate_active_jobs_on_delete=terminate_active_jobs_on_delete,
+            removal_policy=removal_policy,
         )
 
     def grant_observe(self, grantee: iam.IGrantable) -> iam.Grant:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from aws_cdk import RemovalPolicy
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
@@ -22,7 +23,12 @@ from .model import (
     validate_tags,
     validate_time_limit_actions,
 )
-from .quota_share import QuotaShare, ShareProvisioning, check_provisioning
+from .quota_share import (
+    QuotaShare,
+    ShareProvisioning,
+    check_provisioning,
+    check_share_fits_provisioning,
+)
 from .scheduling_policy import QuotaSharePolicy
 from .service_environment import TrainingServiceEnvironment
 
@@ -56,6 +62,8 @@ class QuotaManagedTrainingQueue(Construct):
     :param adopt_existing: see :class:`QuotaShare`; applies to every share. Default: False.
     :param allow_preemption_on_shrink: see :class:`QuotaShare`. Default: False.
     :param terminate_active_jobs_on_delete: see :class:`QuotaShare`. Default: False.
+    :param share_removal_policy: see ``removal_policy`` of :class:`QuotaShare`; applies to
+        every share. Default: ``RemovalPolicy.DESTROY``.
     """
 
     def __init__(
@@ -73,6 +81,7 @@ class QuotaManagedTrainingQueue(Construct):
         adopt_existing: bool = False,
         allow_preemption_on_shrink: bool = False,
         terminate_active_jobs_on_delete: bool = False,
+        share_removal_policy: RemovalPolicy = RemovalPolicy.DESTROY,
     ) -> None:
         super().__init__(scope, id)
         # Errors name the job queue as the queue's own checks will once it exists.
@@ -94,6 +103,12 @@ class QuotaManagedTrainingQueue(Construct):
                 terminate_active_jobs_on_delete=terminate_active_jobs_on_delete,
             )
             for spec in shares:
+                check_share_fits_provisioning(
+                    spec,
+                    provisioning=provisioning,
+                    removal_policy=share_removal_policy,
+                    subject=share_subject(spec.name),
+                )
                 if is_unresolved(spec.name) or spec.name in _PART_IDS:
                     raise QuotaConfigError(
                         share_subject(spec.name), "name", spec.name,
@@ -125,6 +140,7 @@ class QuotaManagedTrainingQueue(Construct):
                 adopt_existing=adopt_existing,
                 allow_preemption_on_shrink=allow_preemption_on_shrink,
                 terminate_active_jobs_on_delete=terminate_active_jobs_on_delete,
+                removal_policy=share_removal_policy,
             )
             for spec in shares
         }

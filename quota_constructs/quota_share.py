@@ -7,7 +7,7 @@ from enum import Enum
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from aws_cdk import CfnResource, CustomResource, Fn, IResource, Resource, Stack
+from aws_cdk import CfnResource, CustomResource, Fn, IResource, RemovalPolicy, Resource, Stack
 from aws_cdk import aws_batch as batch
 from aws_cdk import aws_iam as iam
 from constructs import Construct
@@ -28,6 +28,7 @@ from .model import (
     share_subject,
 )
 from .model.capacity import check_count
+from .model.tags import MAX_TAGS
 
 if TYPE_CHECKING:
     from .job_queue import ITrainingJobQueue
@@ -36,6 +37,9 @@ CUSTOM_RESOURCE_TYPE = "Custom::BatchQuotaShare"
 MIN_JOB_PRIORITY, MAX_JOB_PRIORITY = 0, 9999
 """The range of a service job's ``schedulingPriority`` (higher runs first)."""
 SAGEMAKER_SERVICE = "sagemaker.amazonaws.com"
+
+# The custom resource tags each share it manages with an ownership marker.
+MAX_DECLARED_TAGS = MAX_TAGS - 1
 
 # Construct prop → custom-resource property for the lifecycle guards (see DESIGN.md §4).
 _GUARD_PROPERTIES = {
@@ -86,6 +90,27 @@ def check_provisioning(
                 "ShareProvisioning.CUSTOM_RESOURCE can adopt, guard a shrink or guard a delete",
             )
     return guards
+
+
+def check_share_fits_provisioning(
+    spec: QuotaShareSpec,
+    *,
+    provisioning: ShareProvisioning,
+    removal_policy: RemovalPolicy,
+    subject: str,
+) -> None:
+    """What a share's own props must satisfy beyond the model: a removal policy, and room
+    for the ownership tag when the custom resource manages it."""
+    if not isinstance(removal_policy, RemovalPolicy):
+        raise QuotaConfigError(
+            subject, "removal_policy", removal_policy, "a RemovalPolicy (DESTROY or RETAIN)"
+        )
+    if provisioning is ShareProvisioning.CUSTOM_RESOURCE and len(spec.tags) > MAX_DECLARED_TAGS:
+        raise QuotaConfigError(
+            subject, "tags", f"{len(spec.tags)} tags",
+            f"at most {MAX_DECLARED_TAGS} with ShareProvisioning.CUSTOM_RESOURCE, which keeps one "
+            f"of the {MAX_TAGS} tags AWS allows per share for its ownership marker",
+        )
 
 
 @runtime_checkable
@@ -239,6 +264,10 @@ class QuotaShare(_QuotaShareBase):
         CUSTOM_RESOURCE only.
     :param terminate_active_jobs_on_delete: allow deleting the share while it still has
         SUBMITTED…RUNNING jobs (they are terminated). Default: False. CUSTOM_RESOURCE only.
+    :param removal_policy: what CloudFormation does with the share when it leaves the stack.
+        ``RETAIN`` keeps it (and its jobs) in AWS Batch, unmanaged — the first step of moving a
+        share between provisioning modes. Default: ``RemovalPolicy.DESTROY`` (deleted, through
+        the delete guard with CUSTOM_RESOURCE).
     """
 
     def __init__(
@@ -252,6 +281,7 @@ class QuotaShare(_QuotaShareBase):
         adopt_existing: bool = False,
         allow_preemption_on_shrink: bool = False,
         terminate_active_jobs_on_delete: bool = False,
+        removal_policy: RemovalPolicy = RemovalPolicy.DESTROY,
     ) -> None:
         # Imported here: job_queue.py imports this module to create shares.
         from .job_queue import ITrainingJobQueue
@@ -270,6 +300,9 @@ class QuotaShare(_QuotaShareBase):
             adopt_existing=adopt_existing,
             allow_preemption_on_shrink=allow_preemption_on_shrink,
             terminate_active_jobs_on_delete=terminate_active_jobs_on_delete,
+        )
+        check_share_fits_provisioning(
+            spec, provisioning=provisioning, removal_policy=removal_policy, subject=subject
         )
         if not isinstance(job_queue, ITrainingJobQueue):
             raise QuotaConfigError(
@@ -303,6 +336,7 @@ class QuotaShare(_QuotaShareBase):
                     **{_GUARD_PROPERTIES[field]: value for field, value in guards.items()},
                 },
             )
+        self._resource.apply_removal_policy(removal_policy)
 
     @cached_property
     def quota_share_arn(self) -> str:

@@ -270,6 +270,9 @@ def test_more_than_twenty_shares_are_rejected() -> None:
         ({"capacity_limits": [CapacityLimit("NUM_INSTANCES", 3)]},
          "capacity_limits[0].unit", "NUM_INSTANCES", "never NUM_INSTANCES"),
         ({"queue_name": "a" * 129}, "queue_name", "a" * 129, "1 to 128 characters"),
+        ({"share_removal_policy": "RETAIN"}, "removal_policy", "RETAIN", "a RemovalPolicy"),
+        ({"shares": [spec("Tagged", tags={f"k{i}": "v" for i in range(50)})]}, "tags",
+         "50 tags", "at most 49 with ShareProvisioning.CUSTOM_RESOURCE"),
     ],
 )
 def test_queue_mistakes_are_rejected_before_anything_exists(

@@ -141,6 +141,15 @@ def built() -> SimpleNamespace:
     b.custom_submitter = role(custom_stack, "Submitter")
     b.custom.grant_submit(b.custom_submitter, max_priority=0)
 
+    b.retained = {
+        mode: QuotaShare(
+            custom_stack, f"Retained{mode.name}", job_queue=b.custom_queue,
+            spec=spec(f"Retained{mode.name}"), provisioning=mode,
+            removal_policy=cdk.RemovalPolicy.RETAIN,
+        )
+        for mode in (CFN, CUSTOM)
+    }
+
     grants = cdk.Stack(app, "ImportedShare")
     b.share_import = QuotaShare.from_quota_share_arn(grants, "Share", SHARE_ARN)
     b.import_submitter = role(grants, "Submitter")
@@ -186,6 +195,8 @@ def test_cloudformation_mode_renders_every_spec_field(built: SimpleNamespace) ->
             "State": "DISABLED",
             "Tags": {"team": "research"},
         },
+        "DeletionPolicy": "Delete",
+        "UpdateReplacePolicy": "Delete",
     }
 
 
@@ -461,9 +472,38 @@ def test_guards_need_the_custom_resource(queue: TrainingJobQueue, guard: str) ->
     assert queue.quota_share_specs == ()
 
 
+def test_shares_are_deleted_with_the_stack_by_default(built: SimpleNamespace) -> None:
+    for share in (built.custom, built.cfn["Lend"]):
+        assert resource(share)["DeletionPolicy"] == "Delete"
+
+
+@pytest.mark.parametrize("mode", [CFN, CUSTOM])
+def test_a_retained_share_stays_in_batch_when_it_leaves_the_stack(
+    built: SimpleNamespace, mode: ShareProvisioning
+) -> None:
+    share = resource(built.retained[mode])
+    assert (share["DeletionPolicy"], share["UpdateReplacePolicy"]) == ("Retain", "Retain")
+
+
+def test_custom_resource_shares_keep_one_tag_for_the_ownership_marker(
+    queue: TrainingJobQueue,
+) -> None:
+    tags = {f"k{i}": "v" for i in range(50)}
+    QuotaShare(queue, "Cfn", job_queue=queue, spec=spec("Cfn", tags=tags), provisioning=CFN)
+    with pytest.raises(QuotaConfigError) as caught:
+        QuotaShare(queue, "Custom", job_queue=queue, spec=spec("Custom", tags=tags))
+    assert_config_error(
+        caught.value, "quota share 'Custom'", "tags", "50 tags",
+        "at most 49 with ShareProvisioning.CUSTOM_RESOURCE",
+    )
+    fitting = dict(list(tags.items())[:49])
+    QuotaShare(queue, "Fits", job_queue=queue, spec=spec("Fits", tags=fitting))
+
+
 @pytest.mark.parametrize(
     ("props", "field", "value", "allowed"),
     [
+        ({"removal_policy": "RETAIN"}, "removal_policy", "RETAIN", "a RemovalPolicy"),
         ({"provisioning": "CLOUDFORMATION"}, "provisioning", "CLOUDFORMATION",
          "ShareProvisioning.CUSTOM_RESOURCE or ShareProvisioning.CLOUDFORMATION"),
         ({"adopt_existing": "true"}, "adopt_existing", "true", "True or False"),
