@@ -10,13 +10,15 @@ from aws_cdk import App, Validations
 from cdk_nag import AwsSolutionsChecks, ServerlessChecks
 
 from stacks.environments import UnknownEnvironmentError
-from stacks.launch import app_settings
+from stacks.launch import app_settings, clear_previous_assembly
 from stacks.summary import queue_summaries
 from stacks.wiring import add_stacks
 
 
 def main() -> None:
-    app = App(**app_settings(sys.argv[1:], os.environ))
+    settings = app_settings(sys.argv[1:], os.environ)
+    clear_previous_assembly(settings)
+    app = App(**settings)
     try:
         stacks = add_stacks(app)
     except UnknownEnvironmentError as error:

@@ -8,6 +8,7 @@ directory without cdk.json's feature flags, producing a different template than 
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,14 @@ def app_settings(argv: Sequence[str], environ: Mapping[str, str]) -> dict[str, A
     context = dict(json.loads((PROJECT_ROOT / "cdk.json").read_text())["context"])
     context.update(parse_context_flags(argv))
     return {"context": context, "outdir": str(PROJECT_ROOT / "cdk.out")}
+
+
+def clear_previous_assembly(settings: Mapping[str, Any]) -> None:
+    """Remove what an earlier direct run left in ``cdk.out``, so that after ``-c env=prod`` it
+    holds prod's templates only (the CLI, which owns the directory otherwise, is not involved)."""
+    outdir = settings.get("outdir")
+    if outdir is not None:
+        shutil.rmtree(outdir, ignore_errors=True)
 
 
 def parse_context_flags(argv: Sequence[str]) -> dict[str, str]:

@@ -5,13 +5,19 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from aws_cdk import App
 from aws_cdk.assertions import Template
 
 from stacks.environments import ENVIRONMENTS, UnknownEnvironmentError, select_environments
-from stacks.launch import PROJECT_ROOT, app_settings, parse_context_flags
+from stacks.launch import (
+    PROJECT_ROOT,
+    app_settings,
+    clear_previous_assembly,
+    parse_context_flags,
+)
 from stacks.wiring import add_stacks
 
 
@@ -82,3 +88,12 @@ def test_direct_run_reads_cdk_json_context_and_flags() -> None:
 def test_bad_context_flags_are_rejected(argv: list[str]) -> None:
     with pytest.raises(SystemExit):
         parse_context_flags(argv)
+
+
+def test_a_direct_run_starts_from_an_empty_assembly(tmp_path: Path) -> None:
+    stale = tmp_path / "cdk.out"
+    stale.mkdir()
+    (stale / "TrainingQuotas-dev.template.json").write_text("{}")
+    clear_previous_assembly({"outdir": str(stale)})
+    assert not stale.exists()
+    clear_previous_assembly({})  # under the CLI: nothing to clear
