@@ -8,13 +8,19 @@ constructs' own props fail with the same kind of :class:`QuotaConfigError`.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 from aws_cdk import ArnFormat, Stack
 from constructs import Construct, IConstruct
 
-from .model import QuotaConfigError, check_share_name, is_unresolved
+from .model import (
+    CapacityLimit,
+    QuotaConfigError,
+    check_share_name,
+    is_unresolved,
+    validate_capacity_limits,
+)
 
 CONSTRUCT_PATH = "<construct path>"
 """Stands for a construct's path in a message until the message is raised or shown.
@@ -120,3 +126,30 @@ def parse_quota_share_arn(arn: str, *, subject: str, field: str) -> tuple[str, s
 def name_from_arn(scope: Construct, arn: str) -> str:
     """The name in a ``<type>/<name>`` Batch ARN, as a CloudFormation expression for a token."""
     return Stack.of(scope).split_arn(arn, ArnFormat.SLASH_RESOURCE_NAME).resource_name or ""
+
+
+def check_import(
+    scope: Construct,
+    id: str,
+    arn: str,
+    *,
+    resource_type: str,
+    field: str,
+    subject_of: Callable[[str], str],
+    capacity_limits: Sequence[CapacityLimit] | None,
+    limits_subject_of: Callable[[str], str],
+) -> tuple[str | None, tuple[CapacityLimit, ...] | None]:
+    """The name in an imported resource's ARN and its validated capacity limits, checked before
+    the construct exists (``Resource`` would otherwise parse the ARN with an error that names
+    neither the resource nor the field). ``subject_of`` turns a name or path into the subject
+    of a message."""
+    with errors_name_path(lambda: child_path(scope, id)):
+        name = batch_arn_name(
+            arn, resource_type=resource_type, subject=subject_of(CONSTRUCT_PATH), field=field
+        )
+        limits = (
+            None
+            if capacity_limits is None
+            else validate_capacity_limits(capacity_limits, subject=limits_subject_of(label(name)))
+        )
+    return name, limits

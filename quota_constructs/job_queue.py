@@ -15,10 +15,9 @@ from typing_extensions import Protocol, runtime_checkable
 
 from ._construct_props import (
     CONSTRUCT_PATH,
-    batch_arn_name,
     check_batch_name,
     check_flag,
-    child_path,
+    check_import,
     errors_name_path,
     label,
     name_from_arn,
@@ -33,7 +32,6 @@ from .model import (
     check_queue_priority,
     check_share_set,
     queue_subject,
-    validate_capacity_limits,
     validate_tags,
     validate_time_limit_actions,
 )
@@ -376,20 +374,12 @@ class _ImportedTrainingJobQueue(_TrainingJobQueueBase):
         arn: str,
         capacity_limits: Sequence[CapacityLimit] | None,
     ) -> None:
-        # Checked before Resource parses the ARN, whose own error names neither resource
-        # nor field.
-        with errors_name_path(lambda: child_path(scope, id)):
-            name = batch_arn_name(
-                arn, resource_type="job-queue",
-                subject=queue_subject(CONSTRUCT_PATH), field="job_queue_arn",
-            )
-            limits = (
-                None if capacity_limits is None
-                else validate_capacity_limits(
-                    capacity_limits,
-                    subject=f"service environment of {queue_subject(label(name))}",
-                )
-            )
+        name, limits = check_import(
+            scope, id, arn,
+            resource_type="job-queue", field="job_queue_arn", subject_of=queue_subject,
+            capacity_limits=capacity_limits,
+            limits_subject_of=lambda queue: f"service environment of {queue_subject(queue)}",
+        )
         super().__init__(scope, id, environment_from_arn=arn)
         self._arn = arn
         self._name = name

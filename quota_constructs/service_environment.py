@@ -11,11 +11,9 @@ from constructs import Construct
 from typing_extensions import Protocol, runtime_checkable
 
 from ._construct_props import (
-    CONSTRUCT_PATH,
-    batch_arn_name,
     check_batch_name,
     check_flag,
-    child_path,
+    check_import,
     errors_name_path,
     label,
     name_from_arn,
@@ -145,19 +143,12 @@ class _ImportedTrainingServiceEnvironment(Resource):
         arn: str,
         capacity_limits: Sequence[CapacityLimit] | None,
     ) -> None:
-        # Checked before Resource parses the ARN, whose own error names neither resource
-        # nor field.
-        with errors_name_path(lambda: child_path(scope, id)):
-            name = batch_arn_name(
-                arn, resource_type="service-environment",
-                subject=environment_subject(CONSTRUCT_PATH), field="service_environment_arn",
-            )
-            limits = (
-                None if capacity_limits is None
-                else validate_capacity_limits(
-                    capacity_limits, subject=environment_subject(label(name))
-                )
-            )
+        name, limits = check_import(
+            scope, id, arn,
+            resource_type="service-environment", field="service_environment_arn",
+            subject_of=environment_subject,
+            capacity_limits=capacity_limits, limits_subject_of=environment_subject,
+        )
         super().__init__(scope, id, environment_from_arn=arn)
         self._arn = arn
         self._name = name
