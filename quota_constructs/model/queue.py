@@ -129,13 +129,7 @@ class QuotaAllocation:
                 (s.name, s.limit_of(unit)) for s in holding if s.strategy is SharingStrategy.RESERVE
             ]
             if _known_sum(reserved) > available:
-                raise QuotaConfigError(
-                    subject,
-                    f"shares with strategy RESERVE for {unit}",
-                    _sum_text(reserved),
-                    f"at most the environment's {available} {unit} in total; RESERVE capacity "
-                    "is never lent, so more than exists cannot be honoured",
-                )
+                raise _over_reservation(specs, unit, available, reserved)
             total = _known_sum(holders)
             if total > available:
                 warnings.append(
@@ -181,6 +175,30 @@ class QuotaAllocation:
             if spec.name == name:
                 return spec
         raise KeyError(f"no quota share named {name!r}; shares: {[s.name for s in self.shares]}")
+
+
+def _over_reservation(
+    specs: Sequence[QuotaShareSpec], unit: str, available: int, reserved: list[tuple[str, int]]
+) -> QuotaConfigError:
+    """Blame the RESERVE share whose limit first takes the total past the environment."""
+    running = 0
+    for name, count in reserved:
+        if is_unresolved(count):
+            continue
+        if running + count > available:
+            spec = next(s for s in specs if s.name == name)
+            index = next(i for i, limit in enumerate(spec.capacity_limits)
+                         if limit.capacity_unit == unit)
+            return QuotaConfigError(
+                share_subject(name),
+                f"capacity_limits[{index}].max_capacity",
+                count,
+                f"at most {available - running} {unit}: RESERVE shares together would hold "
+                f"{_sum_text(reserved)} of the environment's {available}, and RESERVE capacity "
+                "is never lent, so more than exists cannot be honoured",
+            )
+        running += count
+    raise AssertionError("called only when the RESERVE total exceeds the environment")
 
 
 def check_share_set(

@@ -313,9 +313,9 @@ def test_reserve_shares_over_the_environment_are_rejected() -> None:
             "B", spec=spec("B", SharingStrategy.RESERVE, count=2), provisioning=CFN
         )
     assert_config_error(
-        caught.value, "job queue 'Scratch/Queue'",
-        "shares with strategy RESERVE for ml.g5.xlarge", "A=1 + B=2 = 3",
-        "at most the environment's 2 ml.g5.xlarge",
+        caught.value, "quota share 'B'", "capacity_limits[0].max_capacity", 2,
+        "at most 1 ml.g5.xlarge: RESERVE shares together would hold A=1 + B=2 = 3 of the "
+        "environment's 2",
     )
 
 

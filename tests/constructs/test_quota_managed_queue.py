@@ -248,8 +248,8 @@ def test_over_reservation_is_rejected() -> None:
         queue_name="training",
     )
     assert_config_error(
-        error, "job queue 'training'", "shares with strategy RESERVE for ml.g5.xlarge",
-        "A=2 + B=2 = 4", "at most the environment's 3 ml.g5.xlarge",
+        error, "quota share 'B'", "capacity_limits[0].max_capacity", 2,
+        "RESERVE shares together would hold A=2 + B=2 = 4 of the environment's 3",
     )
 
 

@@ -90,7 +90,8 @@ def test_reach_is_bounded_by_own_limit_ceiling_and_environment(
     if reserved > env:
         with pytest.raises(QuotaConfigError) as caught:
             check(env, *specs)
-        assert "RESERVE" in caught.value.field
+        assert caught.value.field.endswith(".max_capacity")
+        assert "RESERVE shares together" in caught.value.allowed
         return
     allocation = check(env, *specs)
     total = sum(s.limit_of(G5) for s in specs)
@@ -104,13 +105,20 @@ def test_reach_is_bounded_by_own_limit_ceiling_and_environment(
             assert reach == min(s.limit_of(G5), env)
 
 
-def test_over_reservation_names_the_shares() -> None:
+def test_over_reservation_names_the_share_that_overflows() -> None:
     with pytest.raises(QuotaConfigError) as caught:
-        check(2, spec("A", SharingStrategy.RESERVE, 2), spec("B", SharingStrategy.RESERVE, 1))
+        check(
+            3,
+            spec("A", SharingStrategy.RESERVE, 2),
+            spec("L", SharingStrategy.LEND, 1),
+            spec("B", SharingStrategy.RESERVE, 2),
+        )
     error = caught.value
-    assert error.subject == "job queue 'training'"
-    assert error.value == "A=2 + B=1 = 3"
-    assert "at most the environment's 2" in error.allowed
+    assert (error.subject, error.field, error.value) == (
+        "quota share 'B'", "capacity_limits[0].max_capacity", 2
+    )
+    assert error.allowed.startswith("at most 1 ml.g5.xlarge: RESERVE shares together would hold "
+                                    "A=2 + B=2 = 4 of the environment's 3")
 
 
 def test_unit_missing_from_environment_names_the_share() -> None:
