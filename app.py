@@ -6,6 +6,12 @@ from __future__ import annotations
 import os
 import sys
 
+import dev
+
+# Before anything from the dependencies is imported: under the CDK CLI, python3 may not be the
+# project's environment.
+dev.use_project_environment()
+
 from aws_cdk import App, Validations
 from cdk_nag import AwsSolutionsChecks, ServerlessChecks
 

@@ -11,7 +11,9 @@ environment is reused while pyproject.toml is unchanged.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import importlib.util
 import os
 import subprocess
 import sys
@@ -36,6 +38,19 @@ def ensure_environment() -> None:
     run(PYTHON, "-m", "pip", "install", "--quiet", "--upgrade", "pip")
     run(PYTHON, "-m", "pip", "install", "--quiet", "-e", f"{ROOT}[dev]")
     STAMP.write_text(wanted)
+
+
+def use_project_environment() -> None:
+    """Re-run this process under .venv's Python when started by one without the dependencies.
+
+    cdk.json runs ``python3 app.py``; under the CDK CLI that is whatever ``python3`` is first
+    on PATH, which need not be the project's environment.
+    """
+    if importlib.util.find_spec("aws_cdk") is not None:
+        return
+    with contextlib.redirect_stdout(sys.stderr):
+        ensure_environment()
+    os.execv(PYTHON, [str(PYTHON), *sys.argv])
 
 
 def run(*command: object) -> None:

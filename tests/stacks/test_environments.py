@@ -53,6 +53,21 @@ def test_app_rejects_unknown_environment_with_a_clear_message() -> None:
     assert "unknown deployment environment 'qa'; known: dev, prod, staging" in result.stderr
 
 
+@pytest.mark.skipif(
+    not (PROJECT_ROOT / ".venv").is_dir(), reason="needs the environment dev.py creates"
+)
+def test_app_moves_to_the_project_environment_when_python3_lacks_the_dependencies() -> None:
+    # -S hides site-packages, as a python3 without aws-cdk-lib would; the CDK CLI's python3
+    # may be such an interpreter.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CDK_")}
+    result = subprocess.run(
+        [sys.executable, "-S", "app.py", "-c", "env=qa"], cwd=PROJECT_ROOT, env=env,
+        capture_output=True, text=True, check=False,
+    )
+    assert result.returncode == 1
+    assert "unknown deployment environment 'qa'" in result.stderr
+
+
 def test_stack_carries_its_environment_in_name_tags_and_size() -> None:
     app = App(context={"env": "prod"})
     (stack,) = add_stacks(app)
