@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from typing import Final
 
 from aws_cdk import Duration, Stack
@@ -99,6 +100,11 @@ class QuotaShareProvider(Construct):
     :param log_retention: how long handler, framework and waiter logs are kept. Default one year.
         The log groups are retained when the stack is deleted, so the record of a failed
         deletion outlives it.
+    :param handler_layers: Lambda layers for both handlers. Default: none. The handlers use the
+        boto3 of the Lambda runtime, which must know the quota-share API (botocore >= 1.42.72);
+        if a region's runtime lags behind, add a layer carrying a newer boto3 (its
+        ``python/`` directory takes precedence over the runtime's). A handler with an older
+        botocore fails every request, naming the version it needs.
 
     Attributes: ``service_token`` (for ``CustomResource``), ``on_event_function`` and
     ``is_complete_function`` (Python 3.14, arm64, traced; they receive ``total_timeout`` and
@@ -115,6 +121,7 @@ class QuotaShareProvider(Construct):
         total_timeout: Duration = DEFAULT_TOTAL_TIMEOUT,
         query_interval: Duration = DEFAULT_QUERY_INTERVAL,
         log_retention: logs.RetentionDays = DEFAULT_LOG_RETENTION,
+        handler_layers: Sequence[lambda_.ILayerVersion] = (),
     ) -> None:
         if not Stack.is_stack(scope) or id != PROVIDER_ID:
             # for_stack looks for exactly this child; a provider anywhere else would be a second
@@ -131,6 +138,7 @@ class QuotaShareProvider(Construct):
         self.total_timeout: Final = total_timeout
         self.query_interval: Final = query_interval
         self._managed_queues: set[str] = set()
+        self._handler_layers = list(handler_layers)
 
         self.log_group: Final = logs.LogGroup(self, "LogGroup", retention=log_retention)
 
@@ -264,6 +272,7 @@ class QuotaShareProvider(Construct):
             log_group=self.log_group,
             tracing=lambda_.Tracing.ACTIVE,
             environment=environment,
+            layers=self._handler_layers or None,
             description=f"AWS Batch quota shares: {handler.rsplit('.', 1)[-1]} ({self.node.path})",
         )
         acknowledge(

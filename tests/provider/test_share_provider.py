@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from aws_cdk import App, CustomResource, Duration, Environment, Stack, Token, Validations
 from aws_cdk import aws_batch as batch
+from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk.assertions import Template
 from cdk_nag import AwsSolutionsChecks, ServerlessChecks
@@ -131,6 +132,11 @@ def built() -> Iterator[Built]:
             total_timeout=Duration.minutes(10),
             query_interval=Duration.seconds(30),
             log_retention=logs.RetentionDays.THREE_MONTHS,
+            handler_layers=[
+                lambda_.LayerVersion.from_layer_version_arn(
+                    tuned_stack, "Boto3Layer", BOTO3_LAYER_ARN
+                )
+            ],
         )
         quota_share(tuned_stack, "TeamA", IMPORTED_QUEUE)
 
@@ -143,6 +149,20 @@ def built() -> Iterator[Built]:
         stacks = {s.stack_name: s for s in (stack, tuned_stack, queues, consumer)}
         templates = {name: assembly.get_stack_by_name(name).template for name in stacks}
         yield Built(app, stacks, templates, provider, tuned)
+
+
+BOTO3_LAYER_ARN = "arn:aws:lambda:eu-west-1:123456789012:layer:boto3-recent:3"
+
+
+def test_handler_layers_reach_both_handlers_only(built: Built) -> None:
+    functions = built.resources("Tuned", "AWS::Lambda::Function").values()
+    layers = {f["Properties"]["Handler"]: f["Properties"].get("Layers") for f in functions}
+    assert layers[ON_EVENT] == layers[IS_COMPLETE] == [BOTO3_LAYER_ARN]
+    assert all(
+        value is None for handler, value in layers.items() if handler not in (ON_EVENT, IS_COMPLETE)
+    )
+    default = built.resources("Provider", "AWS::Lambda::Function").values()
+    assert all("Layers" not in f["Properties"] for f in default)
 
 
 # -- one provider per stack --------------------------------------------------------------------
