@@ -22,9 +22,15 @@ def acknowledge(node: IConstruct, rule_id: str, reason: str) -> None:
     Validations.of(node).acknowledge(Acknowledgment(id=rule_id, reason=reason))
 
 
-def acknowledge_wildcard_resource(policy: IConstruct, resource: str, reason: str) -> None:
-    """Acknowledge ``AwsSolutions-IAM5`` for exactly one wildcard ``resource`` of ``policy``."""
-    _WildcardResourceAcknowledgment(policy, resource, reason)
+def acknowledge_wildcard_resource(
+    policy: IConstruct, resource: str, reason: str, *, same_stack: bool = False
+) -> None:
+    """Acknowledge ``AwsSolutions-IAM5`` for exactly one wildcard ``resource`` of ``policy``.
+
+    ``same_stack=True`` promises that ``resource`` refers to nothing in another stack, so its
+    name is final now and need not be worked out again during synthesis.
+    """
+    _WildcardResourceAcknowledgment(policy, resource, reason, recheck_at_synth=not same_stack)
 
 
 def acknowledge_grant_wildcards(grantee: iam.Role, grant: iam.Grant, reason: str) -> None:
@@ -54,13 +60,16 @@ class _WildcardResourceAcknowledgment:
     tree checked without synthesis, and again when the tree is validated during synthesis.
     """
 
-    def __init__(self, policy: IConstruct, resource: str, reason: str) -> None:
+    def __init__(
+        self, policy: IConstruct, resource: str, reason: str, *, recheck_at_synth: bool
+    ) -> None:
         self._policy = policy
         self._resource = resource
         self._reason = reason
         self._acknowledged: set[str] = set()
         self._acknowledge()
-        policy.node.add_validation(self)
+        if recheck_at_synth:
+            policy.node.add_validation(self)
 
     def validate(self) -> list[str]:
         self._acknowledge()

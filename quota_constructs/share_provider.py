@@ -37,6 +37,9 @@ HANDLER_MODULE: Final = "quota_constructs.runtime.quota_share_handler"
 ON_EVENT_HANDLER: Final = f"{HANDLER_MODULE}.on_event"
 IS_COMPLETE_HANDLER: Final = f"{HANDLER_MODULE}.is_complete"
 HANDLER_RUNTIME: Final = lambda_.Runtime.PYTHON_3_14
+# Children of aws_cdk.custom_resources.Provider when it has an is_complete handler.
+FRAMEWORK_FUNCTION_IDS: Final = ("framework-onEvent", "framework-isComplete", "framework-onTimeout")
+WAITER_ID: Final = "waiter-state-machine"
 
 DEFAULT_TOTAL_TIMEOUT: Final = Duration.minutes(30)
 DEFAULT_QUERY_INTERVAL: Final = Duration.seconds(15)
@@ -302,7 +305,7 @@ class QuotaShareProvider(Construct):
         isComplete -> handler) shows where a slow deployment spends its time.
         """
         framework_functions = [
-            child for child in self._provider.node.children if isinstance(child, lambda_.Function)
+            self._framework_function(id) for id in FRAMEWORK_FUNCTION_IDS
         ]
         for function in framework_functions:
             cfn_function = _cfn_function(function)
@@ -327,6 +330,7 @@ class QuotaShareProvider(Construct):
                     "Added by the aws-cdk-lib provider framework (grantInvoke) to invoke this "
                     "construct's own handler function and its versions; it covers that one "
                     "function only.",
+                    same_stack=True,
                 )
             acknowledge(
                 policy,
@@ -354,6 +358,7 @@ class QuotaShareProvider(Construct):
                     "Added by the aws-cdk-lib provider framework (grantInvoke) for the waiter to "
                     "invoke its own framework function and its versions; it covers that one "
                     "function only.",
+                    same_stack=True,
                 )
         acknowledge(
             waiter_policy,
@@ -364,17 +369,24 @@ class QuotaShareProvider(Construct):
         )
 
     def _waiter_state_machine(self) -> sfn.CfnStateMachine:
-        machines = [
-            child
-            for child in self._provider.node.find_all()
-            if isinstance(child, sfn.CfnStateMachine)
-        ]
-        if len(machines) != 1:
+        waiter = self._provider.node.try_find_child(WAITER_ID)
+        machine = waiter.node.try_find_child("Resource") if waiter is not None else None
+        if not isinstance(machine, sfn.CfnStateMachine):
             raise RuntimeError(
-                f"{self._provider.node.path}: expected one waiter state machine, "
-                f"found {len(machines)}; aws-cdk-lib's Provider has changed"
+                f"{self._provider.node.path}: no waiter state machine at {WAITER_ID}/Resource; "
+                "aws-cdk-lib's Provider has changed"
             )
-        return machines[0]
+        return machine
+
+    def _framework_function(self, id: str) -> lambda_.Function:
+        # Looked up by id: listing the Provider's children would cost a jsii round trip each.
+        function = self._provider.node.try_find_child(id)
+        if not isinstance(function, lambda_.Function):
+            raise RuntimeError(
+                f"{self._provider.node.path}: no framework function {id!r}; aws-cdk-lib's "
+                "Provider has changed"
+            )
+        return function
 
     @staticmethod
     def _waiter_role(machine: sfn.CfnStateMachine) -> iam.Role:
