@@ -6,7 +6,7 @@
     python3 dev.py bench   # synth-time benchmark: library against raw Cfn* resources
 
 Needs only Python >= 3.11 (and Node.js, which aws-cdk-lib's jsii runtime uses). The virtual
-environment is reused while pyproject.toml is unchanged.
+environment is reused while pyproject.toml and constraints.txt are unchanged.
 """
 
 from __future__ import annotations
@@ -31,12 +31,17 @@ def ensure_environment() -> None:
     if not PYTHON.exists():
         print("creating .venv", flush=True)
         venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
-    wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    wanted = hashlib.sha256(
+        (ROOT / "pyproject.toml").read_bytes() + (ROOT / "constraints.txt").read_bytes()
+    ).hexdigest()
     if STAMP.exists() and STAMP.read_text() == wanted:
         return
     print("installing quota-constructs with its dev extras into .venv", flush=True)
     run(PYTHON, "-m", "pip", "install", "--quiet", "--upgrade", "pip")
-    run(PYTHON, "-m", "pip", "install", "--quiet", "-e", f"{ROOT}[dev]")
+    run(
+        PYTHON, "-m", "pip", "install", "--quiet",
+        "-c", ROOT / "constraints.txt", "-e", f"{ROOT}[dev]",
+    )
     STAMP.write_text(wanted)
 
 
