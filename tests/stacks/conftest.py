@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import Any
 
@@ -51,7 +50,3 @@ def normalized_template(stack: Stack) -> dict[str, Any]:
         template.pop("Rules", None)
     normalized: dict[str, Any] = json.loads(ASSET_HASH.sub("<asset-hash>", json.dumps(template)))
     return normalized
-
-
-def template_path(outdir: Path, stack: Stack) -> Path:
-    return outdir / stack.template_file
