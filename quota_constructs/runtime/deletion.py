@@ -1,7 +1,8 @@
 """Deleting a quota share: guard, disable, delete, and wait until AWS Batch no longer has it.
 
 What is deleted comes only from the physical resource id (the share's ARN), never from the
-properties. Every step re-reads the share first, so a repeated delivery of the same event
+properties, and only when this resource owns the share (see :mod:`.ownership`); any other share
+is released. Every step re-reads the share first, so a repeated delivery of the same event
 just continues where the previous one stopped.
 """
 
@@ -11,7 +12,7 @@ from .batch_gateway import BatchGateway, BatchRequestError
 from .errors import QuotaShareLifecycleError
 from .guards import check_no_active_jobs
 from .live_share import LiveShare
-from .ownership import is_adoption_pending
+from .ownership import release_on_delete
 from .share_arn import QuotaShareArn
 from .structured_log import log
 
@@ -70,10 +71,22 @@ class ShareDeleter:
         return False
 
     def _released(self, share: LiveShare) -> bool:
-        if share.status == "DELETING" or not is_adoption_pending(share.tags, self._owner):
+        """Leave a share this resource does not own outright as it is; only markers move."""
+        if share.status == "DELETING":
             return False
-        log("quota_share_released", quota_share=self._arn.arn,
-            reason="this resource never finished adopting the pre-existing share; it stays")
+        release = release_on_delete(share.tags, self._owner)
+        if release is None:
+            return False
+        # Idempotent: a repeated delivery finds the markers already moved and changes nothing.
+        changed = {k: v for k, v in release.set_tags.items() if share.tags.get(k) != v}
+        removed = [key for key in release.remove_tags if key in share.tags]
+        if changed:
+            self._gateway.tag(self._arn, changed)
+        if removed:
+            self._gateway.untag(self._arn, removed)
+        log("quota_share_released", quota_share=self._arn.arn, reason=release.reason,
+            owner_tag_set=changed or None, tags_removed=removed or None,
+            detail="the share and its jobs are left as they are; the Delete succeeds")
         return True
 
     def _check_again_before_delete(self) -> None:

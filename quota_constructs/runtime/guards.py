@@ -126,8 +126,10 @@ def check_no_active_jobs(
         f"active job(s) (SUBMITTED through RUNNING) that deleting it would terminate: "
         f"{list_jobs(active, truncated=truncated)}. Nothing was changed. Let the jobs finish "
         "or stop them, then retry; or set terminate_active_jobs_on_delete=True on the "
-        "QuotaShare construct to delete it anyway. (When the share is being replaced by a "
-        "renamed or moved one, the new share is in place and this one is left as it is.)"
+        "QuotaShare construct to delete it anyway. That setting takes effect only once it is "
+        "deployed before the deployment that removes or renames the share: a delete acts on "
+        "the properties the share was last deployed with. (When the share is being replaced "
+        "by a renamed or moved one, the new share is in place and this one is left as it is.)"
     )
 
 

@@ -6,21 +6,50 @@ any other needs ``adopt_existing``. The marker ties a share to one CloudFormatio
 (stack id + logical id): a stack recreated under the same name gets a new stack id and
 therefore does not silently take over what a previous stack left behind.
 
-A share adopted with ``adopt_existing`` first carries the marker under a separate key, and gets
-the owner key only once the adopting deployment step has finished (VALID with the declared
-configuration). If that step fails, CloudFormation rolls the create back by deleting the
-resource; a share still only *being adopted* by this resource is then released, not deleted:
-it existed before the stack and must not be lost because the stack could not take it over.
+A share adopted with ``adopt_existing`` first carries the marker under a separate key
+(``quota-constructs:adopting``), and gets the owner key only once the adopting deployment step
+has finished (VALID with the declared configuration). When the share had another resource's
+owner marker, the claim remembers that resource in the owner tag's value
+(``<new owner>/<previous owner>``): the adoption can still be undone.
+
+Delete (stack deletion, removal, the cleanup after a replacement, the rollback of a create or
+of a replacement) disables and deletes a share only when this resource owns it outright. In
+every other case the share is *released*: left exactly as it is, its jobs untouched, and the
+Delete succeeds, saying why in the log (``quota_share_released``). Only the markers move:
+
+- owned by this resource, remembering a previous owner: handed back to that owner. This is the
+  rollback of an adoption (the same declaration moved to another construct path or stack, and
+  the deployment failed) — the original resource still declares the share.
+- owned by another resource: released. If that owner remembers this resource as its previous
+  owner, this resource lets go (the remembered owner is dropped), so that the new owner's own
+  Delete later deletes the share. This is the completed move: CloudFormation deletes the old
+  resource after the new one adopted the share.
+- owned by this resource while another resource is adopting it: released; deleting it would
+  pull the share from under the adoption.
+- being adopted by this resource, never finished (the create failed and is rolled back):
+  released, and this resource's adopting marker removed. It existed before the stack and must
+  not be lost because the stack could not take it over.
+- **no owner marker at all: released.** Every share this runtime creates carries the marker
+  from its CreateQuotaShare on, so a share without one was made by hand or by other tooling, or
+  someone removed the tag: it is not this resource's to destroy. Deleting it would be the one
+  irreversible choice; releasing it costs at most a share the user deletes by hand.
+
+A share created by hand and adopted (no previous owner to remember) becomes the adopting
+resource's outright once its adoption completed, as a CloudFormation import would: deleting
+the resource deletes it (a ``RemovalPolicy.RETAIN`` on the construct keeps it).
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 OWNER_TAG_KEY = "quota-constructs:owner"
 ADOPTING_TAG_KEY = "quota-constructs:adopting"
 MARKER_TAG_KEYS = frozenset({OWNER_TAG_KEY, ADOPTING_TAG_KEY})
+_PREVIOUS = "/"
+"""Separates the owner from the owner it took the share over from, in the owner tag's value."""
 
 
 def owner_marker(stack_id: str, logical_resource_id: str) -> str:
@@ -29,10 +58,74 @@ def owner_marker(stack_id: str, logical_resource_id: str) -> str:
     return digest[:20]
 
 
+def owner_of(tags: Mapping[str, str]) -> str | None:
+    """The marker of the resource that owns the share, None when no resource does."""
+    owner = (tags.get(OWNER_TAG_KEY) or "").split(_PREVIOUS, 1)[0]
+    return owner or None
+
+
+def previous_owner_of(tags: Mapping[str, str]) -> str | None:
+    """The owner the current owner took the share over from, while it may still take it back."""
+    value = tags.get(OWNER_TAG_KEY) or ""
+    _, _, previous = value.partition(_PREVIOUS)
+    return previous or None
+
+
+def claimed_owner_value(marker: str, tags: Mapping[str, str]) -> str:
+    """The owner tag's value once ``marker`` claims a share that carries ``tags``."""
+    current = owner_of(tags)
+    if current is None or current == marker:
+        return marker
+    return f"{marker}{_PREVIOUS}{current}"
+
+
 def is_owned(tags: Mapping[str, str], marker: str) -> bool:
-    return tags.get(OWNER_TAG_KEY) == marker
+    return owner_of(tags) == marker
 
 
 def is_adoption_pending(tags: Mapping[str, str], marker: str) -> bool:
     """The resource started adopting this pre-existing share but never finished doing so."""
     return tags.get(ADOPTING_TAG_KEY) == marker and not is_owned(tags, marker)
+
+
+@dataclass(frozen=True)
+class Release:
+    """Why a Delete leaves the share in place, and the marker changes that go with it."""
+
+    reason: str
+    set_tags: Mapping[str, str] = field(default_factory=dict)
+    remove_tags: Sequence[str] = ()
+
+
+def release_on_delete(tags: Mapping[str, str], marker: str) -> Release | None:
+    """None when the resource ``marker`` owns the share outright and may delete it."""
+    owner, previous = owner_of(tags), previous_owner_of(tags)
+    adopting = tags.get(ADOPTING_TAG_KEY)
+    own_adopting = [ADOPTING_TAG_KEY] if adopting == marker else []
+    if owner == marker:
+        if previous is not None and previous != marker:
+            return Release(
+                "this resource adopted the share from another resource, which still declares "
+                "it: handed back to that resource",
+                {OWNER_TAG_KEY: previous},
+                own_adopting,
+            )
+        if adopting is not None and adopting != marker:
+            return Release("another resource is adopting the share")
+        return None
+    if owner is None:
+        if own_adopting:
+            return Release(
+                "this resource never finished adopting the pre-existing share",
+                remove_tags=own_adopting,
+            )
+        return Release(
+            f"the share carries no owner marker ({OWNER_TAG_KEY}): it was not created or "
+            "adopted by a quota-constructs resource, or the tag was removed; delete it by hand "
+            "if it is no longer needed"
+        )
+    return Release(
+        "another quota-constructs resource owns the share (it adopted it)",
+        {OWNER_TAG_KEY: owner} if previous == marker else {},
+        own_adopting,
+    )

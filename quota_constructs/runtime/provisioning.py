@@ -12,8 +12,10 @@ from .ownership import (
     ADOPTING_TAG_KEY,
     MARKER_TAG_KEYS,
     OWNER_TAG_KEY,
+    claimed_owner_value,
     is_adoption_pending,
     is_owned,
+    previous_owner_of,
 )
 from .share_arn import QuotaShareArn
 from .share_config import ShareConfig
@@ -139,8 +141,13 @@ class ShareProvisioner:
         # The change is complete: from now on this resource owns the share, deletion included.
         owner = self._declaration.owner
         if not is_owned(share.tags, owner):
-            self._gateway.tag(arn, {OWNER_TAG_KEY: owner})
-            log("quota_share_claimed", quota_share=arn.arn)
+            # A previous owner is remembered, so that undoing this adoption (a rollback, or
+            # deleting this resource while that owner still declares the share) hands the share
+            # back instead of deleting it.
+            claimed = {OWNER_TAG_KEY: claimed_owner_value(owner, share.tags)}
+            self._gateway.tag(arn, claimed)
+            log("quota_share_claimed", quota_share=arn.arn,
+                previous_owner=previous_owner_of(claimed))
         if share.tags.get(ADOPTING_TAG_KEY) == owner:
             self._gateway.untag(arn, [ADOPTING_TAG_KEY])
 

@@ -102,7 +102,9 @@ def test_adopt_existing_takes_the_share_over_and_applies_the_declaration(batch: 
     assert share.limits == {G5: 5} and share.borrow_limit == 50
     # Tags others set stay; ours are added with the ownership marker.
     assert share.tags["cost"] == "x" and share.tags["team"] == "a"
-    assert share.tags[OWNER_TAG_KEY] == owner_marker(STACK_ID, "TeamShare")
+    # The previous owner is remembered, so undoing the adoption hands the share back.
+    previous = owner_marker(STACK_ID + "-other", "Other")
+    assert share.tags[OWNER_TAG_KEY] == f"{owner_marker(STACK_ID, 'TeamShare')}/{previous}"
     assert batch.state.count("CreateQuotaShare") == 1
     # From now on the share is this resource's: a repeated Create adopts it without the flag.
     assert resource.send("Create", share_properties(spec, batch.training)).ok
@@ -213,12 +215,37 @@ def test_an_adoption_that_fails_releases_the_share_instead_of_deleting_it(batch:
 
 
 def test_a_completed_adoption_makes_the_share_this_resources_to_delete(batch: Batch) -> None:
-    arn = pre_existing(batch, limits={G5: 2})
+    other = StackResource("Other", stack_id=STACK_ID + "-other")
+    assert other.create(share_properties(share_spec(limits={G5: 2}), batch.training)).ok
+    arn = other.physical_id
+    assert arn is not None
     resource = StackResource()
     assert resource.create(
         share_properties(share_spec(), batch.training, adopt_existing=True)
     ).ok
     assert ADOPTING_TAG_KEY not in batch.state.shares[arn].tags
+
+    # The previous owner's Delete (the move completed) lets go of the share ...
+    assert other.delete().ok
+    assert arn in batch.state.shares
+    # ... after which the adopting resource owns it outright.
+    assert resource.delete().ok
+    assert arn not in batch.state.shares
+
+
+def test_a_share_made_by_hand_and_adopted_is_the_adopters_to_delete(batch: Batch) -> None:
+    batch.state.handle("CreateQuotaShare", {
+        "quotaShareName": "team-a", "jobQueue": batch.training,
+        "capacityLimits": [{"capacityUnit": G5, "maxCapacity": 2}],
+        "resourceSharingConfiguration": {"strategy": "LEND"}, "tags": {"made": "by-hand"},
+        "preemptionConfiguration": {"inSharePreemption": "DISABLED"},
+    })
+    resource = StackResource()
+    assert resource.create(
+        share_properties(share_spec(), batch.training, adopt_existing=True)
+    ).ok
+    arn = resource.physical_id
+    assert batch.state.shares[arn].tags[OWNER_TAG_KEY] == owner_marker(STACK_ID, "TeamShare")
 
     assert resource.delete().ok
     assert arn not in batch.state.shares
