@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from .quota_share import IQuotaShare, QuotaShare, ShareProvisioning
     from .scheduling_policy import IQuotaSharePolicy, QuotaSharePolicy
     from .service_environment import ITrainingServiceEnvironment, TrainingServiceEnvironment
+    from .share_provider import QuotaShareProvider
 
 _CONSTRUCTS = {
     "QuotaSharePolicy": "scheduling_policy",
@@ -37,6 +38,7 @@ _CONSTRUCTS = {
     "IQuotaShare": "quota_share",
     "ShareProvisioning": "quota_share",
     "QuotaManagedTrainingQueue": "quota_managed_queue",
+    "QuotaShareProvider": "share_provider",
 }
 
 
@@ -59,6 +61,7 @@ __all__ = [
     "QuotaManagedTrainingQueue",
     "QuotaShare",
     "QuotaSharePolicy",
+    "QuotaShareProvider",
     "QuotaShareSpec",
     "ShareProvisioning",
     "SharingStrategy",

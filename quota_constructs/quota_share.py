@@ -330,6 +330,7 @@ class QuotaShare(_QuotaShareBase):
                 self,
                 "Resource",
                 service_token=provider.service_token,
+                service_timeout=provider.service_timeout,
                 resource_type=CUSTOM_RESOURCE_TYPE,
                 properties={
                     **properties,

@@ -1,14 +1,21 @@
-"""The custom-resource provider behind every ``Custom::BatchQuotaShare`` of a stack.
+"""The custom-resource provider behind ``Custom::BatchQuotaShare`` resources.
 
-One ``QuotaShareProvider`` per stack (``QuotaShareProvider.for_stack``) serves every quota share in
-it: two Python Lambda functions (``on_event`` submits a change, ``is_complete`` polls until AWS
-Batch has applied it) behind ``aws_cdk.custom_resources.Provider``, whose waiter state machine
-bounds every wait by ``total_timeout``.
+A ``QuotaShareProvider`` serves every quota share given to it: two Python Lambda functions
+(``on_event`` submits a change, ``is_complete`` polls until AWS Batch has applied it) behind
+``aws_cdk.custom_resources.Provider``, whose waiter state machine bounds every wait by
+``total_timeout``. Each stack has a default one (``QuotaShareProvider.for_stack``), created on
+first use; any other can be created anywhere in a stack and handed to the shares it should serve.
 
-Everything it deploys is its own: its IAM roles carry no AWS managed policy, the handler role may
-touch only the quota shares of the job queues passed to ``manage_shares_of``, and every log group
-has a retention period. The few cdk-nag findings that remain are acknowledged on the exact
-resource they concern, each with the reason the permission cannot be narrowed further.
+Everything it deploys is its own: its IAM roles carry no AWS managed policy (unless the
+functions run in a VPC, which needs AWS's VPC access policy), the handler policy may touch only
+the quota shares of the job queues passed to ``manage_shares_of``, and every log group has a
+retention period. The few cdk-nag findings that remain are acknowledged on the exact resource
+they concern, each with the reason the permission cannot be narrowed further.
+
+One request's whole life (``on_event``, then the waiter) is kept under CloudFormation's hour
+for a custom resource, and the custom resources' ``ServiceTimeout`` is set to match
+(``service_timeout``), so a slow share ends with the handler's reason rather than
+CloudFormation's generic timeout.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from aws_cdk import Duration, Stack
+from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
@@ -44,10 +52,6 @@ WAITER_ID: Final = "waiter-state-machine"
 DEFAULT_TOTAL_TIMEOUT: Final = Duration.minutes(30)
 DEFAULT_QUERY_INTERVAL: Final = Duration.seconds(15)
 DEFAULT_LOG_RETENTION: Final = logs.RetentionDays.ONE_YEAR
-# CloudFormation waits at most one hour for a custom resource to answer (ServiceTimeout is
-# 1..3600 s): a waiter allowed to poll longer would be cut off with CloudFormation's generic
-# "did not receive a response" instead of the handler's own reason.
-MAX_TOTAL_TIMEOUT: Final = Duration.hours(1)
 
 # The handlers only call boto3, but 256 MB roughly halves the cold-start import of boto3
 # compared with 128 MB (Lambda allots CPU in proportion to memory).
@@ -56,6 +60,21 @@ HANDLER_MEMORY_MB: Final = 256
 # with backoff must fit. is_complete reads the share (and the queue snapshot) once per poll.
 ON_EVENT_TIMEOUT: Final = Duration.minutes(5)
 IS_COMPLETE_TIMEOUT: Final = Duration.minutes(2)
+# CloudFormation waits at most one hour for a custom resource (ServiceTimeout is 1..3600 s).
+# One request lives through on_event (up to its timeout), then the waiter (total_timeout, the
+# last is_complete poll included) plus the framework's hand-offs: all of it must end before
+# CloudFormation stops waiting, or the stack shows CloudFormation's generic timeout instead of
+# the handler's reason.
+CLOUDFORMATION_LIMIT: Final = Duration.hours(1)
+REQUEST_MARGIN: Final = Duration.minutes(1)
+"""Framework hand-offs (Lambda cold starts, starting the state machine, answering S3)."""
+MAX_TOTAL_TIMEOUT: Final = Duration.seconds(
+    CLOUDFORMATION_LIMIT.to_seconds()
+    - ON_EVENT_TIMEOUT.to_seconds()
+    - IS_COMPLETE_TIMEOUT.to_seconds()
+    - REQUEST_MARGIN.to_seconds()
+)
+"""52 minutes: the longest ``total_timeout`` whose whole request fits in CloudFormation's hour."""
 # The framework's Node.js functions only relay events: the smallest size, set explicitly so
 # that it is a decision rather than Lambda's default.
 FRAMEWORK_MEMORY_MB: Final = 128
@@ -83,33 +102,54 @@ UNSCOPED_BATCH_ACTIONS: Final = ("batch:ListServiceJobs",)
 XRAY_WRITE_ACTIONS: Final = ("xray:PutTelemetryRecords", "xray:PutTraceSegments")
 XRAY_SAMPLING_ACTIONS: Final = ("xray:GetSamplingRules", "xray:GetSamplingTargets")
 
+VPC_ACCESS_POLICY: Final = (
+    "arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole"
+)
+
 _JOB_QUEUE_ARN = re.compile(
     r"^arn:aws[a-z-]*:batch:[a-z0-9-]+:\d{12}:job-queue/[A-Za-z0-9_-]{1,128}$"
 )
 
 
 class QuotaShareProvider(Construct):
-    """Custom-resource provider giving the AWS Batch quota shares of a stack a guarded lifecycle.
+    """Custom-resource provider giving AWS Batch quota shares a guarded lifecycle.
 
-    Obtain it with ``QuotaShareProvider.for_stack(stack)``. Create it yourself, as
-    ``QuotaShareProvider(stack, "QuotaShareProvider", ...)`` before the first quota share, only to
-    change a default:
+    Every stack has a default provider, ``QuotaShareProvider.for_stack(stack)``, which the
+    quota shares of the stack use unless they are given another one. To change its settings,
+    create it as ``QuotaShareProvider(stack, "QuotaShareProvider", ...)`` before the first quota
+    share of the stack. Any other provider can be created with any scope and id inside a stack
+    and passed to the shares it should serve (``provider=``); a share needs only
+    ``manage_shares_of``, ``service_token`` and ``service_timeout``.
 
-    :param total_timeout: longest one create, update or delete may take, polling included.
-        Default 30 minutes; at most 1 hour (CloudFormation's limit for a custom resource); a
+    :param total_timeout: longest the waiter may poll one create, update or delete. Default 30
+        minutes; at most 52 minutes, so that ``on_event`` (up to 5 minutes), the waiter and the
+        last poll (up to 2 minutes) end within CloudFormation's hour for a custom resource; a
         whole multiple of ``query_interval``.
     :param query_interval: time between two ``is_complete`` polls. Default 15 seconds; whole
         seconds.
     :param log_retention: how long handler, framework and waiter logs are kept. Default one year.
         The log groups are retained when the stack is deleted, so the record of a failed
         deletion outlives it.
-    :param handler_layers: Lambda layers for both handlers. Default: none. The handlers use the
-        boto3 of the Lambda runtime, which must know the quota-share API (botocore >= 1.42.72);
-        if a region's runtime lags behind, add a layer carrying a newer boto3 (its
-        ``python/`` directory takes precedence over the runtime's). A handler with an older
-        botocore fails every request, naming the version it needs.
+    :param handler_layers: Lambda layers for both handlers. Default: none. Not needed for a new
+        AWS Batch API: the handlers carry the AWS Batch service model of the botocore installed
+        where the app is synthesized, and load it in preference to the Lambda runtime's.
+    :param vpc: VPC to run every function of the provider in (handlers and framework). Default:
+        none (Lambda's own network). The subnets then need a route to the AWS Batch, Lambda,
+        Step Functions and CloudWatch Logs endpoints (NAT or VPC endpoints), and to S3 for the
+        response to CloudFormation. Lambda's VPC access then requires AWS's
+        ``AWSLambdaVPCAccessExecutionRole`` on the roles (added by aws-cdk-lib).
+    :param vpc_subnets: where in ``vpc``. Default: aws-cdk-lib's choice (private subnets).
+    :param security_groups: security groups of every function. Default with ``vpc``: one
+        security group of the provider that allows outbound traffic only.
+    :param role: role of the two handler functions. Default: a role of the provider with no AWS
+        managed policy. The provider attaches its own policy (``HandlerPolicy``: the Batch
+        actions on the managed queues and their shares, writing to its log group) to the given
+        role; Lambda adds X-Ray's write actions for tracing. An imported immutable role must
+        already allow all of these.
 
-    Attributes: ``service_token`` (for ``CustomResource``), ``on_event_function`` and
+    Attributes: ``service_token`` and ``service_timeout`` (for ``CustomResource``: the Lambda
+    that answers, and how long CloudFormation should wait for it, which covers the whole
+    request), ``total_timeout``, ``query_interval``, ``on_event_function`` and
     ``is_complete_function`` (Python 3.14, arm64, traced; they receive ``total_timeout`` and
     ``query_interval`` in seconds as ``QUOTA_SHARE_TOTAL_TIMEOUT_SECONDS`` and
     ``QUOTA_SHARE_QUERY_INTERVAL_SECONDS``), ``handler_role``, ``log_group`` (functions) and
@@ -125,29 +165,59 @@ class QuotaShareProvider(Construct):
         query_interval: Duration = DEFAULT_QUERY_INTERVAL,
         log_retention: logs.RetentionDays = DEFAULT_LOG_RETENTION,
         handler_layers: Sequence[lambda_.ILayerVersion] = (),
+        vpc: ec2.IVpc | None = None,
+        vpc_subnets: ec2.SubnetSelection | None = None,
+        security_groups: Sequence[ec2.ISecurityGroup] | None = None,
+        role: iam.IRole | None = None,
     ) -> None:
-        if not Stack.is_stack(scope) or id != PROVIDER_ID:
-            # for_stack looks for exactly this child; a provider anywhere else would be a second
-            # one that no quota share uses.
-            raise QuotaConfigError(
-                PROVIDER_ID,
-                "scope and id",
-                f"{scope.node.path or '<app>'}/{id}",
-                f"a Stack as scope and the id {PROVIDER_ID!r}, "
-                "or QuotaShareProvider.for_stack(stack)",
-            )
+        _check_scope(scope, id)
         _check_timing(total_timeout, query_interval)
+        if vpc is None and (vpc_subnets is not None or security_groups):
+            raise QuotaConfigError(
+                f"{PROVIDER_ID} {id!r}",
+                "vpc_subnets" if vpc_subnets is not None else "security_groups",
+                "given without vpc",
+                "a vpc as well: subnets and security groups only apply to functions in a VPC",
+            )
         super().__init__(scope, id)
         self.total_timeout: Final = total_timeout
         self.query_interval: Final = query_interval
+        self.service_timeout: Final = service_timeout_for(total_timeout)
         self._managed_queues: set[str] = set()
         self._handler_layers = list(handler_layers)
+        self._vpc = vpc
+        self._vpc_subnets = vpc_subnets
+        self.security_groups: Final[list[ec2.ISecurityGroup]] = (
+            list(security_groups or []) or [
+                ec2.SecurityGroup(
+                    self,
+                    "SecurityGroup",
+                    vpc=vpc,
+                    description="Quota share provider functions: outbound to AWS APIs only",
+                    allow_all_outbound=True,
+                )
+            ]
+            if vpc is not None else []
+        )
 
         self.log_group: Final = logs.LogGroup(self, "LogGroup", retention=log_retention)
 
-        self.handler_role: Final = _lambda_role(self, "HandlerRole")
-        self.log_group.grant_write(self.handler_role)
-        self.handler_role.add_to_principal_policy(
+        self.handler_role: Final[iam.IRole] = role or _lambda_role(self, "HandlerRole")
+        # With the user's role, the provider's statements go to a policy of its own, so that
+        # what the provider adds (and acknowledges) stays on a resource the provider owns.
+        self._handler_policy: Final = (
+            None if role is None else iam.Policy(self, "HandlerPolicy", roles=[role])
+        )
+        if role is None:
+            self.log_group.grant_write(self.handler_role)
+        else:
+            self._add_handler_statement(
+                iam.PolicyStatement(
+                    actions=["logs:CreateLogStream", "logs:PutLogEvents"],
+                    resources=[self.log_group.log_group_arn],
+                )
+            )
+        self._add_handler_statement(
             iam.PolicyStatement(actions=list(UNSCOPED_BATCH_ACTIONS), resources=["*"])
         )
         code = lambda_.Code.from_asset(runtime_asset_directory())
@@ -169,8 +239,8 @@ class QuotaShareProvider(Construct):
         # dependency between the onEvent function and the waiter state machine it starts.
         self.framework_on_event_role: Final = _lambda_role(self, "FrameworkOnEventRole")
         self.framework_waiter_role: Final = _lambda_role(self, "FrameworkCompleteAndTimeoutRole")
-        for role in (self.framework_on_event_role, self.framework_waiter_role):
-            self.log_group.grant_write(role)
+        for framework_role in (self.framework_on_event_role, self.framework_waiter_role):
+            self.log_group.grant_write(framework_role)
 
         self.waiter_log_group: Final = logs.LogGroup(
             self,
@@ -192,6 +262,9 @@ class QuotaShareProvider(Construct):
             framework_on_event_role=self.framework_on_event_role,
             framework_complete_and_timeout_role=self.framework_waiter_role,
             log_group=self.log_group,
+            vpc=vpc,
+            vpc_subnets=vpc_subnets,
+            security_groups=self.security_groups or None,
             disable_waiter_state_machine_logging=False,
             waiter_state_machine_log_options=cr.LogOptions(
                 destination=self.waiter_log_group,
@@ -203,10 +276,12 @@ class QuotaShareProvider(Construct):
         )
         self.service_token: Final[str] = self._provider.service_token
         self._complete_framework()
+        if vpc is not None:
+            self._acknowledge_vpc_access_policy()
 
     @classmethod
     def for_stack(cls, stack: Stack) -> QuotaShareProvider:
-        """The stack's provider, created with the defaults on first use."""
+        """The stack's default provider (id ``QuotaShareProvider``), created on first use."""
         existing = stack.node.try_find_child(PROVIDER_ID)
         if existing is None:
             return cls(stack, PROVIDER_ID)
@@ -237,14 +312,14 @@ class QuotaShareProvider(Construct):
             return
         self._managed_queues.add(key)
         shares = f"{job_queue_arn}/quota-share/*"
-        self.handler_role.add_to_principal_policy(
+        self._add_handler_statement(
             iam.PolicyStatement(actions=list(QUEUE_ACTIONS), resources=[job_queue_arn])
         )
-        self.handler_role.add_to_principal_policy(
+        self._add_handler_statement(
             iam.PolicyStatement(actions=list(SHARE_ACTIONS), resources=[shares])
         )
         acknowledge_wildcard_resource(
-            _default_policy(self.handler_role),
+            self._handler_policy_resource(),
             shares,
             "Quota shares are created, renamed and replaced by this custom resource at deploy "
             "time, so their names cannot be listed in advance, and AWS Batch has no "
@@ -253,6 +328,17 @@ class QuotaShareProvider(Construct):
         )
 
     # -- construction ------------------------------------------------------------------------
+
+    def _add_handler_statement(self, statement: iam.PolicyStatement) -> None:
+        if self._handler_policy is None:
+            self.handler_role.add_to_principal_policy(statement)
+        else:
+            self._handler_policy.add_statements(statement)
+
+    def _handler_policy_resource(self) -> IConstruct:
+        if self._handler_policy is None:
+            return _default_policy(self.handler_role)
+        return self._handler_policy.node.default_child  # type: ignore[return-value]
 
     def _handler_function(
         self,
@@ -276,6 +362,9 @@ class QuotaShareProvider(Construct):
             tracing=lambda_.Tracing.ACTIVE,
             environment=environment,
             layers=self._handler_layers or None,
+            vpc=self._vpc,
+            vpc_subnets=self._vpc_subnets,
+            security_groups=self.security_groups or None,
             description=f"AWS Batch quota shares: {handler.rsplit('.', 1)[-1]} ({self.node.path})",
         )
         acknowledge(
@@ -288,8 +377,20 @@ class QuotaShareProvider(Construct):
         return function
 
     def _acknowledge_handler_policy(self) -> None:
+        if self._handler_policy is not None:
+            # Lambda adds X-Ray's write actions (resource "*") to the given role's own default
+            # policy; that finding is caused by this provider's traced functions.
+            tracing_policy = self.handler_role.node.try_find_child("DefaultPolicy")
+            if tracing_policy is not None and tracing_policy.node.default_child is not None:
+                acknowledge(
+                    tracing_policy.node.default_child,
+                    "AwsSolutions-IAM5[Resource::*]",
+                    "Added by aws-cdk-lib for the X-Ray tracing of the quota share provider's "
+                    "handler functions: PutTraceSegments/PutTelemetryRecords define no resource "
+                    "type, so IAM accepts only '*'.",
+                )
         acknowledge(
-            _default_policy(self.handler_role),
+            self._handler_policy_resource(),
             "AwsSolutions-IAM5[Resource::*]",
             "Only for batch:ListServiceJobs (to name the jobs a share change would preempt or "
             "terminate) and X-Ray's PutTraceSegments/PutTelemetryRecords: these actions define "
@@ -368,6 +469,21 @@ class QuotaShareProvider(Construct):
             "tracing: these actions define no resource type, so IAM accepts only '*'.",
         )
 
+    def _acknowledge_vpc_access_policy(self) -> None:
+        roles: list[iam.IRole] = [self.framework_on_event_role, self.framework_waiter_role]
+        roles.append(self.handler_role)
+        for role in roles:
+            resource = role.node.default_child
+            if resource is None:
+                continue  # an imported role: nothing of it is in the template
+            acknowledge(
+                resource,
+                f"AwsSolutions-IAM4[Policy::{VPC_ACCESS_POLICY}]",
+                "Added by aws-cdk-lib to every Lambda function placed in a VPC: Lambda needs "
+                "it to create and delete the functions' network interfaces, and AWS keeps it "
+                "current with what Lambda's VPC networking requires.",
+            )
+
     def _waiter_state_machine(self) -> sfn.CfnStateMachine:
         waiter = self._provider.node.try_find_child(WAITER_ID)
         machine = waiter.node.try_find_child("Resource") if waiter is not None else None
@@ -400,6 +516,51 @@ class QuotaShareProvider(Construct):
         return role
 
 
+def service_timeout_for(total_timeout: Duration) -> Duration:
+    """How long CloudFormation should wait for one request: its whole life, bounded."""
+    return Duration.seconds(
+        total_timeout.to_seconds()
+        + ON_EVENT_TIMEOUT.to_seconds()
+        + IS_COMPLETE_TIMEOUT.to_seconds()
+        + REQUEST_MARGIN.to_seconds()
+    )
+
+
+def _check_scope(scope: Construct, id: str) -> None:
+    if Stack.is_stack(scope) or _in_a_stack(scope):
+        existing = scope.node.try_find_child(id)
+    else:
+        raise QuotaConfigError(
+            f"{PROVIDER_ID} {id!r}",
+            "scope",
+            scope.node.path or "<app>",
+            "a Stack or a construct inside one",
+        )
+    if existing is None:
+        return
+    if isinstance(existing, QuotaShareProvider) and Stack.is_stack(scope) and id == PROVIDER_ID:
+        raise QuotaConfigError(
+            f"{PROVIDER_ID} {id!r}",
+            "scope and id",
+            existing.node.path,
+            "a provider created before the first quota share of the stack: the stack's default "
+            "provider already exists with the default settings, created by the first QuotaShare "
+            "(or by QuotaShareProvider.for_stack). Move this QuotaShareProvider(stack, "
+            f"{PROVIDER_ID!r}, ...) above the first quota share, or give the provider another "
+            "id and pass it to the shares it should serve (provider=...)",
+        )
+    raise QuotaConfigError(
+        f"{PROVIDER_ID} {id!r}",
+        "id",
+        existing.node.path,
+        "an id no other construct in the scope uses",
+    )
+
+
+def _in_a_stack(scope: Construct) -> bool:
+    return any(Stack.is_stack(node) for node in scope.node.scopes)
+
+
 def _check_timing(total_timeout: Duration, query_interval: Duration) -> None:
     interval = query_interval.to_seconds(integral=False)
     total = total_timeout.to_seconds(integral=False)
@@ -416,7 +577,9 @@ def _check_timing(total_timeout: Duration, query_interval: Duration) -> None:
             "total_timeout",
             total_timeout.to_human_string(),
             f"at most {MAX_TOTAL_TIMEOUT.to_human_string()} (CloudFormation stops waiting for a "
-            "custom resource after one hour) and a whole multiple of query_interval "
+            "custom resource after one hour, which must also cover on_event's "
+            f"{ON_EVENT_TIMEOUT.to_human_string()} and the last poll's "
+            f"{IS_COMPLETE_TIMEOUT.to_human_string()}) and a whole multiple of query_interval "
             f"({query_interval.to_human_string()})",
         )
 
@@ -433,7 +596,7 @@ def _cfn_function(function: lambda_.Function) -> lambda_.CfnFunction:
     return cfn_function
 
 
-def _default_policy(role: iam.Role) -> IConstruct:
+def _default_policy(role: iam.IRole) -> IConstruct:
     """The CloudFormation resource of the role's default policy (cdk-nag reports on it)."""
     policy = role.node.try_find_child("DefaultPolicy")
     resource = policy.node.try_find_child("Resource") if policy is not None else None

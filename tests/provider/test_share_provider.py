@@ -419,6 +419,9 @@ def test_templates_pass_cfn_lint(built: Built, stack: str) -> None:
     ("total", "interval", "field", "value"),
     [
         (Duration.minutes(61), Duration.seconds(15), "total_timeout", "1 hour 1 minute"),
+        # An hour of waiting leaves no room for on_event before it and the last poll after it.
+        (Duration.hours(1), Duration.seconds(15), "total_timeout", "1 hour"),
+        (Duration.minutes(53), Duration.seconds(15), "total_timeout", "53 minutes"),
         (Duration.hours(2), Duration.seconds(15), "total_timeout", "2 hours"),
         (Duration.seconds(100), Duration.seconds(15), "total_timeout", "1 minute 40 seconds"),
         (Duration.seconds(10), Duration.seconds(15), "total_timeout", "10 seconds"),
@@ -442,26 +445,54 @@ def test_timing_is_checked_before_anything_is_built(
     assert not stack.node.children
 
 
-def test_the_longest_total_timeout_is_one_hour() -> None:
+def test_the_longest_total_timeout_leaves_the_whole_request_within_the_hour() -> None:
     stack = Stack(App(), "Scratch")
-    provider = QuotaShareProvider(stack, "QuotaShareProvider", total_timeout=Duration.hours(1))
-    assert provider.total_timeout.to_seconds() == 3600
+    provider = QuotaShareProvider(stack, "QuotaShareProvider", total_timeout=Duration.minutes(52))
+    assert provider.total_timeout.to_seconds() == 52 * 60
+    # on_event (5 min) + waiter (52 min) + last is_complete (2 min) + hand-offs (1 min).
+    assert provider.service_timeout.to_seconds() == 3600
 
 
-def test_a_provider_elsewhere_than_the_stacks_reserved_id_is_refused() -> None:
-    app = App()
-    stack = Stack(app, "Scratch")
-    with pytest.raises(QuotaConfigError, match="Scratch/Other"):
-        QuotaShareProvider(stack, "Other")
-    with pytest.raises(QuotaConfigError, match=r"QuotaShareProvider\.for_stack"):
-        QuotaShareProvider(app, "QuotaShareProvider")
-
-
-def test_a_provider_below_a_construct_is_refused() -> None:
+def test_a_provider_can_live_anywhere_in_a_stack_under_any_id() -> None:
     stack = Stack(App(), "Scratch")
     holder = logs.LogGroup(stack, "Holder")
-    with pytest.raises(QuotaConfigError, match="a Stack as scope"):
-        QuotaShareProvider(holder, "QuotaShareProvider")
+    nested = QuotaShareProvider(holder, "Shares", total_timeout=Duration.minutes(10))
+    other = QuotaShareProvider(stack, "TeamProvider")
+    assert nested.node.path == "Scratch/Holder/Shares"
+    assert other.node.path == "Scratch/TeamProvider"
+    # Neither is the stack's default: for_stack creates that one separately.
+    default = QuotaShareProvider.for_stack(stack)
+    assert default is not nested and default is not other
+    assert default.node.path == "Scratch/QuotaShareProvider"
+
+
+def test_a_provider_outside_every_stack_is_refused() -> None:
+    with pytest.raises(QuotaConfigError, match="a Stack or a construct inside one"):
+        QuotaShareProvider(App(), "QuotaShareProvider")
+
+
+def test_creating_the_default_provider_after_a_share_says_what_to_do() -> None:
+    stack = Stack(App(), "Scratch")
+    quota_share(stack, "TeamA", IMPORTED_QUEUE)  # creates the default provider implicitly
+    with pytest.raises(QuotaConfigError) as raised:
+        QuotaShareProvider(stack, "QuotaShareProvider", total_timeout=Duration.minutes(10))
+    message = str(raised.value)
+    assert "Scratch/QuotaShareProvider" in message
+    assert "above the first quota share" in message and "provider=" in message
+
+
+def test_an_id_already_taken_is_reported_as_such() -> None:
+    stack = Stack(App(), "Scratch")
+    logs.LogGroup(stack, "Taken")
+    with pytest.raises(QuotaConfigError, match="an id no other construct in the scope uses"):
+        QuotaShareProvider(stack, "Taken")
+
+
+def test_the_package_exports_the_provider() -> None:
+    import quota_constructs
+
+    assert quota_constructs.QuotaShareProvider is QuotaShareProvider
+    assert "QuotaShareProvider" in quota_constructs.__all__
 
 
 def test_the_reserved_id_taken_by_something_else_is_reported() -> None:
