@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import difflib
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import ClassVar
 
 from .errors import QuotaConfigError
@@ -14,13 +16,28 @@ from .tokens import is_unresolved
 MAX_CAPACITY_LIMITS = 5
 
 
+TRAINING_INSTANCE_TYPES_FILE = "training_instance_types.json"
+"""Present next to this module only in a Lambda asset: the synthesizing botocore's list."""
+
+
 @lru_cache(maxsize=1)
 def training_instance_types() -> frozenset[str]:
-    """Every instance type SageMaker Training accepts, as the installed botocore knows them.
+    """Every instance type SageMaker Training accepts, as the botocore the app is built with knows.
 
     Read from botocore's SageMaker model rather than kept by hand, so a new instance type is
-    accepted as soon as botocore ships it. Only the service JSON is loaded (no client).
+    accepted as soon as botocore ships it. Only the service JSON is loaded (no client). A Lambda
+    of this library re-parses its properties through this model, but its runtime's botocore may
+    be older than the one that accepted the declaration: its asset therefore carries the list
+    (:data:`TRAINING_INSTANCE_TYPES_FILE`), which is used instead, so both sides agree.
     """
+    staged = Path(__file__).with_name(TRAINING_INSTANCE_TYPES_FILE)
+    if staged.is_file():
+        return frozenset(json.loads(staged.read_text(encoding="utf-8")))
+    return botocore_training_instance_types()
+
+
+def botocore_training_instance_types() -> frozenset[str]:
+    """The installed botocore's SageMaker ``TrainingInstanceType`` enum."""
     from botocore.loaders import create_loader
 
     model = create_loader().load_service_model("sagemaker", "service-2")

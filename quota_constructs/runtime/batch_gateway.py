@@ -1,7 +1,8 @@
 """Every AWS Batch call the runtime makes, with retries and readable errors.
 
-The client is plain ``boto3.client("batch")``, so ``AWS_ENDPOINT_URL_BATCH`` and the Lambda's
-region apply as boto3 defines them.
+The client is an ordinary boto3 ``batch`` client (built from the AWS Batch model the Lambda
+carries, see :mod:`.service_models`), so ``AWS_ENDPOINT_URL_BATCH`` and the Lambda's region apply
+as boto3 defines them.
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import boto3
 import botocore
 from botocore import xform_name
 from botocore.config import Config
@@ -20,22 +20,16 @@ from .errors import QuotaShareLifecycleError
 from .live_share import LiveShare
 from .retry import RetryPolicy, call_with_retries, is_retryable
 from .service_job import ServiceJob
+from .service_models import (
+    MINIMUM_BOTOCORE,
+    REQUIRED_BATCH_OPERATIONS,
+    STAGED_MODELS,
+    boto3_session,
+    carries_models,
+)
 from .share_arn import QuotaShareArn
 from .structured_log import log
 
-MINIMUM_BOTOCORE = "1.42.72"
-REQUIRED_OPERATIONS = (
-    "CreateQuotaShare",
-    "DescribeQuotaShare",
-    "UpdateQuotaShare",
-    "DeleteQuotaShare",
-    "ListQuotaShares",
-    "GetJobQueueSnapshot",
-    "ListServiceJobs",
-    "TagResource",
-    "UntagResource",
-    "ListTagsForResource",
-)
 NOT_FOUND_CODES = frozenset({"ClientException", "ResourceNotFoundException", "NotFoundException"})
 PAGE_LIMIT = 100
 """Pages read from one listing at most, so a misbehaving paginator cannot loop forever."""
@@ -55,14 +49,17 @@ CLIENT_TIMEOUTS = ClientTimeouts()
 
 
 def create_batch_client() -> Any:
-    """A Batch client whose retries are :data:`RETRY_POLICY`'s, not botocore's."""
+    """A Batch client whose retries are :data:`RETRY_POLICY`'s, not botocore's.
+
+    Built from the AWS Batch model the Lambda asset carries, when it carries one.
+    """
     config = Config(
         connect_timeout=CLIENT_TIMEOUTS.connect,
         read_timeout=CLIENT_TIMEOUTS.read,
         retries={"mode": "standard", "total_max_attempts": 1},
         user_agent_extra="quota-constructs-runtime",
     )
-    return boto3.client("batch", config=config)
+    return boto3_session().client("batch", config=config)
 
 
 class BatchRequestError(QuotaShareLifecycleError):
@@ -85,13 +82,20 @@ class BatchGateway:
         self._client = client
         self._policy = policy or RETRY_POLICY
         self._seconds_left = seconds_left
-        missing = [op for op in REQUIRED_OPERATIONS if op not in _operation_names(client)]
+        missing = [op for op in REQUIRED_BATCH_OPERATIONS if op not in _operation_names(client)]
         if missing:
+            carried = (
+                f"the AWS Batch model carried in {STAGED_MODELS} lacks them too (the app was "
+                "synthesized with an older botocore)" if carries_models() else
+                "the function's code carries no AWS Batch model of its own (it is staged "
+                "from the botocore installed where the app is synthesized)"
+            )
             raise QuotaShareLifecycleError(
                 f"the botocore in this Lambda ({botocore.__version__}) does not know the AWS "
-                f"Batch operations {', '.join(missing)}; quota shares need botocore >= "
-                f"{MINIMUM_BOTOCORE}. Use a Lambda runtime whose boto3 is recent enough or "
-                "bundle boto3/botocore >= " + MINIMUM_BOTOCORE + " with the function."
+                f"Batch operations {', '.join(missing)}, and {carried}; quota shares need "
+                f"botocore >= {MINIMUM_BOTOCORE}. Synthesize the app with botocore >= "
+                f"{MINIMUM_BOTOCORE} installed, or give the provider a layer with boto3/botocore "
+                f">= {MINIMUM_BOTOCORE} (handler_layers)."
             )
 
     @classmethod

@@ -2,19 +2,32 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import shutil
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
+import botocore
 import pytest
 from aws_cdk import App, FileSystem, Stack
 
-from quota_constructs._runtime_asset import PACKAGE_ROOT, runtime_asset_directory, stage_runtime
+from quota_constructs import _runtime_asset
+from quota_constructs._runtime_asset import (
+    INSTANCE_TYPES_IN_ASSET,
+    PACKAGE_ROOT,
+    StagingError,
+    runtime_asset_directory,
+    stage_lambda_code,
+    stage_runtime,
+)
+from quota_constructs.model.capacity import botocore_training_instance_types
 from quota_constructs.share_provider import QuotaShareProvider
+
+BATCH_VERSION = "2016-08-10"
 
 
 def staged_files(directory: Path) -> set[str]:
@@ -40,19 +53,76 @@ def plant_caches(package: Path) -> None:
 
 def fingerprint_of_staged(package: Path, target: Path) -> str:
     target.mkdir(parents=True)
-    stage_runtime(package, target)
+    stage_lambda_code(target, package_root=package)
     return FileSystem.fingerprint(str(target))
 
 
-def test_the_asset_holds_the_package_init_the_model_and_the_runtime_only() -> None:
+def test_the_asset_holds_the_runtime_its_service_model_and_instance_types_only() -> None:
     staged = staged_files(Path(runtime_asset_directory()))
     assert "quota_constructs/__init__.py" in staged
     assert "quota_constructs/model/wire.py" in staged
-    assert all(name.endswith(".py") and "__pycache__" not in name for name in staged)
+    data = {name for name in staged if not name.endswith(".py")}
+    assert data == {
+        f"quota_constructs/runtime/botocore_data/batch/{BATCH_VERSION}/{name}.json"
+        for name in ("service-2", "endpoint-rule-set-1", "paginators-1")
+    } | {"quota_constructs/model/training_instance_types.json"}
+    assert all("__pycache__" not in name for name in staged)
     allowed_directories = {"quota_constructs", "quota_constructs/model", "quota_constructs/runtime"}
-    assert {name.rsplit("/", 1)[0] for name in staged} <= allowed_directories
+    python_directories = {name.rsplit("/", 1)[0] for name in staged - data}
+    assert python_directories <= allowed_directories
     # The constructs need aws_cdk, which the Lambda does not have.
     assert "quota_constructs/share_provider.py" not in staged
+
+
+def test_the_carried_model_is_the_installed_botocores_decompressed() -> None:
+    data = Path(botocore.__file__).parent / "data" / "batch" / BATCH_VERSION
+    staged = (
+        Path(runtime_asset_directory()) / "quota_constructs/runtime/botocore_data/batch"
+        / BATCH_VERSION
+    )
+    for name in ("service-2", "endpoint-rule-set-1"):
+        packed, plain = data / f"{name}.json.gz", data / f"{name}.json"
+        original = gzip.decompress(packed.read_bytes()) if packed.exists() else plain.read_bytes()
+        assert (staged / f"{name}.json").read_bytes() == original
+    operations = json.loads((staged / "service-2.json").read_bytes())["operations"]
+    assert {"CreateQuotaShare", "GetJobQueueSnapshot"} <= set(operations)
+    carried = json.loads(
+        (Path(runtime_asset_directory()) / INSTANCE_TYPES_IN_ASSET).read_text()
+    )
+    assert carried == sorted(botocore_training_instance_types())
+
+
+def test_other_lambdas_stage_the_same_way_with_their_own_files(tmp_path: Path) -> None:
+    target = tmp_path / "asset"
+    target.mkdir()
+    stage_lambda_code(target, extra_files={"config/shares.json": b"{}"})
+    staged = staged_files(target)
+    assert "config/shares.json" in staged
+    assert staged - {"config/shares.json"} == staged_files(Path(runtime_asset_directory()))
+    for name in ("../escape.json", "/etc/passwd", "quota_constructs/model/wire.py"):
+        again = tmp_path / f"again-{len(name)}"
+        again.mkdir()
+        with pytest.raises(StagingError, match="extra file"):
+            stage_lambda_code(again, extra_files={name: b""})
+
+
+def test_a_botocore_without_the_quota_share_api_cannot_stage(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = _runtime_asset.botocore_model_files
+
+    def without_quota_shares(service: str) -> dict[PurePosixPath, bytes]:
+        files = real(service)
+        for path, content in files.items():
+            if path.name == "service-2.json":
+                model = json.loads(content)
+                del model["operations"]["CreateQuotaShare"]
+                files[path] = json.dumps(model).encode()
+        return files
+
+    monkeypatch.setattr(_runtime_asset, "botocore_model_files", without_quota_shares)
+    with pytest.raises(StagingError, match=r"CreateQuotaShare.*botocore >= 1\.42\.72"):
+        stage_lambda_code(tmp_path)
 
 
 def test_caches_tests_subpackages_and_other_files_stay_out(tmp_path: Path) -> None:

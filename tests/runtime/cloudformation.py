@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import copy
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from quota_constructs.model import QuotaShareSpec, resource_properties
 from quota_constructs.runtime import quota_share_handler
@@ -54,6 +55,14 @@ def share_properties(
     return properties
 
 
+class Handler(Protocol):
+    """The two entry points, in this process (the module) or elsewhere (another interpreter)."""
+
+    def on_event(self, event: Mapping[str, Any], context: Any) -> dict[str, Any]: ...
+
+    def is_complete(self, event: Mapping[str, Any], context: Any) -> dict[str, Any]: ...
+
+
 @dataclass
 class Outcome:
     """What the Provider framework would send back to CloudFormation."""
@@ -71,13 +80,16 @@ class Outcome:
         return self.status == "SUCCESS"
 
 
-def run_provider(event: dict[str, Any], max_polls: int = 25) -> Outcome:
+def run_provider(
+    event: dict[str, Any], max_polls: int = 25, handler: Handler | None = None
+) -> Outcome:
     """One custom-resource request through on_event and bounded is_complete polling."""
+    entry_points: Handler = handler or quota_share_handler
     request_type = event["RequestType"]
     if request_type == "Delete" and event.get("PhysicalResourceId") == CREATE_FAILED_MARKER:
         return Outcome("SUCCESS", CREATE_FAILED_MARKER)
     try:
-        result = quota_share_handler.on_event(copy.deepcopy(event), None) or {}
+        result = entry_points.on_event(copy.deepcopy(event), None) or {}
     except Exception as error:
         physical = event.get("PhysicalResourceId") or CREATE_FAILED_MARKER
         return Outcome("FAILED", physical, reason=str(error))
@@ -89,7 +101,7 @@ def run_provider(event: dict[str, Any], max_polls: int = 25) -> Outcome:
     merged = {**event, **result, "PhysicalResourceId": physical}
     for poll in range(1, max_polls + 1):
         try:
-            answer = quota_share_handler.is_complete(copy.deepcopy(merged), None)
+            answer = entry_points.is_complete(copy.deepcopy(merged), None)
         except Exception as error:
             return Outcome("FAILED", physical, reason=str(error), polls=poll)
         if answer["IsComplete"]:
@@ -134,12 +146,14 @@ class StackResource:
     properties: dict[str, Any] | None = None
     physical_id: str | None = None
     max_polls: int = 25
+    handler: Handler | None = None
+    """None: the runtime imported in this process."""
 
     def send(self, request_type: str, properties: dict[str, Any], **kwargs: Any) -> Outcome:
         event = cfn_event(
             request_type, properties, logical_id=self.logical_id, stack_id=self.stack_id, **kwargs
         )
-        return run_provider(event, self.max_polls)
+        return run_provider(event, self.max_polls, self.handler)
 
     def create(self, properties: dict[str, Any]) -> Outcome:
         outcome = self.send("Create", properties)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-import boto3
 import pytest
 
 from quota_constructs.runtime import batch_gateway
@@ -35,15 +34,9 @@ def fake_batch_server() -> Iterator[FakeBatchServer]:
     server.stop()
 
 
-@pytest.fixture(scope="session")
-def boto3_session() -> boto3.Session:
-    return boto3.Session()
-
-
 @pytest.fixture
 def batch(
     fake_batch_server: FakeBatchServer,
-    boto3_session: boto3.Session,
     monkeypatch: pytest.MonkeyPatch,
 ) -> Batch:
     for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL"):
@@ -52,7 +45,6 @@ def batch(
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDFAKEFAKEFAKE")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "fake-secret")
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    monkeypatch.setattr(boto3, "DEFAULT_SESSION", boto3_session)
     state = fake_batch_server.reset()
     sleeps: list[float] = []
     # Backoff is recorded, not slept: the suite stays fast and tests can assert on it.

@@ -9,7 +9,7 @@ import botocore
 import pytest
 
 from quota_constructs.runtime import batch_gateway, quota_share_handler, wait_budget
-from quota_constructs.runtime.batch_gateway import REQUIRED_OPERATIONS
+from quota_constructs.runtime.service_models import REQUIRED_BATCH_OPERATIONS
 
 from .cloudformation import StackResource, cfn_event, share_properties
 from .conftest import Batch
@@ -140,7 +140,7 @@ def test_an_outdated_botocore_is_reported_with_the_version_needed(
 
 def test_the_installed_botocore_has_every_operation_the_runtime_uses() -> None:
     names = set(botocore.session.get_session().get_service_model("batch").operation_names)
-    assert set(REQUIRED_OPERATIONS) <= names
+    assert set(REQUIRED_BATCH_OPERATIONS) <= names
 
 
 def test_an_unexpected_error_still_reaches_cloudformation_readably(
