@@ -193,7 +193,7 @@ class QuotaShareProvider(Construct):
                     self,
                     "SecurityGroup",
                     vpc=vpc,
-                    description="Quota share provider functions: outbound to AWS APIs only",
+                    description="Quota share provider functions: no inbound; outbound to AWS APIs",
                     allow_all_outbound=True,
                 )
             ]

@@ -249,11 +249,13 @@ def test_custom_resource_is_the_default_and_carries_the_guards(built: SimpleName
     assert resource(share)["Type"] == "Custom::BatchQuotaShare"
     assert resource(share)["Properties"] == {
         "ServiceToken": resolve(share, provider.service_token),
+        "ServiceTimeout": str(int(provider.service_timeout.to_seconds())),
         **resource_properties(DETAILED, queue_arn(built.custom_queue)),
         **GUARDS_OFF,
     }
     assert resource(built.guarded)["Properties"] == {
         "ServiceToken": resolve(share, provider.service_token),
+        "ServiceTimeout": str(int(provider.service_timeout.to_seconds())),
         **resource_properties(built.guarded.spec, queue_arn(built.custom_queue)),
         **GUARDS_ON,
     }
