@@ -16,6 +16,7 @@ from .model import (
     JobStateTimeLimitAction,
     QuotaConfigError,
     QuotaShareSpec,
+    ShareAgreement,
     SharingStrategy,
 )
 
@@ -60,6 +61,7 @@ __all__ = [
     "QuotaShare",
     "QuotaSharePolicy",
     "QuotaShareSpec",
+    "ShareAgreement",
     "ShareProvisioning",
     "SharingStrategy",
     "TrainingJobQueue",
