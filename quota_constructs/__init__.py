@@ -21,9 +21,11 @@ from .model import (
 )
 
 if TYPE_CHECKING:
+    from .agreements import write_allocation_agreements
     from .job_queue import ITrainingJobQueue, TrainingJobQueue
+    from .monitoring import QuotaShareMonitoring, ShareAlarmThresholds
     from .quota_managed_queue import QuotaManagedTrainingQueue
-    from .quota_share import IQuotaShare, QuotaShare, ShareProvisioning
+    from .quota_share import IQuotaShare, QuotaShare, ShareGrant, ShareProvisioning
     from .scheduling_policy import IQuotaSharePolicy, QuotaSharePolicy
     from .service_environment import ITrainingServiceEnvironment, TrainingServiceEnvironment
 
@@ -37,7 +39,11 @@ _CONSTRUCTS = {
     "QuotaShare": "quota_share",
     "IQuotaShare": "quota_share",
     "ShareProvisioning": "quota_share",
+    "ShareGrant": "quota_share",
     "QuotaManagedTrainingQueue": "quota_managed_queue",
+    "QuotaShareMonitoring": "monitoring",
+    "ShareAlarmThresholds": "monitoring",
+    "write_allocation_agreements": "agreements",
 }
 
 
@@ -59,11 +65,15 @@ __all__ = [
     "QuotaConfigError",
     "QuotaManagedTrainingQueue",
     "QuotaShare",
+    "QuotaShareMonitoring",
     "QuotaSharePolicy",
     "QuotaShareSpec",
     "ShareAgreement",
+    "ShareAlarmThresholds",
+    "ShareGrant",
     "ShareProvisioning",
     "SharingStrategy",
     "TrainingJobQueue",
     "TrainingServiceEnvironment",
+    "write_allocation_agreements",
 ]
