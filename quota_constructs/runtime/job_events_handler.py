@@ -219,6 +219,11 @@ class _Monitor:
             fields["outcome"] = "ignored: another job queue"
             fields["job_queue"] = job.get("jobQueue")
             return None
+        if not job.get("quotaShareName"):
+            # Every job of a quota-share queue has a share; a botocore too old to know the
+            # field drops it, and a metric without its share would mislead.
+            fields["outcome"] = "ignored: AWS Batch names no quota share for the job"
+            return None
         return job
 
     def _notify(self, *, agreement_owner_topic: str | None, fields: Mapping[str, Any],

@@ -6,7 +6,7 @@ the same bounded retries with backoff for throttling and 5xx, the same readable 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,6 +16,7 @@ from .structured_log import log
 
 RUNNABLE = "RUNNABLE"
 QUOTA_SHARE_FILTER = "QUOTA_SHARE_NAME"
+_CONFIG_KEYS = ("capacityLimits", "resourceSharingConfiguration", "state", "status")
 
 
 @dataclass(frozen=True)
@@ -58,13 +59,21 @@ class MonitoringGateway(BatchGateway):
                 units[unit] = units.get(unit, 0.0) + float(item.get("quantity") or 0.0)
         return QueueSnapshot(usage)
 
-    def live_shares(self, job_queue: str) -> dict[str, LiveShare]:
-        """Every share on the queue by name, as ListQuotaShares reports it (all pages)."""
+    def live_shares(self, job_queue: str, names: Collection[str]) -> dict[str, LiveShare]:
+        """Every share on the queue by name, as ListQuotaShares reports it (all pages).
+
+        A listed share among ``names`` whose entry lacks its configuration is described
+        (DescribeQuotaShare), so a terse listing is never mistaken for drift.
+        """
         shares: dict[str, LiveShare] = {}
         for item in self._pages("ListQuotaShares", "quotaShares", jobQueue=job_queue):
-            if item.get("quotaShareArn") and item.get("quotaShareName"):
-                share = LiveShare.from_api(item, tags={})
-                shares[share.name] = share
+            if not (item.get("quotaShareArn") and item.get("quotaShareName")):
+                continue
+            if item["quotaShareName"] in names and not all(key in item for key in _CONFIG_KEYS):
+                item = {**item, **self._call("DescribeQuotaShare",
+                                             quotaShareArn=item["quotaShareArn"])}
+            share = LiveShare.from_api(item, tags={})
+            shares[share.name] = share
         return shares
 
     def runnable_jobs(self, job_queue: str, share: str) -> RunnableJobs:

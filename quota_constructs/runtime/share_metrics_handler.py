@@ -42,7 +42,9 @@ def handler(event: Any, context: Any) -> dict[str, Any]:
     pool = ThreadPoolExecutor(max_workers=MAX_WORKERS, thread_name_prefix="share-metrics")
     try:
         snapshot_call = pool.submit(gateway.snapshot, queue.reference)
-        live_call = pool.submit(gateway.live_shares, queue.reference)
+        live_call = pool.submit(
+            gateway.live_shares, queue.reference, {spec.name for spec in settings.shares}
+        )
         runnable_calls = {
             spec.name: pool.submit(gateway.runnable_jobs, queue.reference, spec.name)
             for spec in settings.shares

@@ -101,6 +101,8 @@ class FakeServiceJob(FakeJob):
 @dataclass
 class MonitoringFakeBatch(FakeBatch):
     share_faults: dict[str, deque[Fault]] = field(default_factory=dict)
+    terse_listing: bool = False
+    """ListQuotaShares answers names, ARNs and statuses only (as an endpoint might)."""
 
     # -- test helpers -------------------------------------------------------------------------
 
@@ -192,6 +194,13 @@ class MonitoringFakeBatch(FakeBatch):
             latency = fault.latency if fault is not None else 0.0
         response, more = super().handle(operation, params)
         return response, latency + more
+
+    def _ListQuotaShares(self, p: dict[str, Any]) -> dict[str, Any]:
+        page = super()._ListQuotaShares(p)
+        if self.terse_listing:
+            keep = ("quotaShareName", "quotaShareArn", "jobQueueArn")
+            page["quotaShares"] = [{k: item[k] for k in keep} for item in page["quotaShares"]]
+        return page
 
     # -- service jobs -------------------------------------------------------------------------
 

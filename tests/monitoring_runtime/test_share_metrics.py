@@ -126,6 +126,18 @@ def test_drift_is_compared_through_the_model_not_as_text(
     assert values(points, SHARE_DRIFT) == [0, 0, 0]
 
 
+def test_a_terse_listing_is_completed_by_describing_the_share(
+    monitor: Monitor, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monitor.create_shares()
+    monitor.batch.terse_listing = True
+
+    _, points = run(capsys)
+
+    assert values(points, SHARE_DRIFT) == [0, 0, 0]
+    assert monitor.batch.count("DescribeQuotaShare") == 3
+
+
 def test_a_failing_share_loses_only_its_own_data_points(
     monitor: Monitor, capsys: pytest.CaptureFixture[str]
 ) -> None:
