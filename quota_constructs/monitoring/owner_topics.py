@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Final
 
+from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sns as sns
@@ -19,6 +20,7 @@ class OwnerTopics(Construct):
     """A topic per owner (child id: the owner's name), encrypted with one customer managed key
     (``Key``, rotated yearly) and accepting only TLS publishers.
 
+    The key is scheduled for deletion (after 7 days) when the monitoring is removed.
     A customer managed key rather than AWS's ``alias/aws/sns``: CloudWatch alarms can publish
     to an encrypted topic only when the key's policy lets ``cloudwatch.amazonaws.com`` use it,
     and the AWS managed key's policy cannot be changed. Subscribe people or a chat integration
@@ -32,6 +34,10 @@ class OwnerTopics(Construct):
             "Key",
             enable_key_rotation=True,
             description=f"Encrypts the quota-share owner topics of {self.node.path}",
+            # It only encrypts notifications in flight, which no one reads back: a key kept
+            # after its topics are gone would cost 1 USD a month and protect nothing.
+            removal_policy=RemovalPolicy.DESTROY,
+            pending_window=Duration.days(7),
         )
         self.key.add_to_resource_policy(
             iam.PolicyStatement(
