@@ -132,7 +132,7 @@ def monitor(
     monkeypatch.setattr(batch_gateway, "RETRY_POLICY", policy)
     monkeypatch.setattr(notifier, "RETRY_POLICY", policy)
     monkeypatch.setattr(batch_gateway, "CLIENT_TIMEOUTS", batch_gateway.ClientTimeouts(2, 2))
-    MEMORY.forget_all()
+    MEMORY.use_directory(tmp_path / "job-events-memory")
 
     batch = fake_batch_server.reset()
     batch.page_size = 2
