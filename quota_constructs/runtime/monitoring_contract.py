@@ -34,6 +34,7 @@ DEFAULT_METRIC_NAMESPACE: Final = "QuotaConstructs/Batch"
 
 # -- metric dimensions -------------------------------------------------------------------------
 JOB_QUEUE_DIMENSION: Final = "JobQueue"
+"""Its value is the queue's name (as ``JobQueueName`` in ``AWS/Batch``), never its ARN."""
 QUOTA_SHARE_DIMENSION: Final = "QuotaShare"
 CAPACITY_UNIT_DIMENSION: Final = "CapacityUnit"
 PREEMPTION_KIND_DIMENSION: Final = "PreemptionKind"
