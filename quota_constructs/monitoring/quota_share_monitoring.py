@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Final
 
 from aws_cdk import Annotations, Duration, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_cloudwatch_actions as actions
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sns as sns
@@ -66,8 +67,9 @@ class QuotaShareMonitoring(Construct):
     encryption, TLS only: events EventBridge could not deliver and invocations that failed
     after their retries), ``OwnerTopics`` (when topics are created here), ``ShareMetrics``
     (:class:`ShareMetricsFunction`), ``JobEvents`` (:class:`JobEventsFunction`),
-    ``Dashboard`` (:class:`QuotaShareDashboard`) and ``Alarms/<share>``
-    (:class:`ShareAlarms`).
+    ``Dashboard`` (:class:`QuotaShareDashboard`), ``Alarms/<share>`` (:class:`ShareAlarms`)
+    and ``DeadLetters`` (an alarm: something failed after every retry and waits in the
+    dead-letter queue).
 
     :param job_queue: the monitored queue.
     :param shares: the shares to watch. Default: the queue's ``quota_share_specs`` when this
@@ -93,6 +95,8 @@ class QuotaShareMonitoring(Construct):
     :param namespace: CloudWatch namespace of the custom metrics. Default
         ``QuotaConstructs/Batch``.
     :param log_retention: how long both functions' logs are kept. Default one month.
+    :param operations_topic: where ``DeadLetters`` (the monitoring itself failing) notifies.
+        Default: nowhere; the alarm still shows on the dashboard.
     :param handler_layers: Lambda layers for both functions (a newer boto3 where the runtime's
         lacks the quota-share API). Default: none.
     """
@@ -115,6 +119,7 @@ class QuotaShareMonitoring(Construct):
         share_thresholds: Mapping[str, ShareAlarmThresholds] | None = None,
         namespace: str = DEFAULT_METRIC_NAMESPACE,
         log_retention: logs.RetentionDays = DEFAULT_LOG_RETENTION,
+        operations_topic: sns.ITopic | None = None,
         handler_layers: Sequence[lambda_.ILayerVersion] = (),
     ) -> None:
         # Everything is checked before the construct exists, so a mistake leaves nothing behind.
@@ -152,6 +157,8 @@ class QuotaShareMonitoring(Construct):
         per_share = _check_share_thresholds(share_thresholds or {}, specs, subject=subject)
         owners = sorted({s.agreement.owner for s in specs if s.agreement is not None})
         _check_owner_topics(owner_topics, owners, subject=subject)
+        if operations_topic is not None:
+            _check_topic(operations_topic, subject=subject, field="operations_topic")
         super().__init__(scope, id)
 
         self.job_queue: Final = queue
@@ -258,10 +265,33 @@ class QuotaShareMonitoring(Construct):
                     job_events=job_events_enabled,
                     owner_topic=self.owner_topics.get(owner) if owner else None,
                 )
+            dead_letters = self.dead_letter_queue.metric_approximate_number_of_messages_visible(
+                period=MIN_PERIOD, statistic="Maximum"
+            ).create_alarm(
+                self,
+                "DeadLetters",
+                alarm_description=(
+                    f"The quota-share monitoring of {queue.node.path} failed after every retry "
+                    "(an undeliverable event or a failed invocation): owners may not have been "
+                    "told. Read the dead-letter queue's messages and the functions' logs."
+                ),
+                threshold=1,
+                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+                evaluation_periods=1,
+                # SQS publishes this metric every few minutes for an active queue; none means
+                # nothing arrived.
+                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            )
+            if operations_topic is not None:
+                dead_letters.add_alarm_action(actions.SnsAction(operations_topic))
+            self.dead_letters_alarm: cloudwatch.Alarm | None = dead_letters
             if self.dashboard is not None:
                 self.dashboard.add_alarms(
                     [alarm for group in self.alarms.values() for alarm in group.alarms]
+                    + [dead_letters]
                 )
+        else:
+            self.dead_letters_alarm = None
 
     @property
     def metrics_function(self) -> lambda_.IFunction | None:
@@ -289,6 +319,14 @@ class QuotaShareMonitoring(Construct):
         return {owner: given[owner] for owner in owners}
 
 
+def _check_topic(topic: object, *, subject: str, field: str) -> None:
+    if is_unresolved(topic) or not isinstance(getattr(topic, "topic_arn", None), str):
+        raise QuotaConfigError(
+            subject, field, topic,
+            "an sns.ITopic (sns.Topic.from_topic_arn(...) for an existing topic)",
+        )
+
+
 def _check_owner_topics(
     given: object, owners: Sequence[str], *, subject: str
 ) -> None:
@@ -305,11 +343,7 @@ def _check_owner_topics(
             f"a topic for every owner of the monitored shares; missing: {', '.join(missing)}",
         )
     for owner, topic in given.items():
-        if is_unresolved(topic) or not isinstance(getattr(topic, "topic_arn", None), str):
-            raise QuotaConfigError(
-                subject, f"owner_topics[{owner!r}]", topic,
-                "an sns.ITopic (sns.Topic.from_topic_arn(...) for an existing topic)",
-            )
+        _check_topic(topic, subject=subject, field=f"owner_topics[{owner!r}]")
 
 
 def _training_job_queue(job_queue: object, *, subject: str) -> ITrainingJobQueue:

@@ -63,8 +63,13 @@ def built() -> Iterator[SimpleNamespace]:
     app = cdk.App(outdir=outdir.name)
     b = SimpleNamespace(app=app, synthesized=Path(outdir.name))
     b.watched = managed(cdk.Stack(app, "Watched", env=ENV)).add_monitoring()
-    b.enforcing = managed(cdk.Stack(app, "Enforcing", env=ENV)).add_monitoring(
+    enforcing_stack = cdk.Stack(app, "Enforcing", env=ENV)
+    b.operations = sns.Topic.from_topic_arn(
+        enforcing_stack, "Operations", "arn:aws:sns:us-east-1:123456789012:platform-ops"
+    )
+    b.enforcing = managed(enforcing_stack).add_monitoring(
         enforce_interruption_budget=True,
+        operations_topic=b.operations,
         metrics_schedule=cdk.Duration.minutes(10),
         share_thresholds={"QS2": ShareAlarmThresholds(max_preemptions_per_hour=None,
                                                       starved_after=cdk.Duration.minutes(5))},
@@ -435,6 +440,17 @@ def test_thresholds_are_overridable_per_share(built: Any) -> None:
     assert alarms["Drift"]["Period"] == 600
 
 
+def test_dead_letters_alarm_tells_operations_when_given(built: Any) -> None:
+    rendered = template(built.enforcing).to_json()["Resources"]
+    alarm = rendered[logical_id(built.enforcing.dead_letters_alarm)]["Properties"]
+    assert alarm["MetricName"] == "ApproximateNumberOfMessagesVisible"
+    assert alarm["AlarmActions"] == ["arn:aws:sns:us-east-1:123456789012:platform-ops"]
+    assert alarm["TreatMissingData"] == "notBreaching"
+    quiet = template(built.watched).to_json()["Resources"][
+        logical_id(built.watched.dead_letters_alarm)]["Properties"]
+    assert "AlarmActions" not in quiet
+
+
 # -- switches ----------------------------------------------------------------------------------
 
 
@@ -450,6 +466,7 @@ def test_metrics_off_means_no_schedule_no_starved_or_drift(built: Any) -> None:
 def test_job_events_off_means_no_rules_on_batch_events_and_no_topics(built: Any) -> None:
     assert built.silent.job_events_function is None
     assert built.silent.alarms == {}
+    assert built.silent.dead_letters_alarm is None
     assert resources(built.silent, "AWS::CloudWatch::Alarm") == {}
     rules = resources(built.silent, "AWS::Events::Rule")
     assert all("EventPattern" not in r["Properties"] for r in rules.values())
