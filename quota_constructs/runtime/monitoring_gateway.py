@@ -6,6 +6,7 @@ the same bounded retries with backoff for throttling and 5xx, the same readable 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +17,7 @@ from .structured_log import log
 
 RUNNABLE = "RUNNABLE"
 QUOTA_SHARE_FILTER = "QUOTA_SHARE_NAME"
+_QUEUE_ARN = re.compile(r"arn:[^:\s]+:batch:[^:\s]*:[^:\s]*:job-queue/[^/\s]+")
 _CONFIG_KEYS = ("capacityLimits", "resourceSharingConfiguration", "state", "status")
 
 
@@ -28,6 +30,20 @@ class QueueSnapshot:
     def usage_of(self, share: str) -> Mapping[str, float]:
         """What ``share`` holds per unit; a share the snapshot does not list holds nothing."""
         return self.usage.get(share, {})
+
+
+@dataclass(frozen=True)
+class LiveShares:
+    """The queue's shares as AWS Batch reports them, and the names it could not be asked about."""
+
+    shares: Mapping[str, LiveShare]
+    unknown: frozenset[str] = frozenset()
+
+    def knows(self, name: str) -> bool:
+        return name not in self.unknown
+
+    def get(self, name: str) -> LiveShare | None:
+        return self.shares.get(name)
 
 
 @dataclass(frozen=True)
@@ -59,14 +75,23 @@ class MonitoringGateway(BatchGateway):
                 units[unit] = units.get(unit, 0.0) + float(item.get("quantity") or 0.0)
         return QueueSnapshot(usage)
 
-    def live_shares(self, job_queue: str, names: Collection[str]) -> dict[str, LiveShare]:
+    def live_shares(self, job_queue: str, names: Collection[str]) -> LiveShares:
         """Every share on the queue by name, as ListQuotaShares reports it (all pages).
 
         A listed share among ``names`` whose entry lacks its configuration is described
-        (DescribeQuotaShare), so a terse listing is never mistaken for drift.
+        (DescribeQuotaShare), so a terse listing is never mistaken for drift. When the listing
+        fails, each of ``names`` is described on its own instead, so one failure costs only
+        that share's figure.
         """
+        try:
+            listed = self._pages("ListQuotaShares", "quotaShares", jobQueue=job_queue)
+        except BatchRequestError as error:
+            if not _QUEUE_ARN.fullmatch(job_queue):
+                raise
+            log("live_shares_listing_failed", job_queue=job_queue, code=error.code)
+            return self._described(job_queue, names)
         shares: dict[str, LiveShare] = {}
-        for item in self._pages("ListQuotaShares", "quotaShares", jobQueue=job_queue):
+        for item in listed:
             if not (item.get("quotaShareArn") and item.get("quotaShareName")):
                 continue
             if item["quotaShareName"] in names and not all(key in item for key in _CONFIG_KEYS):
@@ -74,7 +99,22 @@ class MonitoringGateway(BatchGateway):
                                              quotaShareArn=item["quotaShareArn"])}
             share = LiveShare.from_api(item, tags={})
             shares[share.name] = share
-        return shares
+        return LiveShares(shares, frozenset())
+
+    def _described(self, job_queue_arn: str, names: Collection[str]) -> LiveShares:
+        shares: dict[str, LiveShare] = {}
+        unknown: set[str] = set()
+        for name in sorted(names):
+            arn = f"{job_queue_arn}/quota-share/{name}"
+            try:
+                response = self._call("DescribeQuotaShare", quotaShareArn=arn)
+            except BatchRequestError as error:
+                if error.code not in NOT_FOUND_CODES:
+                    unknown.add(name)
+                continue
+            if response.get("quotaShareArn"):
+                shares[name] = LiveShare.from_api(response, tags={})
+        return LiveShares(shares, frozenset(unknown))
 
     def runnable_jobs(self, job_queue: str, share: str) -> RunnableJobs:
         """Count ``share``'s RUNNABLE jobs, reading at most :data:`PAGE_LIMIT` pages."""

@@ -16,9 +16,8 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any, TypeVar
 
 from .emf import emit
-from .live_share import LiveShare
 from .monitor_settings import MonitorSettings
-from .monitoring_gateway import MonitoringGateway, QueueSnapshot, RunnableJobs
+from .monitoring_gateway import LiveShares, MonitoringGateway, QueueSnapshot, RunnableJobs
 from .share_metrics import drift_of, share_records
 from .structured_log import log
 
@@ -58,7 +57,7 @@ def handler(event: Any, context: Any) -> dict[str, Any]:
 
     missing: list[str] = []
     snapshot: QueueSnapshot | None = _result(snapshot_call, "GetJobQueueSnapshot", missing)
-    live: dict[str, LiveShare] | None = _result(live_call, "ListQuotaShares", missing)
+    live: LiveShares | None = _result(live_call, "ListQuotaShares", missing)
     now_ms = int(time.time() * 1000)
     records = []
     drifted = []
@@ -67,7 +66,10 @@ def handler(event: Any, context: Any) -> dict[str, Any]:
             runnable_calls[spec.name], f"ListServiceJobs({spec.name})", missing
         )
         live_share = live.get(spec.name) if live is not None else None
-        if live is not None:
+        live_known = live is not None and live.knows(spec.name)
+        if live is not None and not live_known:
+            missing.append(f"DescribeQuotaShare({spec.name})")
+        if live_known:
             reason = drift_of(spec, live_share)
             if reason is not None:
                 drifted.append(spec.name)
@@ -78,12 +80,12 @@ def handler(event: Any, context: Any) -> dict[str, Any]:
             job_queue_name=queue.name,
             usage=snapshot.usage_of(spec.name) if snapshot is not None else None,
             live=live_share,
-            live_known=live is not None,
+            live_known=live_known,
             runnable=runnable,
             now_ms=now_ms,
         )
     if live is not None:
-        undeclared = sorted(set(live) - {spec.name for spec in settings.shares})
+        undeclared = sorted(set(live.shares) - {spec.name for spec in settings.shares})
         if undeclared:
             log("undeclared_shares", job_queue=queue.reference, quota_shares=undeclared)
     written = emit(records)

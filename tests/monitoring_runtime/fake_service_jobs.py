@@ -171,6 +171,12 @@ class MonitoringFakeBatch(FakeBatch):
             queue = self.share_faults.setdefault(share, deque())
             queue.extend(Fault(error=BatchError(message, code, status)) for _ in range(times))
 
+    def fail_describe_next(self, share: str, times: int = 1, code: str = "ServerException",
+                           status: int = 500) -> None:
+        """The next ``times`` DescribeQuotaShare calls of ``share`` fail."""
+        self.fail_share_next(f"describe:{share}", times, code=code, status=status,
+                             message="Internal error")
+
     def slow_share_next(self, share: str, seconds: float, times: int = 1) -> None:
         """The next ``times`` ListServiceJobs calls filtered on ``share`` answer late."""
         with self.lock:
@@ -181,10 +187,13 @@ class MonitoringFakeBatch(FakeBatch):
 
     def handle(self, operation: str, params: dict[str, Any]) -> tuple[dict[str, Any], float]:
         latency = 0.0
-        if operation == "ListServiceJobs":
+        if operation in ("ListServiceJobs", "DescribeQuotaShare"):
             with self.lock:
-                filters = params.get("filters") or [{}]
-                share = (filters[0].get("values") or [""])[0]
+                if operation == "ListServiceJobs":
+                    filters = params.get("filters") or [{}]
+                    share = (filters[0].get("values") or [""])[0]
+                else:
+                    share = "describe:" + str(params.get("quotaShareArn", "")).rsplit("/", 1)[-1]
                 pending = self.share_faults.get(share)
                 fault = pending.popleft() if pending else None
             if fault is not None and fault.error is not None:

@@ -175,16 +175,31 @@ def test_without_a_snapshot_the_other_figures_are_still_published(
 ) -> None:
     arrange_reference_load(monitor)
     monitor.batch.fail_next("GetJobQueueSnapshot", 50, code="ServerException", status=500)
-    monitor.batch.fail_next("ListQuotaShares", 50, code="ServerException", status=500)
 
     summary, points = run(capsys)
 
-    assert sorted(summary["missing"]) == ["GetJobQueueSnapshot", "ListQuotaShares"]
+    assert summary["missing"] == ["GetJobQueueSnapshot"]
     assert values(points, CAPACITY_IN_USE) == []
     assert values(points, BORROWED_CAPACITY) == []
-    assert values(points, SHARE_DRIFT) == []  # unknown is not "no drift"
     assert values(points, CAPACITY_LIMIT, QuotaShare="QS1") == [1]
     assert values(points, RUNNABLE_JOBS, QuotaShare="QS2") == [3]
+    assert values(points, SHARE_DRIFT) == [0, 0, 0]
+
+
+def test_when_the_listing_fails_each_share_is_described_on_its_own(
+    monitor: Monitor, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monitor.create_shares(monitor.shares[:2])  # QS3 is missing
+    monitor.batch.fail_next("ListQuotaShares", 50, code="ServerException", status=500)
+    monitor.batch.fail_describe_next("QS2", 50)
+
+    summary, points = run(capsys)
+
+    assert summary["missing"] == ["DescribeQuotaShare(QS2)"]
+    assert values(points, SHARE_DRIFT, QuotaShare="QS1") == [0]
+    assert values(points, SHARE_DRIFT, QuotaShare="QS2") == []  # unknown is not "no drift"
+    assert values(points, SHARE_DRIFT, QuotaShare="QS3") == [1]
+    assert values(points, RUNNABLE_JOBS) == [0, 0, 0]
 
 
 def test_a_slow_share_is_abandoned_at_the_deadline_and_the_rest_published(
