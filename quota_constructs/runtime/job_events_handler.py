@@ -55,8 +55,7 @@ STUCK_REASONS = (
     "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED",
     "MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE",
 )
-ACTIVE_STATUSES = frozenset({"SUBMITTED", "PENDING", "RUNNABLE", "SCHEDULED", "STARTING",
-                             "RUNNING"})
+FINISHED_STATUSES = frozenset({"SUCCEEDED", "FAILED"})
 # A duplicate is the same event under the same configuration; a monitor pointed elsewhere (or a
 # test's fresh fake) is not a duplicate.
 _FINGERPRINT_VARIABLES = (JOB_QUEUE_ARN_ENV, JOB_QUEUE_NAME_ENV, OWNER_TOPICS_ENV,
@@ -119,7 +118,7 @@ class _Monitor:
         budget = agreement.interruption_budget if agreement is not None else None
         over = budget is not None and preemption.attempt_count > budget
         terminated = False
-        if over and self.settings.enforce_budget and job.get("status") in ACTIVE_STATUSES:
+        if over and self.settings.enforce_budget and _still_active(job):
             assert budget is not None
             self.batch.terminate_job(
                 str(job.get("jobId") or _job_id(job_arn)),
@@ -127,7 +126,7 @@ class _Monitor:
             )
             terminated = True
             log("job_terminated_over_budget", **fields, budget=budget)
-        self._notify(agreement_owner_topic=self.settings.topic_of(agreement), fields=fields,
+        self._notify(topic=self.settings.topic_of(agreement), fields=fields,
                      message=preemption_message(
                          job=job, job_arn=job_arn, share=share, queue=self.settings.queue.name,
                          preemption=preemption, agreement=agreement,
@@ -203,7 +202,7 @@ class _Monitor:
                 count=preemption.attempt_count,
                 retries=retries if isinstance(retries, int) else None, key=key,
             )
-        self._notify(agreement_owner_topic=topic, fields=fields, message=message)
+        self._notify(topic=topic, fields=fields, message=message)
         MEMORY.remember(self._memory_key(key))
         return _outcome("reported", fields)
 
@@ -226,13 +225,13 @@ class _Monitor:
             return None
         return job
 
-    def _notify(self, *, agreement_owner_topic: str | None, fields: Mapping[str, Any],
+    def _notify(self, *, topic: str | None, fields: Mapping[str, Any],
                 message: OwnerMessage) -> None:
-        if agreement_owner_topic is None:
+        if topic is None:
             log("owner_not_notified", **fields,
                 why="the share has no agreement, or no topic was given for its owner")
             return
-        self.notifier.publish(agreement_owner_topic, message)
+        self.notifier.publish(topic, message)
 
     def _memory_key(self, key: str) -> str:
         return f"{self.fingerprint}|{key}"
@@ -245,6 +244,11 @@ def _job_arn(event: Mapping[str, Any]) -> str:
         if isinstance(candidate, str) and ":service-job/" in candidate:
             return candidate
     return ""
+
+
+def _still_active(job: Mapping[str, Any]) -> bool:
+    """Not finished: a finished job is never terminated (so a retry never terminates twice)."""
+    return job.get("status") not in FINISHED_STATUSES and not job.get("isTerminated")
 
 
 def _job_id(job_arn: str) -> str:
