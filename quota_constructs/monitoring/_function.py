@@ -37,7 +37,8 @@ def monitoring_function(
     max_event_age: Duration,
     layers: Sequence[lambda_.ILayerVersion],
 ) -> tuple[lambda_.Function, iam.Role, logs.LogGroup]:
-    """The function (child ``Function``), its role (``Role``) and its log group (``LogGroup``).
+    """The function (child ``Resource``, so it is the construct's default child), its role
+    (``Role``) and its log group (``LogGroup``).
 
     The role carries no AWS managed policy (AWSLambdaBasicExecutionRole would allow writing to
     every log group); the caller grants exactly what the handler calls.
@@ -47,7 +48,7 @@ def monitoring_function(
     log_group.grant_write(role)
     function = lambda_.Function(
         scope,
-        "Function",
+        "Resource",
         code=code,
         handler=handler,
         runtime=RUNTIME,
