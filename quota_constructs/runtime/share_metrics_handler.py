@@ -95,7 +95,8 @@ def handler(event: Any, context: Any) -> dict[str, Any]:
 
 
 def _result(call: Future[T], what: str, missing: list[str]) -> T | None:
-    if not call.done():
+    # Not done, or never started (cancelled when the pool was shut down at the deadline).
+    if not call.done() or call.cancelled():
         log("share_metrics_call_timed_out", call=what)
         missing.append(what)
         return None

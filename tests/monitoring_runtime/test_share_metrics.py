@@ -231,3 +231,20 @@ def test_units_in_use_but_not_declared_are_all_borrowed(
     assert values(points, CAPACITY_LIMIT, **dims) == [0]
     assert values(points, BORROWED_CAPACITY, **dims) == [2]
     assert values(points, IDLE_OWN_CAPACITY, **dims) == [0]
+
+
+def test_calls_still_queued_at_the_deadline_are_given_up_too(
+    monitor: Monitor, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    arrange_reference_load(monitor)
+    monkeypatch.setattr(share_metrics_handler, "MAX_WORKERS", 1)
+    monkeypatch.setattr(batch_gateway, "CLIENT_TIMEOUTS", batch_gateway.ClientTimeouts(2, 30))
+    monitor.batch.slow_next("GetJobQueueSnapshot", 6.0)  # the first call holds the only worker
+
+    summary, points = run(capsys, remaining_ms=4_000)
+
+    assert summary["missing"] == [
+        "GetJobQueueSnapshot", "ListQuotaShares", "ListServiceJobs(QS1)",
+        "ListServiceJobs(QS2)", "ListServiceJobs(QS3)"]
+    assert values(points, CAPACITY_LIMIT) == [1, 1, 1]
+    assert values(points, RUNNABLE_JOBS) == []
