@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Final
 
+import jsii
 from aws_cdk import Duration
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_lambda_destinations as destinations
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct, IConstruct
@@ -63,7 +63,7 @@ def monitoring_function(
         description=description,
         retry_attempts=retry_attempts,
         max_event_age=max_event_age,
-        on_failure=destinations.SqsDestination(dead_letter_queue),
+        on_failure=_SendOnlyQueueDestination(dead_letter_queue),
     )
     acknowledge(
         _cfn_function(function),
@@ -73,6 +73,24 @@ def monitoring_function(
         "dead-letter queue as well would receive every failure twice.",
     )
     return function, role, log_group
+
+
+@jsii.implements(lambda_.IDestination)
+class _SendOnlyQueueDestination:
+    """An SQS on-failure destination granting only ``sqs:SendMessage``: Lambda sends the failure
+    record and nothing else (``aws_lambda_destinations.SqsDestination`` also grants
+    ``GetQueueAttributes`` and ``GetQueueUrl``, which delivery does not use)."""
+
+    def __init__(self, queue: sqs.IQueue) -> None:
+        self._queue = queue
+
+    def bind(
+        self, scope: Construct, fn: lambda_.IFunction, *, type: lambda_.DestinationType
+    ) -> lambda_.DestinationConfig:
+        fn.add_to_role_policy(
+            iam.PolicyStatement(actions=["sqs:SendMessage"], resources=[self._queue.queue_arn])
+        )
+        return lambda_.DestinationConfig(destination=self._queue.queue_arn)
 
 
 def acknowledge_xray(policy: IConstruct, extra: str = "") -> None:

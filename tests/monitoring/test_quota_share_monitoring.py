@@ -285,6 +285,10 @@ def test_metrics_function_may_only_read_this_queue(built: Any) -> None:
     }
     others = {name.split(":")[0] for name in allowed} - {"batch"}
     assert others == {"logs", "xray", "sqs"}
+    # Failure records go to the dead-letter queue; nothing else may be done with it.
+    dlq = stack.resolve(built.watched.dead_letter_queue.queue_arn)
+    assert {name: arns for name, arns in allowed.items() if name.startswith("sqs:")} == {
+        "sqs:SendMessage": [dlq]}
     assert not any(name.startswith("sns:") for name in allowed)
 
 
