@@ -15,6 +15,7 @@ dev.use_project_environment()
 from aws_cdk import App, Validations
 from cdk_nag import AwsSolutionsChecks, ServerlessChecks
 
+from quota_constructs import write_allocation_agreements
 from stacks.environments import UnknownEnvironmentError
 from stacks.launch import app_settings, clear_previous_assembly
 from stacks.summary import queue_summaries
@@ -37,6 +38,9 @@ def main() -> None:
     )
     for line in queue_summaries(app):
         print(line)
+    # Human output goes to stderr: stdout stays free for the CDK CLI and for tools.
+    for path in write_allocation_agreements(app, assembly.directory):
+        print(f"allocation agreement: {os.path.relpath(path)}", file=sys.stderr)
 
 
 if __name__ == "__main__":

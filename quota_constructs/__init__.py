@@ -16,13 +16,16 @@ from .model import (
     JobStateTimeLimitAction,
     QuotaConfigError,
     QuotaShareSpec,
+    ShareAgreement,
     SharingStrategy,
 )
 
 if TYPE_CHECKING:
+    from .agreements import write_allocation_agreements
     from .job_queue import ITrainingJobQueue, TrainingJobQueue
+    from .monitoring import QuotaShareMonitoring, ShareAlarmThresholds
     from .quota_managed_queue import QuotaManagedTrainingQueue
-    from .quota_share import IQuotaShare, QuotaShare, ShareProvisioning
+    from .quota_share import IQuotaShare, QuotaShare, ShareGrant, ShareProvisioning
     from .scheduling_policy import IQuotaSharePolicy, QuotaSharePolicy
     from .service_environment import ITrainingServiceEnvironment, TrainingServiceEnvironment
     from .share_provider import QuotaShareProvider
@@ -37,8 +40,12 @@ _CONSTRUCTS = {
     "QuotaShare": "quota_share",
     "IQuotaShare": "quota_share",
     "ShareProvisioning": "quota_share",
+    "ShareGrant": "quota_share",
     "QuotaManagedTrainingQueue": "quota_managed_queue",
     "QuotaShareProvider": "share_provider",
+    "QuotaShareMonitoring": "monitoring",
+    "ShareAlarmThresholds": "monitoring",
+    "write_allocation_agreements": "agreements",
 }
 
 
@@ -60,11 +67,16 @@ __all__ = [
     "QuotaConfigError",
     "QuotaManagedTrainingQueue",
     "QuotaShare",
+    "QuotaShareMonitoring",
     "QuotaSharePolicy",
     "QuotaShareProvider",
     "QuotaShareSpec",
+    "ShareAgreement",
+    "ShareAlarmThresholds",
+    "ShareGrant",
     "ShareProvisioning",
     "SharingStrategy",
     "TrainingJobQueue",
     "TrainingServiceEnvironment",
+    "write_allocation_agreements",
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from aws_cdk import RemovalPolicy
 from aws_cdk import aws_iam as iam
@@ -31,6 +32,9 @@ from .quota_share import (
 )
 from .scheduling_policy import QuotaSharePolicy
 from .service_environment import TrainingServiceEnvironment
+
+if TYPE_CHECKING:
+    from .monitoring import QuotaShareMonitoring
 
 SCHEDULING_POLICY_ID = "SchedulingPolicy"
 SERVICE_ENVIRONMENT_ID = "ServiceEnvironment"
@@ -173,3 +177,11 @@ class QuotaManagedTrainingQueue(Construct):
     def grant_observe(self, grantee: iam.IGrantable) -> iam.Grant:
         """Read-only access to the queue's service jobs, snapshot and quota shares."""
         return self.job_queue.grant_observe(grantee)
+
+    def add_monitoring(self, id: str = "Monitoring", **props: Any) -> QuotaShareMonitoring:
+        """Watch this queue's shares: ``QuotaShareMonitoring(self, id, job_queue=self, **props)``
+        (see :class:`QuotaShareMonitoring` for the props and their defaults)."""
+        # Imported on first use: monitoring brings Lambda, SNS, SQS and CloudWatch.
+        from .monitoring import QuotaShareMonitoring
+
+        return QuotaShareMonitoring(self, id, job_queue=self, **props)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from enum import Enum
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from aws_cdk import CfnResource, CustomResource, Fn, IResource, RemovalPolicy, Resource, Stack
 from aws_cdk import aws_batch as batch
@@ -47,6 +48,24 @@ _GUARD_PROPERTIES = {
     "allow_preemption_on_shrink": "AllowPreemptionOnShrink",
     "terminate_active_jobs_on_delete": "TerminateActiveJobsOnDelete",
 }
+
+
+GrantPermission = Literal["submit", "update_priority"]
+
+
+@dataclass(frozen=True)
+class ShareGrant:
+    """Who was granted what on a share through :meth:`QuotaShare.grant_submit` or
+    :meth:`QuotaShare.grant_update_priority`, for the allocation agreement people read.
+
+    ``principal`` names the grantee as people find it (a construct path, or the principal as
+    IAM would print it); ``max_priority`` is the ``batch:SchedulingPriority`` ceiling, None for
+    none.
+    """
+
+    principal: str
+    permission: GrantPermission
+    max_priority: int | None
 
 
 class ShareProvisioning(Enum):
@@ -153,6 +172,19 @@ class _QuotaShareBase(Resource):
     """The grants, shared by created and imported shares."""
 
     _subject: str
+    _grants: list[ShareGrant]
+
+    @property
+    def grants(self) -> tuple[ShareGrant, ...]:
+        """What :meth:`grant_submit` and :meth:`grant_update_priority` granted, in order."""
+        return tuple(getattr(self, "_grants", ()))
+
+    def _record_grant(
+        self, grantee: iam.IGrantable, permission: GrantPermission, max_priority: int | None
+    ) -> None:
+        if not hasattr(self, "_grants"):
+            self._grants = []
+        self._grants.append(ShareGrant(_principal_label(grantee), permission, max_priority))
 
     @property
     def quota_share_arn(self) -> str:
@@ -205,6 +237,7 @@ class _QuotaShareBase(Resource):
                     conditions={"StringEquals": {"iam:PassedToService": SAGEMAKER_SERVICE}},
                 )
             )
+        self._record_grant(grantee, "submit", max_priority)
         return grant
 
     def grant_update_priority(
@@ -218,12 +251,14 @@ class _QuotaShareBase(Resource):
         every service job in the share's account and region, and the ceiling is what keeps a
         team from outranking the others.
         """
-        return iam.Grant.add_to_principal(
+        grant = iam.Grant.add_to_principal(
             grantee=grantee,
             actions=["batch:UpdateServiceJob"],
             resource_arns=[self._service_jobs_arn()],
             conditions=self._priority_ceiling(max_priority),
         )
+        self._record_grant(grantee, "update_priority", max_priority)
+        return grant
 
     def _priority_ceiling(self, max_priority: int | None) -> dict[str, Any] | None:
         if max_priority is None:
@@ -390,6 +425,16 @@ class _ImportedQuotaShare(_QuotaShareBase):
     @property
     def job_queue_arn(self) -> str:
         return self._queue_arn
+
+
+def _principal_label(grantee: iam.IGrantable) -> str:
+    """The grantee as people reading the agreement find it: its construct path when it is a
+    construct of this app, else the principal as IAM prints it."""
+    node = getattr(grantee, "node", None)
+    path = getattr(node, "path", None)
+    if isinstance(path, str) and path:
+        return path
+    return str(grantee.grant_principal)
 
 
 def _cloudformation_quota_share(

@@ -12,7 +12,13 @@ from dataclasses import dataclass
 
 from aws_cdk import Environment
 
-from quota_constructs import CapacityLimit, CapacityUnit, QuotaShareSpec, SharingStrategy
+from quota_constructs import (
+    CapacityLimit,
+    CapacityUnit,
+    QuotaShareSpec,
+    ShareAgreement,
+    SharingStrategy,
+)
 
 G5 = CapacityUnit.ML_G5_XLARGE
 G5_12 = CapacityUnit.ML_G5_12XLARGE
@@ -67,6 +73,12 @@ def _team_shares(
             borrow_limit_percent=research_borrow_percent,
             in_share_preemption=True,
             tags={"team": "research"},
+            agreement=ShareAgreement(
+                owner="research",
+                purpose="Checkpointed experiments and sweeps on idle capacity",
+                recoverable=True,
+                interruption_budget=5,
+            ),
         ),
         # Product models: lends idle capacity, would rather wait than be preempted.
         QuotaShareSpec(
@@ -74,6 +86,11 @@ def _team_shares(
             capacity_limits=product,
             strategy=SharingStrategy.LEND,
             tags={"team": "product"},
+            agreement=ShareAgreement(
+                owner="product",
+                purpose="Retraining of the models in production",
+                interruption_budget=2,
+            ),
         ),
         # Release evaluations: must start at once and never be preempted.
         QuotaShareSpec(
@@ -81,6 +98,11 @@ def _team_shares(
             capacity_limits=evaluation,
             strategy=SharingStrategy.RESERVE,
             tags={"team": "evaluation"},
+            agreement=ShareAgreement(
+                owner="evaluation",
+                purpose="Release evaluations that must start at once",
+                interruption_budget=0,
+            ),
         ),
     )
 

@@ -4,6 +4,9 @@ An environment of three ml.g5.xlarge shared by three projects of one instance ea
 QS1 runs checkpointed background jobs, borrows up to 200 % and lets its own higher-priority jobs
 preempt lower ones; QS2 lends its idle instance but never borrows; QS3 reserves its instance so its
 jobs start fast and are never preempted while its limit stays the same.
+
+Each share carries its agreement (owner, purpose, interruption contract) and the queue is
+monitored: per-share metrics, owners told about preemptions, one dashboard, alarms per share.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from quota_constructs import (
     CapacityUnit,
     QuotaManagedTrainingQueue,
     QuotaShareSpec,
+    ShareAgreement,
     SharingStrategy,
 )
 
@@ -38,16 +42,33 @@ class ReferenceQuotaStack(Stack):
                     strategy=SharingStrategy.LEND_AND_BORROW,
                     borrow_limit_percent=200,
                     in_share_preemption=True,
+                    agreement=ShareAgreement(
+                        owner="project-1",
+                        purpose="Background training that checkpoints and can wait",
+                        recoverable=True,
+                        interruption_budget=5,
+                    ),
                 ),
                 QuotaShareSpec(
                     name="QS2",
                     capacity_limits=[CapacityLimit(G5, 1)],
                     strategy=SharingStrategy.LEND,
+                    agreement=ShareAgreement(
+                        owner="project-2",
+                        purpose="Scheduled retraining; lends its instance while idle",
+                        interruption_budget=2,
+                    ),
                 ),
                 QuotaShareSpec(
                     name="QS3",
                     capacity_limits=[CapacityLimit(G5, 1)],
                     strategy=SharingStrategy.RESERVE,
+                    agreement=ShareAgreement(
+                        owner="project-3",
+                        purpose="Evaluations that must start at once",
+                        interruption_budget=0,
+                    ),
                 ),
             ],
         )
+        self.monitoring = self.training_queue.add_monitoring()

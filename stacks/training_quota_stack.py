@@ -36,3 +36,5 @@ class TrainingQuotaStack(Stack):
             shares=deployment.shares,
             priority=deployment.queue_priority,
         )
+        # Owners hear about their shares; a job past its budget is reported, not terminated.
+        self.monitoring = self.training_queue.add_monitoring()

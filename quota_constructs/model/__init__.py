@@ -4,6 +4,7 @@ Nothing here imports ``aws_cdk``: the constructs, the custom-resource Lambda and
 the same rules, and the Lambda asset carries this package as it is.
 """
 
+from .agreement import ShareAgreement, validate_agreement
 from .capacity import (
     MAX_CAPACITY_LIMITS,
     CapacityLimit,
@@ -12,6 +13,13 @@ from .capacity import (
     validate_capacity_limits,
 )
 from .errors import QuotaConfigError
+from .monitoring_declaration import (
+    DECLARATION_VERSION,
+    agreement_properties,
+    monitoring_declaration,
+    monitoring_declaration_json,
+    parse_monitoring_declaration,
+)
 from .queue import (
     MAX_SHARES_PER_QUEUE,
     JobStateTimeLimitAction,
@@ -40,6 +48,7 @@ from .wire import (
 )
 
 __all__ = [
+    "DECLARATION_VERSION",
     "MAX_CAPACITY_LIMITS",
     "MAX_SHARES_PER_QUEUE",
     "UNLIMITED_BORROW",
@@ -49,20 +58,26 @@ __all__ = [
     "QuotaAllocation",
     "QuotaConfigError",
     "QuotaShareSpec",
+    "ShareAgreement",
     "SharingStrategy",
+    "agreement_properties",
     "allocation_summary",
     "api_configuration",
     "check_queue_priority",
     "check_share_name",
     "check_share_set",
     "is_unresolved",
+    "monitoring_declaration",
+    "monitoring_declaration_json",
     "parse_bool",
     "parse_int",
+    "parse_monitoring_declaration",
     "queue_subject",
     "resource_properties",
     "share_subject",
     "spec_from_properties",
     "training_instance_types",
+    "validate_agreement",
     "validate_capacity_limits",
     "validate_tags",
     "validate_time_limit_actions",

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from .agreement import ShareAgreement, validate_agreement
 from .capacity import CapacityLimit, CapacityUnit, check_count, validate_capacity_limits
 from .errors import QuotaConfigError
 from .tags import validate_tags
@@ -57,6 +58,10 @@ class QuotaShareSpec:
     ``borrow_limit_percent`` is only for ``LEND_AND_BORROW``: ``None`` borrows without limit
     (sent to AWS Batch as -1), ``0`` never borrows (sent as 0), any other value caps borrowing
     at that percentage of the share's own limit for each unit (200 = up to twice as much).
+
+    ``agreement`` (optional) says who owns the share, why, and what its jobs accept (see
+    :class:`ShareAgreement`). It is for people and for the monitoring: AWS Batch never receives
+    it, and adding or changing it changes nothing the share does.
     """
 
     name: str
@@ -66,6 +71,7 @@ class QuotaShareSpec:
     in_share_preemption: bool = False
     enabled: bool = True
     tags: Mapping[str, str] = field(default_factory=dict)
+    agreement: ShareAgreement | None = None
 
     def __post_init__(self) -> None:
         subject = share_subject(self.name)
@@ -97,6 +103,7 @@ class QuotaShareSpec:
             if not isinstance(getattr(self, flag), bool):
                 raise QuotaConfigError(subject, flag, getattr(self, flag), "True or False")
         object.__setattr__(self, "tags", validate_tags(self.tags, subject=subject))
+        validate_agreement(self.agreement, subject=subject)
 
     @property
     def borrow_limit(self) -> int | None:

@@ -1,0 +1,81 @@
+"""Write the allocation agreement of every deployment (stack) of an app into its cloud assembly.
+
+The agreement itself is rendered by the model (:mod:`quota_constructs.model.agreement_report`);
+this module only collects, from the construct tree, what it needs: each queue's shares and
+allocation, the grants made on each share, and whether a monitor enforces budgets.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from pathlib import Path
+from typing import Final
+
+from aws_cdk import Stack, Stage
+from constructs import IConstruct
+
+from .job_queue import ITrainingJobQueue
+from .model.agreement_report import GrantLike, QueueAgreement, allocation_agreement_markdown
+from .quota_share import ShareGrant, _QuotaShareBase
+
+AGREEMENTS_DIRECTORY: Final = "agreements"
+_UNSAFE_FILE_CHARACTERS = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def write_allocation_agreements(app: Stage, outdir: str | None = None) -> list[Path]:
+    """Write ``<outdir>/agreements/<stack name>.md`` for every stack of ``app`` that holds a
+    training job queue with declared shares; return the files written, in stack order.
+
+    Call it after ``app.synth()`` (or at least after every stack is built): shares added from
+    other stacks and grants made anywhere in the app are part of the agreement.
+    ``outdir`` defaults to the app's cloud assembly directory (``cdk.out``).
+    """
+    queues: list[ITrainingJobQueue] = []
+    grants: dict[int, list[tuple[str, ShareGrant]]] = defaultdict(list)
+    enforced: dict[int, bool | None] = {}
+    from .monitoring import QuotaShareMonitoring
+
+    for node in app.node.find_all():
+        if isinstance(node, ITrainingJobQueue) and node.quota_share_specs:
+            queues.append(node)
+        elif isinstance(node, _QuotaShareBase) and node.grants:
+            queue = getattr(node, "job_queue", None)
+            name = getattr(node, "quota_share_name", None)
+            if queue is not None and isinstance(name, str):
+                grants[id(queue)].extend((name, grant) for grant in node.grants)
+        elif isinstance(node, QuotaShareMonitoring):
+            # Two monitors of one queue: a job is terminated if either one enforces.
+            watched = [enforced.get(id(node.job_queue)), node.enforces_interruption_budget]
+            known = [value for value in watched if value is not None]
+            enforced[id(node.job_queue)] = any(known) if known else None
+    by_stack: dict[str, tuple[Stack, list[QueueAgreement]]] = {}
+    for queue in queues:
+        stack = Stack.of(queue)
+        share_grants: dict[str, list[GrantLike]] = defaultdict(list)
+        for name, grant in grants.get(id(queue), []):
+            share_grants[name].append(grant)
+        entry = by_stack.setdefault(stack.node.path, (stack, []))
+        entry[1].append(
+            QueueAgreement(
+                title=_queue_title(queue),
+                shares=queue.quota_share_specs,
+                allocation=queue.allocation,
+                grants=dict(share_grants),
+                budget_enforced=enforced.get(id(queue)),
+            )
+        )
+    directory = Path(outdir if outdir is not None else app.outdir) / AGREEMENTS_DIRECTORY
+    written: list[Path] = []
+    for stack, agreements in by_stack.values():
+        directory.mkdir(parents=True, exist_ok=True)
+        path = directory / f"{_UNSAFE_FILE_CHARACTERS.sub('-', stack.stack_name)}.md"
+        text = allocation_agreement_markdown(title=stack.stack_name, queues=agreements)
+        path.write_bytes(text.encode("utf-8"))
+        written.append(path)
+    return written
+
+
+def _queue_title(queue: IConstruct) -> str:
+    path = queue.node.path
+    return f"`{path.split('/', 1)[1] if '/' in path else path}`"

@@ -1,0 +1,254 @@
+"""The allocation agreement as people read it: one Markdown document per deployment.
+
+For each queue and share it states what the declaration means: who owns the share and why,
+what capacity is its own and what it can reach at most, whom it lends to and borrows from,
+what its jobs accept when they run on borrowed capacity (the interruption contract), and who
+may submit into it at which priorities. A pure renderer of model objects: the constructs
+collect the inputs (:func:`quota_constructs.write_allocation_agreements`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from .capacity import CapacityLimit
+from .queue import QuotaAllocation
+from .report import describe_borrow_limit
+from .share import QuotaShareSpec, SharingStrategy
+
+
+class GrantLike(Protocol):
+    """What the agreement needs of a grant (``quota_constructs.ShareGrant``)."""
+
+    @property
+    def principal(self) -> str: ...
+
+    @property
+    def permission(self) -> str: ...
+
+    @property
+    def max_priority(self) -> int | None: ...
+
+
+@dataclass(frozen=True)
+class QueueAgreement:
+    """One queue's part of the agreement.
+
+    ``allocation`` is None when the app does not know the environment's capacity (an imported
+    queue); ``grants`` lists, by share name, what was granted on each share;
+    ``budget_enforced`` is True when a monitor terminates jobs past their budget, False when it
+    only tells the owner, None when the queue is not monitored in this app.
+    """
+
+    title: str
+    shares: tuple[QuotaShareSpec, ...]
+    allocation: QuotaAllocation | None = None
+    grants: Mapping[str, Sequence[GrantLike]] = field(default_factory=dict)
+    budget_enforced: bool | None = None
+
+
+_STRATEGY = {
+    SharingStrategy.RESERVE: "keeps its idle capacity to itself; never lends, never borrows",
+    SharingStrategy.LEND: "lends its idle capacity to borrowing shares; never borrows",
+    SharingStrategy.LEND_AND_BORROW: "lends its idle capacity and borrows others' idle capacity",
+}
+_PERMISSION = {"submit": "submit jobs", "update_priority": "change job priorities"}
+
+
+def allocation_agreement_markdown(*, title: str, queues: Sequence[QueueAgreement]) -> str:
+    """The whole document for one deployment (a stack), ending with a newline."""
+    lines = [
+        f"# Allocation agreement: {title}",
+        "",
+        "What each quota share is for, what capacity it is sure of, what it can reach, and what "
+        "its jobs accept. Generated from the typed declaration at synth time; change the "
+        "declaration, not this file.",
+    ]
+    if not queues:
+        lines += ["", "This deployment declares no quota shares."]
+    for queue in queues:
+        lines += ["", *_queue_section(queue)]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _queue_section(queue: QueueAgreement) -> list[str]:
+    allocation = queue.allocation
+    lines = [f"## Job queue {queue.title}", ""]
+    if allocation is not None:
+        lines.append(f"Service environment: {_limits(allocation.environment_limits)}.")
+    else:
+        lines.append(
+            "Service environment: capacity not declared in this app, so what a share can "
+            "reach is not computed."
+        )
+    lines += [
+        "",
+        "| Share | Owner | Strategy | Own limit | Can reach | Interruption budget |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for spec in queue.shares:
+        agreement = spec.agreement
+        lines.append(
+            "| "
+            + " | ".join(
+                _cell(value)
+                for value in (
+                    spec.name,
+                    agreement.owner if agreement else "not declared",
+                    spec.strategy.value,
+                    _limits(spec.capacity_limits),
+                    _reach(allocation, spec),
+                    agreement.describe_budget() if agreement else "not declared",
+                )
+            )
+            + " |"
+        )
+    for spec in queue.shares:
+        lines += ["", *_share_section(queue, spec)]
+    if allocation is not None and allocation.warnings:
+        lines += ["", "Warnings:", ""]
+        lines += [f"- {warning}" for warning in allocation.warnings]
+    return lines
+
+
+def _share_section(queue: QueueAgreement, spec: QuotaShareSpec) -> list[str]:
+    agreement = spec.agreement
+    heading = f"### {spec.name}" + (f" — {agreement.owner}" if agreement else "")
+    lines = [heading, ""]
+    if agreement is None:
+        lines.append(
+            "- **Owner:** not declared (give the spec an `agreement=ShareAgreement(owner=...)`)."
+        )
+    else:
+        lines.append(f"- **Owner:** {agreement.owner}")
+        lines.append(f"- **Purpose:** {agreement.purpose or 'not stated'}")
+    state = "" if spec.enabled else " The share is DISABLED: it accepts no new jobs."
+    lines.append(f"- **Strategy:** {spec.strategy.value} — {_STRATEGY[spec.strategy]}.{state}")
+    if spec.strategy.borrows:
+        lines.append(f"- **Borrow limit:** {_borrow_text(spec)}")
+    lines.append(f"- **Guaranteed capacity:** {_guarantee(spec)}")
+    lines.append(f"- **Most it can ever reach:** {_reach(queue.allocation, spec)}")
+    lines.append(f"- **Lends to:** {_lends_to(queue.shares, spec)}")
+    if spec.strategy.borrows:
+        lines.append(f"- **Borrows from:** {_borrows_from(queue.shares, spec)}")
+    lines.append("- **Interruption contract:**")
+    lends_out = bool(_borrowers(queue.shares, spec))
+    lines += [f"  - {item}" for item in _contract(spec, queue.budget_enforced, lends_out)]
+    lines.append("- **Who may submit:**")
+    lines += [f"  - {item}" for item in _grants(queue.grants.get(spec.name, ()))]
+    return lines
+
+
+def _contract(spec: QuotaShareSpec, enforced: bool | None, lends_out: bool) -> list[str]:
+    agreement = spec.agreement
+    items: list[str] = []
+    if agreement is None:
+        items.append("Interruption budget: not declared (AWS's default: a preempted job is "
+                     "requeued without limit).")
+    else:
+        budget = agreement.describe_budget()
+        items.append(f"Interruption budget: {budget}.")
+        if agreement.interruption_budget is not None:
+            if enforced is True:
+                items.append("A job preempted more often is terminated by the monitoring, and "
+                             "the owner is told.")
+            elif enforced is False:
+                items.append("A job preempted more often is reported to the owner (not "
+                             "terminated: enforcement is off).")
+            else:
+                items.append("Not watched in this app: nobody is told when a job exceeds it.")
+        items.append(
+            "Workloads are recoverable (they checkpoint; a preemption costs the work since the "
+            "last checkpoint)." if agreement.recoverable else
+            "Workloads are not declared recoverable: a preemption loses the work of the attempt."
+        )
+    if spec.strategy.borrows:
+        items.append("Jobs running on borrowed capacity accept cross-share preemption: when a "
+                     "lender's own jobs arrive, Batch preempts borrowing jobs to give the "
+                     "capacity back.")
+    if lends_out:
+        items.append("Its own jobs reclaim lent capacity through cross-share preemption of the "
+                     "borrowers.")
+    items.append(
+        "In-share preemption is on: a higher-priority RUNNABLE job of this share preempts its "
+        "lower-priority jobs." if spec.in_share_preemption else
+        "In-share preemption is off: its own jobs never preempt each other."
+    )
+    items.append("Lowering its limits makes its own jobs above the new limit preemptible.")
+    return items
+
+
+def _grants(grants: Sequence[GrantLike]) -> list[str]:
+    if not grants:
+        return ["No grants declared in this app (whoever IAM already allows)."]
+    items = []
+    for grant in grants:
+        ceiling = (
+            "any priority" if grant.max_priority is None
+            else f"priority at most {grant.max_priority}"
+        )
+        what = _PERMISSION.get(grant.permission, grant.permission)
+        items.append(f"`{grant.principal}` may {what} ({ceiling}).")
+    return items
+
+
+def _guarantee(spec: QuotaShareSpec) -> str:
+    limits = _limits(spec.capacity_limits)
+    if spec.strategy is SharingStrategy.RESERVE:
+        return f"{limits}, held for it even when idle."
+    return (f"{limits}; lent out while idle and taken back by preempting borrowers when its jobs "
+            "arrive.")
+
+
+def _reach(allocation: QuotaAllocation | None, spec: QuotaShareSpec) -> str:
+    if allocation is None:
+        return "unknown (environment capacity not declared)"
+    reach = allocation.reach(spec.name)
+    return ", ".join(f"{count} × {unit}" for unit, count in reach.items())
+
+
+def _lends_to(shares: Sequence[QuotaShareSpec], spec: QuotaShareSpec) -> str:
+    if not spec.strategy.lends:
+        return "nobody (RESERVE)."
+    borrowers = _borrowers(shares, spec)
+    if not borrowers:
+        return "no share of this queue can borrow its capacity."
+    return ", ".join(borrowers) + " (LEND_AND_BORROW shares using the same instance types)."
+
+
+def _borrowers(shares: Sequence[QuotaShareSpec], spec: QuotaShareSpec) -> list[str]:
+    if not spec.strategy.lends:
+        return []
+    return [other.name for other in shares
+            if other.name != spec.name and other.strategy.borrows and _overlap(spec, other)]
+
+
+def _borrows_from(shares: Sequence[QuotaShareSpec], spec: QuotaShareSpec) -> str:
+    lenders = [other.name for other in shares
+               if other.name != spec.name and other.strategy.lends and _overlap(spec, other)]
+    text = ", ".join(lenders) if lenders else "no share (only capacity no share owns)"
+    return f"{text}; only what they leave idle, up to its borrow limit."
+
+
+def _borrow_text(spec: QuotaShareSpec) -> str:
+    limit = describe_borrow_limit(spec)
+    if limit == "unlimited":
+        return "unlimited (whatever lenders leave idle)."
+    if spec.borrow_limit_percent == 0:
+        return "0% (never borrows)."
+    return f"{limit} of its own limit per instance type."
+
+
+def _overlap(one: QuotaShareSpec, other: QuotaShareSpec) -> bool:
+    return bool(set(one.units) & set(other.units))
+
+
+def _limits(limits: Sequence[CapacityLimit]) -> str:
+    return ", ".join(f"{limit.max_capacity} × {limit.capacity_unit}" for limit in limits)
+
+
+def _cell(value: str) -> str:
+    # A pipe would end the table cell.
+    return value.replace("|", "\\|").replace("\n", " ")

@@ -1,0 +1,119 @@
+"""How both monitoring Lambdas are built: own role, own log group, Python 3.14 on arm64, traced,
+failures to the monitor's dead-letter queue."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Final
+
+import jsii
+from aws_cdk import Duration
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct, IConstruct
+
+from ..nag_acknowledgments import acknowledge
+
+RUNTIME: Final = lambda_.Runtime.PYTHON_3_14
+# boto3 imports markedly faster with more memory (Lambda allots CPU in proportion); the work is
+# a handful of API calls, so more would only cost.
+MEMORY_MB: Final = 256
+XRAY_WRITE_ACTIONS: Final = ("xray:PutTelemetryRecords", "xray:PutTraceSegments")
+
+
+def monitoring_function(
+    scope: Construct,
+    *,
+    code: lambda_.Code,
+    handler: str,
+    description: str,
+    timeout: Duration,
+    environment: Mapping[str, str],
+    log_retention: logs.RetentionDays,
+    dead_letter_queue: sqs.IQueue,
+    retry_attempts: int,
+    max_event_age: Duration,
+    layers: Sequence[lambda_.ILayerVersion],
+) -> tuple[lambda_.Function, iam.Role, logs.LogGroup]:
+    """The function (child ``Resource``, so it is the construct's default child), its role
+    (``Role``) and its log group (``LogGroup``).
+
+    The role carries no AWS managed policy (AWSLambdaBasicExecutionRole would allow writing to
+    every log group); the caller grants exactly what the handler calls.
+    """
+    role = iam.Role(scope, "Role", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
+    log_group = logs.LogGroup(scope, "LogGroup", retention=log_retention)
+    log_group.grant_write(role)
+    function = lambda_.Function(
+        scope,
+        "Resource",
+        code=code,
+        handler=handler,
+        runtime=RUNTIME,
+        architecture=lambda_.Architecture.ARM_64,
+        memory_size=MEMORY_MB,
+        timeout=timeout,
+        role=role,
+        log_group=log_group,
+        tracing=lambda_.Tracing.ACTIVE,
+        environment=dict(environment),
+        layers=list(layers) or None,
+        description=description,
+        retry_attempts=retry_attempts,
+        max_event_age=max_event_age,
+        on_failure=_SendOnlyQueueDestination(dead_letter_queue),
+    )
+    acknowledge(
+        _cfn_function(function),
+        "Serverless-LambdaDLQ",
+        "Failed asynchronous invocations go to this monitor's SQS queue as an on-failure "
+        "destination, whose record carries the request, the response and the error; a "
+        "dead-letter queue as well would receive every failure twice.",
+    )
+    return function, role, log_group
+
+
+@jsii.implements(lambda_.IDestination)
+class _SendOnlyQueueDestination:
+    """An SQS on-failure destination granting only ``sqs:SendMessage``: Lambda sends the failure
+    record and nothing else (``aws_lambda_destinations.SqsDestination`` also grants
+    ``GetQueueAttributes`` and ``GetQueueUrl``, which delivery does not use)."""
+
+    def __init__(self, queue: sqs.IQueue) -> None:
+        self._queue = queue
+
+    def bind(
+        self, scope: Construct, fn: lambda_.IFunction, *, type: lambda_.DestinationType
+    ) -> lambda_.DestinationConfig:
+        fn.add_to_role_policy(
+            iam.PolicyStatement(actions=["sqs:SendMessage"], resources=[self._queue.queue_arn])
+        )
+        return lambda_.DestinationConfig(destination=self._queue.queue_arn)
+
+
+def acknowledge_xray(policy: IConstruct, extra: str = "") -> None:
+    """X-Ray's write actions define no resource type: IAM accepts only '*' for them."""
+    acknowledge(
+        policy,
+        "AwsSolutions-IAM5[Resource::*]",
+        "X-Ray's PutTraceSegments/PutTelemetryRecords define no resource type, so IAM accepts "
+        "only '*'" + (f"; {extra}" if extra else "."),
+    )
+
+
+def default_policy(role: iam.Role) -> IConstruct:
+    """The CloudFormation resource of ``role``'s default policy (cdk-nag reports on it)."""
+    policy = role.node.try_find_child("DefaultPolicy")
+    resource = policy.node.try_find_child("Resource") if policy is not None else None
+    if resource is None:
+        raise RuntimeError(f"{role.node.path} has no default policy yet")
+    return resource
+
+
+def _cfn_function(function: lambda_.Function) -> lambda_.CfnFunction:
+    cfn_function = function.node.default_child
+    if not isinstance(cfn_function, lambda_.CfnFunction):
+        raise RuntimeError(f"{function.node.path} has no CfnFunction")
+    return cfn_function

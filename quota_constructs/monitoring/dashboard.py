@@ -1,0 +1,176 @@
+"""One CloudWatch dashboard per monitored queue: every share's capacity, waits and
+preemptions, with AWS's own queue metrics beside them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+from aws_cdk import Duration
+from aws_cdk import aws_cloudwatch as cloudwatch
+from constructs import Construct
+
+from ..model import QuotaShareSpec
+from ..runtime.monitoring_contract import (
+    BORROWED_CAPACITY,
+    CAPACITY_IN_USE,
+    CAPACITY_LIMIT,
+    JOBS_OVER_BUDGET,
+    JOBS_TERMINATED_OVER_BUDGET,
+    OLDEST_RUNNABLE_JOB_AGE,
+    PREEMPTION_KINDS,
+    PREEMPTIONS,
+    RUNNABLE_JOBS,
+    SHARE_DRIFT,
+)
+from ._metrics import AWS_BATCH_COUNTS, AWS_BATCH_WAIT, ShareMetrics
+
+WIDTH: Final = 24
+HEIGHT: Final = 6
+
+
+class QuotaShareDashboard(Construct):
+    """A dashboard (child ``Resource``) of one queue's shares.
+
+    Per share, one row: capacity in use against the share's own limit and what it borrows
+    (per capacity unit); RUNNABLE jobs and the oldest one's wait; preemptions by kind and
+    jobs over their interruption budget. Above them the queue's ``AWS/Batch`` metrics
+    (``JobsPreempted``, ``JobsMovedToRunnable``, ``JobSubmittedToFirstScheduledDuration``),
+    which AWS publishes per queue only. Alarms are added with :meth:`add_alarms`.
+
+    :param metrics: how the queue's metrics are named.
+    :param shares: the shares shown, one row each, in this order.
+    :param period: the period of every graph (at least the metrics schedule).
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        metrics: ShareMetrics,
+        shares: Sequence[QuotaShareSpec],
+        period: Duration,
+    ) -> None:
+        super().__init__(scope, id)
+        self.resource = cloudwatch.Dashboard(
+            self,
+            "Resource",
+            default_interval=Duration.hours(6),
+            period_override=cloudwatch.PeriodOverride.INHERIT,
+        )
+        self.resource.add_widgets(
+            cloudwatch.TextWidget(
+                markdown=f"# Quota shares of job queue {metrics.job_queue_name}\n"
+                "Per share: capacity in use against its own limit, waiting jobs, preemptions. "
+                f"Custom metrics in `{metrics.namespace}`; AWS's own queue metrics in "
+                "`AWS/Batch`.",
+                width=WIDTH,
+                height=2,
+            )
+        )
+        self.resource.add_widgets(
+            cloudwatch.GraphWidget(
+                title="AWS/Batch: jobs preempted and moved back to RUNNABLE (queue)",
+                left=[
+                    metrics.aws_batch(name, statistic="Sum", period=period)
+                    for name in AWS_BATCH_COUNTS
+                ],
+                width=WIDTH // 2,
+                height=HEIGHT,
+            ),
+            cloudwatch.GraphWidget(
+                title="AWS/Batch: submitted to first scheduled (queue)",
+                left=[
+                    metrics.aws_batch(AWS_BATCH_WAIT, statistic=statistic, period=period)
+                    for statistic in ("Average", "p90")
+                ],
+                width=WIDTH // 2,
+                height=HEIGHT,
+            ),
+        )
+        for spec in shares:
+            self.resource.add_widgets(*self._share_row(metrics, spec, period))
+
+    def add_alarms(self, alarms: Sequence[cloudwatch.IAlarm]) -> None:
+        """Show ``alarms`` (their state at a glance) below the shares."""
+        if alarms:
+            self.resource.add_widgets(
+                cloudwatch.AlarmStatusWidget(
+                    title="Share alarms", alarms=list(alarms), width=WIDTH,
+                    height=max(2, (len(alarms) + 3) // 4 + 1),
+                )
+            )
+
+    @staticmethod
+    def _share_row(
+        metrics: ShareMetrics, spec: QuotaShareSpec, period: Duration
+    ) -> list[cloudwatch.IWidget]:
+        share = spec.name
+        owner = f" ({spec.agreement.owner})" if spec.agreement is not None else ""
+        capacity: list[cloudwatch.IMetric] = []
+        for unit in spec.units:
+            for name, label in (
+                (CAPACITY_IN_USE, "in use"),
+                (CAPACITY_LIMIT, "own limit"),
+                (BORROWED_CAPACITY, "borrowed"),
+            ):
+                capacity.append(
+                    metrics.unit(
+                        name, share, unit, statistic="Maximum", period=period,
+                        label=f"{label} {unit}",
+                    )
+                )
+        return [
+            cloudwatch.GraphWidget(
+                title=f"{share}{owner}: capacity in use, own limit, borrowed",
+                left=capacity,
+                left_y_axis=cloudwatch.YAxisProps(min=0, label="instances", show_units=False),
+                width=WIDTH // 3,
+                height=HEIGHT,
+            ),
+            cloudwatch.GraphWidget(
+                title=f"{share}: RUNNABLE jobs and oldest wait",
+                left=[
+                    metrics.share(
+                        RUNNABLE_JOBS, share, statistic="Maximum", period=period,
+                        label="RUNNABLE jobs",
+                    )
+                ],
+                right=[
+                    metrics.share(
+                        OLDEST_RUNNABLE_JOB_AGE, share, statistic="Maximum", period=period,
+                        label="oldest RUNNABLE wait (s)",
+                    ),
+                    metrics.share(
+                        SHARE_DRIFT, share, statistic="Maximum", period=period,
+                        label="drift (1 = differs from the declaration)",
+                    ),
+                ],
+                left_y_axis=cloudwatch.YAxisProps(min=0, show_units=False),
+                right_y_axis=cloudwatch.YAxisProps(min=0, show_units=False),
+                width=WIDTH // 3,
+                height=HEIGHT,
+            ),
+            cloudwatch.GraphWidget(
+                title=f"{share}: preemptions by kind, jobs over budget",
+                left=[
+                    metrics.preemption_kind(PREEMPTIONS, share, kind, period=period)
+                    for kind in PREEMPTION_KINDS
+                ],
+                right=[
+                    metrics.share(
+                        name, share, statistic="Sum", period=period, label=label,
+                    )
+                    for name, label in (
+                        (JOBS_OVER_BUDGET, "over budget"),
+                        (JOBS_TERMINATED_OVER_BUDGET, "terminated over budget"),
+                    )
+                ],
+                stacked=True,
+                left_y_axis=cloudwatch.YAxisProps(min=0, show_units=False),
+                right_y_axis=cloudwatch.YAxisProps(min=0, show_units=False),
+                width=WIDTH // 3,
+                height=HEIGHT,
+            ),
+        ]

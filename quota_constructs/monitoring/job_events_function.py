@@ -1,0 +1,147 @@
+"""The Lambda that turns this queue's service-job events into preemption counts and owner
+notifications, and the EventBridge rules that feed it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Final
+
+from aws_cdk import Duration, Stack
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_sns as sns
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+
+from ..nag_acknowledgments import acknowledge, acknowledge_wildcard_resource
+from ..runtime.monitoring_contract import (
+    EVENT_SOURCE,
+    JOB_EVENTS_HANDLER,
+    PREEMPTION_COMPLETED_DETAIL_TYPE,
+    PREEMPTION_STARTED_DETAIL_TYPE,
+    STATE_CHANGE_DETAIL_TYPE,
+)
+from ._function import acknowledge_xray, default_policy, monitoring_function
+
+# DescribeServiceJob defines no resource type: IAM accepts only "*" for it.
+DESCRIBE_ACTIONS: Final = ("batch:DescribeServiceJob",)
+TERMINATE_ACTIONS: Final = ("batch:TerminateServiceJob",)
+
+TIMEOUT: Final = Duration.seconds(30)
+# EventBridge retries delivery to Lambda with backoff; past this the event goes to the DLQ.
+DELIVERY_RETRIES: Final = 8
+DELIVERY_MAX_AGE: Final = Duration.hours(2)
+# Lambda retries a failed asynchronous invocation (a throttled Batch or SNS call) this often;
+# the handler is idempotent per event, so a retry never notifies twice for one preemption.
+INVOKE_RETRIES: Final = 2
+INVOKE_MAX_AGE: Final = Duration.hours(1)
+
+
+class JobEventsFunction(Construct):
+    """Receives this queue's service-job events and tells the shares' owners.
+
+    Rules (each delivering with retries, then to ``dead_letter_queue``):
+
+    - ``StateChangeRule``: ``Batch Service Job State Change`` events whose ``detail.jobQueue``
+      is this queue's ARN; other queues' jobs never reach the function.
+    - ``PreemptionRule``: ``Batch Service Job Preemption Started`` / ``Completed``. These
+      events carry no queue, so every preemption of the account and region is delivered and
+      the handler looks the job up (``DescribeServiceJob``) and ignores other queues' jobs.
+
+    The role (``Role``) may describe service jobs, publish to ``owner_topics`` and, only with
+    ``enforce_interruption_budget``, terminate service jobs of the queue's account and region.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        code: lambda_.Code,
+        job_queue_arn: str,
+        environment: dict[str, str],
+        owner_topics: Mapping[str, sns.ITopic],
+        enforce_interruption_budget: bool,
+        log_retention: logs.RetentionDays,
+        dead_letter_queue: sqs.IQueue,
+        layers: Sequence[lambda_.ILayerVersion] = (),
+    ) -> None:
+        super().__init__(scope, id)
+        self.function, self.role, self.log_group = monitoring_function(
+            self,
+            code=code,
+            handler=JOB_EVENTS_HANDLER,
+            description=f"AWS Batch quota shares: job events to owners ({self.node.path})",
+            timeout=TIMEOUT,
+            environment=environment,
+            log_retention=log_retention,
+            dead_letter_queue=dead_letter_queue,
+            retry_attempts=INVOKE_RETRIES,
+            max_event_age=INVOKE_MAX_AGE,
+            layers=layers,
+        )
+        self.role.add_to_principal_policy(
+            iam.PolicyStatement(actions=list(DESCRIBE_ACTIONS), resources=["*"])
+        )
+        for topic in owner_topics.values():
+            topic.grant_publish(self.role)
+        if owner_topics:
+            acknowledge(
+                default_policy(self.role),
+                "AwsSolutions-IAM5[Action::kms:GenerateDataKey*]",
+                "Added by sns.Topic.grant_publish for an owner topic's KMS key: publishing to "
+                "an encrypted topic needs a data key (GenerateDataKey and its no-plaintext "
+                "variant), on that topic's key only.",
+            )
+        policy_reasons = ["batch:DescribeServiceJob (read-only, to find a preempted job's "
+                          "queue and share) defines no resource type either"]
+        if enforce_interruption_budget:
+            service_jobs = Stack.of(self).format_arn(
+                service="batch", resource="service-job", resource_name="*"
+            )
+            self.role.add_to_principal_policy(
+                iam.PolicyStatement(actions=list(TERMINATE_ACTIONS), resources=[service_jobs])
+            )
+            acknowledge_wildcard_resource(
+                default_policy(self.role),
+                service_jobs,
+                "enforce_interruption_budget=True: the handler terminates jobs past their "
+                "share's interruption budget. Service jobs exist only at run time and AWS "
+                "Batch has no job-queue condition key, so any service job of this account and "
+                "region; the handler terminates only jobs it found on this queue.",
+            )
+        acknowledge_xray(default_policy(self.role), "; ".join(policy_reasons) + ".")
+
+        def target() -> targets.LambdaFunction:
+            return targets.LambdaFunction(
+                self.function,
+                retry_attempts=DELIVERY_RETRIES,
+                max_event_age=DELIVERY_MAX_AGE,
+                dead_letter_queue=dead_letter_queue,
+            )
+
+        self.state_change_rule = events.Rule(
+            self,
+            "StateChangeRule",
+            description=f"Service-job state changes of this queue only ({self.node.path})",
+            event_pattern=events.EventPattern(
+                source=[EVENT_SOURCE],
+                detail_type=[STATE_CHANGE_DETAIL_TYPE],
+                # The documented sample event carries the queue's ARN in detail.jobQueue.
+                detail={"jobQueue": [job_queue_arn]},
+            ),
+            targets=[target()],
+        )
+        self.preemption_rule = events.Rule(
+            self,
+            "PreemptionRule",
+            description=f"Service-job preemptions, filtered to this queue by {self.node.path}",
+            event_pattern=events.EventPattern(
+                source=[EVENT_SOURCE],
+                detail_type=[PREEMPTION_STARTED_DETAIL_TYPE, PREEMPTION_COMPLETED_DETAIL_TYPE],
+            ),
+            targets=[target()],
+        )

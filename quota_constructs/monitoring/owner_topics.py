@@ -1,0 +1,69 @@
+"""One SNS topic per share owner: where the owner hears about its shares."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Final
+
+from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_sns as sns
+from constructs import Construct
+
+from ..model import QuotaConfigError
+
+MAX_DISPLAY_NAME: Final = 100
+
+
+class OwnerTopics(Construct):
+    """A topic per owner (child id: the owner's name), encrypted with one customer managed key
+    (``Key``, rotated yearly) and accepting only TLS publishers.
+
+    The key is scheduled for deletion (after 7 days) when the monitoring is removed.
+    A customer managed key rather than AWS's ``alias/aws/sns``: CloudWatch alarms can publish
+    to an encrypted topic only when the key's policy lets ``cloudwatch.amazonaws.com`` use it,
+    and the AWS managed key's policy cannot be changed. Subscribe people or a chat integration
+    to ``topics[owner]`` after deploying.
+    """
+
+    def __init__(self, scope: Construct, id: str, *, owners: Iterable[str]) -> None:
+        super().__init__(scope, id)
+        self.key = kms.Key(
+            self,
+            "Key",
+            enable_key_rotation=True,
+            description=f"Encrypts the quota-share owner topics of {self.node.path}",
+            # It only encrypts notifications in flight, which no one reads back: a key kept
+            # after its topics are gone would cost 1 USD a month and protect nothing.
+            removal_policy=RemovalPolicy.DESTROY,
+            pending_window=Duration.days(7),
+        )
+        self.key.add_to_resource_policy(
+            iam.PolicyStatement(
+                principals=[iam.ServicePrincipal("cloudwatch.amazonaws.com")],
+                actions=["kms:Decrypt", "kms:GenerateDataKey*"],
+                resources=["*"],
+            )
+        )
+        self.topics: dict[str, sns.ITopic] = {}
+        ids: dict[str, str] = {}
+        for owner in owners:
+            if owner in self.topics:
+                continue
+            # "/" separates construct paths; every other character may stay.
+            topic_id = owner.replace("/", "-")
+            if topic_id in ids:
+                raise QuotaConfigError(
+                    f"owner {owner!r}", "agreement.owner", owner,
+                    f"a name that differs from {ids[topic_id]!r} in more than '/' and '-' "
+                    "(each owner's topic is named after the owner)",
+                )
+            ids[topic_id] = owner
+            self.topics[owner] = sns.Topic(
+                self,
+                topic_id,
+                display_name=f"Quota shares: {owner}"[:MAX_DISPLAY_NAME],
+                master_key=self.key,
+                enforce_ssl=True,
+            )

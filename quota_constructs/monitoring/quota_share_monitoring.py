@@ -1,0 +1,393 @@
+"""Watch a quota-managed training queue in production: per-share metrics, job events told to
+the shares' owners, one dashboard, alarms per share."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Final
+
+from aws_cdk import Annotations, Duration, Stack
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_cloudwatch_actions as actions
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_sns as sns
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+
+from .._construct_props import check_flag, child_path
+from ..job_queue import ITrainingJobQueue
+from ..model import (
+    QuotaConfigError,
+    QuotaShareSpec,
+    is_unresolved,
+    monitoring_declaration_json,
+    share_subject,
+)
+from ..nag_acknowledgments import acknowledge
+from ..runtime.monitoring_contract import (
+    DECLARATION_FILE_ENV,
+    DEFAULT_METRIC_NAMESPACE,
+    ENFORCE_BUDGET_ENV,
+    JOB_QUEUE_ARN_ENV,
+    JOB_QUEUE_NAME_ENV,
+    METRIC_NAMESPACE_ENV,
+    OWNER_TOPICS_ENV,
+)
+from ._asset import DECLARATION_FILE, monitoring_asset_directory
+from ._metrics import ShareMetrics
+from .dashboard import QuotaShareDashboard
+from .job_events_function import JobEventsFunction
+from .owner_topics import OwnerTopics
+from .share_alarms import ShareAlarms
+from .share_metrics_function import ShareMetricsFunction
+from .thresholds import ShareAlarmThresholds
+
+if TYPE_CHECKING:
+    from ..quota_managed_queue import QuotaManagedTrainingQueue
+
+DEFAULT_SCHEDULE: Final = Duration.minutes(1)
+DEFAULT_LOG_RETENTION: Final = logs.RetentionDays.ONE_MONTH
+# Alarm and graph period: five one-minute measurements smooth out a single slow API call.
+MIN_PERIOD: Final = Duration.minutes(5)
+MAX_SCHEDULE_MINUTES: Final = 60
+NO_OWNER_WARNING_ID: Final = "quota_constructs:monitoring-no-owner"
+_NAMESPACE_ALLOWED = "1 to 255 characters, not starting with 'AWS/'"
+
+
+class QuotaShareMonitoring(Construct):
+    """Per-share metrics, owner notifications, a dashboard and alarms for one job queue.
+
+    Works for a :class:`QuotaManagedTrainingQueue`, a :class:`TrainingJobQueue`, or a queue
+    created elsewhere or imported (``TrainingJobQueue.from_job_queue_arn``) given its shares.
+    Each share's owner comes from its spec's ``agreement`` (:class:`ShareAgreement`); a share
+    without one is measured and shown, but nobody is told about it (a synth warning says so).
+
+    Children (construct ids are part of the contract): ``DeadLetterQueue`` (SQS, SQS-managed
+    encryption, TLS only: events EventBridge could not deliver and invocations that failed
+    after their retries), ``OwnerTopics`` (when topics are created here), ``ShareMetrics``
+    (:class:`ShareMetricsFunction`), ``JobEvents`` (:class:`JobEventsFunction`),
+    ``Dashboard`` (:class:`QuotaShareDashboard`), ``Alarms/<share>`` (:class:`ShareAlarms`)
+    and ``DeadLetters`` (an alarm: something failed after every retry and waits in the
+    dead-letter queue).
+
+    :param job_queue: the monitored queue.
+    :param shares: the shares to watch. Default: the queue's ``quota_share_specs`` when this
+        construct is created (create it after the shares), required for a queue whose shares
+        this app does not declare.
+    :param owner_topics: the topic that reaches each owner, by owner name; must cover every
+        owner of ``shares``. Default: one topic per owner, created here (``OwnerTopics``).
+    :param metrics_schedule: time between two per-share measurements. Default 1 minute;
+        whole minutes, at most 60.
+    :param enforce_interruption_budget: terminate (``TerminateServiceJob``, with a reason; the
+        owner is told) a job preempted more often than its share's budget. Default False: the
+        owner is only told the job is over budget. Only this switch grants the job-events
+        function ``batch:TerminateServiceJob``.
+    :param metrics_enabled: deploy the scheduled metrics function. Default True. Off: no
+        per-share capacity, waiting or drift metrics, no Starved/Drift alarms.
+    :param job_events_enabled: deploy the job-events function and its rules. Default True.
+        Off: no preemption counts, no notifications, no budget enforcement.
+    :param dashboard_enabled: deploy the dashboard. Default True.
+    :param alarms_enabled: deploy the per-share alarms. Default True.
+    :param thresholds: alarm thresholds of every share. Default :class:`ShareAlarmThresholds`.
+    :param share_thresholds: thresholds of particular shares, by share name, instead of
+        ``thresholds``. Default: none.
+    :param namespace: CloudWatch namespace of the custom metrics. Default
+        ``QuotaConstructs/Batch``.
+    :param log_retention: how long both functions' logs are kept. Default one month.
+    :param operations_topic: where ``DeadLetters`` (the monitoring itself failing) notifies.
+        Default: nowhere; the alarm still shows on the dashboard.
+    :param handler_layers: Lambda layers for both functions (a newer boto3 where the runtime's
+        lacks the quota-share API). Default: none.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        job_queue: ITrainingJobQueue | QuotaManagedTrainingQueue,
+        shares: Sequence[QuotaShareSpec] | None = None,
+        owner_topics: Mapping[str, sns.ITopic] | None = None,
+        metrics_schedule: Duration = DEFAULT_SCHEDULE,
+        enforce_interruption_budget: bool = False,
+        metrics_enabled: bool = True,
+        job_events_enabled: bool = True,
+        dashboard_enabled: bool = True,
+        alarms_enabled: bool = True,
+        thresholds: ShareAlarmThresholds | None = None,
+        share_thresholds: Mapping[str, ShareAlarmThresholds] | None = None,
+        namespace: str = DEFAULT_METRIC_NAMESPACE,
+        log_retention: logs.RetentionDays = DEFAULT_LOG_RETENTION,
+        operations_topic: sns.ITopic | None = None,
+        handler_layers: Sequence[lambda_.ILayerVersion] = (),
+    ) -> None:
+        # Everything is checked before the construct exists, so a mistake leaves nothing behind.
+        subject = f"monitoring {child_path(scope, id)}"
+        queue = _training_job_queue(job_queue, subject=subject)
+        specs = tuple(queue.quota_share_specs if shares is None else shares)
+        if not specs:
+            raise QuotaConfigError(
+                subject, "shares", list(specs),
+                "at least one QuotaShareSpec (the queue declares none in this app yet: "
+                "create the monitoring after its shares, or pass shares=[...])",
+            )
+        declaration = monitoring_declaration_json(specs)
+        for name, value in (
+            ("enforce_interruption_budget", enforce_interruption_budget),
+            ("metrics_enabled", metrics_enabled),
+            ("job_events_enabled", job_events_enabled),
+            ("dashboard_enabled", dashboard_enabled),
+            ("alarms_enabled", alarms_enabled),
+        ):
+            check_flag(value, subject=subject, field=name)
+        if enforce_interruption_budget and not job_events_enabled:
+            raise QuotaConfigError(
+                subject, "enforce_interruption_budget", True,
+                "False when job_events_enabled is False (budgets are enforced on job events)",
+            )
+        schedule_minutes = _check_schedule(metrics_schedule, subject=subject)
+        if not isinstance(namespace, str) or not 1 <= len(namespace) <= 255 or (
+            namespace.startswith("AWS/")
+        ):
+            raise QuotaConfigError(subject, "namespace", namespace, _NAMESPACE_ALLOWED)
+        if thresholds is not None and not isinstance(thresholds, ShareAlarmThresholds):
+            raise QuotaConfigError(subject, "thresholds", thresholds, "a ShareAlarmThresholds")
+        default_thresholds = (thresholds or ShareAlarmThresholds()).validate(subject=subject)
+        per_share = _check_share_thresholds(share_thresholds or {}, specs, subject=subject)
+        owners = sorted({s.agreement.owner for s in specs if s.agreement is not None})
+        _check_owner_topics(owner_topics, owners, subject=subject)
+        if operations_topic is not None:
+            _check_topic(operations_topic, subject=subject, field="operations_topic")
+        super().__init__(scope, id)
+
+        self.job_queue: Final = queue
+        self.shares: Final = specs
+        self.enforces_interruption_budget: Final[bool | None] = (
+            enforce_interruption_budget if job_events_enabled else None
+        )
+        """True: jobs past their budget are terminated; False: only their owner is told;
+        None: budgets are not watched (job events are off)."""
+        for spec in specs:
+            if spec.agreement is None:
+                Annotations.of(self).add_warning_v2(
+                    NO_OWNER_WARNING_ID,
+                    f"{share_subject(spec.name)} has no agreement (owner): it is measured, "
+                    "but nobody is told when its jobs are preempted or it is starved",
+                )
+        self.owner_topics: Final[dict[str, sns.ITopic]] = self._owner_topics(
+            owners, owner_topics
+        )
+
+        self.dead_letter_queue: Final = sqs.Queue(
+            self,
+            "DeadLetterQueue",
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+            retention_period=Duration.days(14),
+        )
+        dlq_resource = self.dead_letter_queue.node.default_child
+        assert dlq_resource is not None
+        for rule, reason in (
+            ("AwsSolutions-SQS3", "This queue is itself the dead-letter queue: of the "
+             "monitor's EventBridge rule targets and the on-failure destination of its "
+             "functions."),
+            ("Serverless-SQSRedrivePolicy", "This queue is itself the dead-letter queue of the "
+             "monitor; nothing consumes it automatically, so there is nothing to redrive to."),
+        ):
+            acknowledge(dlq_resource, rule, reason)
+
+        code = lambda_.Code.from_asset(monitoring_asset_directory(declaration))
+        metrics = ShareMetrics(namespace, queue.job_queue_name)
+        environment = {
+            JOB_QUEUE_ARN_ENV: queue.job_queue_arn,
+            JOB_QUEUE_NAME_ENV: queue.job_queue_name,
+            DECLARATION_FILE_ENV: DECLARATION_FILE,
+            METRIC_NAMESPACE_ENV: namespace,
+        }
+        self.share_metrics: Final[ShareMetricsFunction | None] = (
+            ShareMetricsFunction(
+                self,
+                "ShareMetrics",
+                code=code,
+                job_queue_arn=queue.job_queue_arn,
+                environment=environment,
+                schedule=Duration.minutes(schedule_minutes),
+                log_retention=log_retention,
+                dead_letter_queue=self.dead_letter_queue,
+                layers=handler_layers,
+            )
+            if metrics_enabled
+            else None
+        )
+        self.job_events: Final[JobEventsFunction | None] = (
+            JobEventsFunction(
+                self,
+                "JobEvents",
+                code=code,
+                job_queue_arn=queue.job_queue_arn,
+                environment={
+                    **environment,
+                    OWNER_TOPICS_ENV: Stack.of(self).to_json_string(
+                        {owner: topic.topic_arn for owner, topic in self.owner_topics.items()}
+                    ),
+                    ENFORCE_BUDGET_ENV: "true" if enforce_interruption_budget else "false",
+                },
+                owner_topics=self.owner_topics,
+                enforce_interruption_budget=enforce_interruption_budget,
+                log_retention=log_retention,
+                dead_letter_queue=self.dead_letter_queue,
+                layers=handler_layers,
+            )
+            if job_events_enabled
+            else None
+        )
+
+        period = Duration.minutes(max(schedule_minutes, int(MIN_PERIOD.to_minutes())))
+        self.dashboard: Final[QuotaShareDashboard | None] = (
+            QuotaShareDashboard(self, "Dashboard", metrics=metrics, shares=specs, period=period)
+            if dashboard_enabled
+            else None
+        )
+        self.alarms: Final[dict[str, ShareAlarms]] = {}
+        if alarms_enabled and (metrics_enabled or job_events_enabled):
+            alarms_scope = Construct(self, "Alarms")
+            for spec in specs:
+                owner = spec.agreement.owner if spec.agreement is not None else None
+                self.alarms[spec.name] = ShareAlarms(
+                    alarms_scope,
+                    spec.name,
+                    spec=spec,
+                    metrics=metrics,
+                    thresholds=per_share.get(spec.name, default_thresholds),
+                    period=period,
+                    share_metrics=metrics_enabled,
+                    job_events=job_events_enabled,
+                    owner_topic=self.owner_topics.get(owner) if owner else None,
+                )
+            dead_letters = self.dead_letter_queue.metric_approximate_number_of_messages_visible(
+                period=MIN_PERIOD, statistic="Maximum"
+            ).create_alarm(
+                self,
+                "DeadLetters",
+                alarm_description=(
+                    f"The quota-share monitoring of {queue.node.path} failed after every retry "
+                    "(an undeliverable event or a failed invocation): owners may not have been "
+                    "told. Read the dead-letter queue's messages and the functions' logs."
+                ),
+                threshold=1,
+                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+                evaluation_periods=1,
+                # SQS publishes this metric every few minutes for an active queue; none means
+                # nothing arrived.
+                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            )
+            if operations_topic is not None:
+                dead_letters.add_alarm_action(actions.SnsAction(operations_topic))
+            self.dead_letters_alarm: cloudwatch.Alarm | None = dead_letters
+            if self.dashboard is not None:
+                self.dashboard.add_alarms(
+                    [alarm for group in self.alarms.values() for alarm in group.alarms]
+                    + [dead_letters]
+                )
+        else:
+            self.dead_letters_alarm = None
+
+    @property
+    def metrics_function(self) -> lambda_.IFunction | None:
+        """The scheduled per-share metrics function; None when ``metrics_enabled`` is False."""
+        return self.share_metrics.function if self.share_metrics is not None else None
+
+    @property
+    def job_events_function(self) -> lambda_.IFunction | None:
+        """The job-events function; None when ``job_events_enabled`` is False."""
+        return self.job_events.function if self.job_events is not None else None
+
+    def alarms_of(self, share: str) -> tuple[cloudwatch.IAlarm, ...]:
+        """The alarms of ``share`` (empty when alarms are off)."""
+        group = self.alarms.get(share)
+        return tuple(group.alarms) if group is not None else ()
+
+    def _owner_topics(
+        self, owners: Sequence[str], given: Mapping[str, sns.ITopic] | None
+    ) -> dict[str, sns.ITopic]:
+        if given is None:
+            if not owners:
+                return {}
+            return dict(OwnerTopics(self, "OwnerTopics", owners=owners).topics)
+        # Only the owners of monitored shares: the function may publish to no other topic.
+        return {owner: given[owner] for owner in owners}
+
+
+def _check_topic(topic: object, *, subject: str, field: str) -> None:
+    if is_unresolved(topic) or not isinstance(getattr(topic, "topic_arn", None), str):
+        raise QuotaConfigError(
+            subject, field, topic,
+            "an sns.ITopic (sns.Topic.from_topic_arn(...) for an existing topic)",
+        )
+
+
+def _check_owner_topics(
+    given: object, owners: Sequence[str], *, subject: str
+) -> None:
+    if given is None:
+        return
+    if not isinstance(given, Mapping):
+        raise QuotaConfigError(
+            subject, "owner_topics", given, "a mapping of owner name to sns.ITopic"
+        )
+    missing = [owner for owner in owners if owner not in given]
+    if missing:
+        raise QuotaConfigError(
+            subject, "owner_topics", sorted(given),
+            f"a topic for every owner of the monitored shares; missing: {', '.join(missing)}",
+        )
+    for owner, topic in given.items():
+        _check_topic(topic, subject=subject, field=f"owner_topics[{owner!r}]")
+
+
+def _training_job_queue(job_queue: object, *, subject: str) -> ITrainingJobQueue:
+    from ..quota_managed_queue import QuotaManagedTrainingQueue
+
+    if isinstance(job_queue, QuotaManagedTrainingQueue):
+        return job_queue.job_queue
+    if isinstance(job_queue, ITrainingJobQueue):
+        return job_queue
+    raise QuotaConfigError(
+        subject, "job_queue", job_queue,
+        "a QuotaManagedTrainingQueue, a TrainingJobQueue or one of its from_... imports",
+    )
+
+
+def _check_schedule(schedule: object, *, subject: str) -> int:
+    if isinstance(schedule, Duration):
+        seconds = schedule.to_seconds(integral=False)
+        if seconds % 60 == 0 and 1 <= seconds // 60 <= MAX_SCHEDULE_MINUTES:
+            return int(seconds // 60)
+    shown = schedule.to_human_string() if isinstance(schedule, Duration) else schedule
+    raise QuotaConfigError(
+        subject, "metrics_schedule", shown,
+        f"a Duration of whole minutes, 1 to {MAX_SCHEDULE_MINUTES}",
+    )
+
+
+def _check_share_thresholds(
+    given: Mapping[str, ShareAlarmThresholds],
+    specs: Sequence[QuotaShareSpec],
+    *,
+    subject: str,
+) -> dict[str, ShareAlarmThresholds]:
+    names = {spec.name for spec in specs}
+    checked: dict[str, ShareAlarmThresholds] = {}
+    for name, value in given.items():
+        if name not in names:
+            raise QuotaConfigError(
+                subject, "share_thresholds", name,
+                f"the name of a monitored share ({', '.join(sorted(names))})",
+            )
+        if not isinstance(value, ShareAlarmThresholds):
+            raise QuotaConfigError(
+                share_subject(name), "share_thresholds", value, "a ShareAlarmThresholds"
+            )
+        checked[name] = value.validate(subject=share_subject(name), field="share_thresholds")
+    return checked

@@ -1,0 +1,110 @@
+"""The scheduled Lambda that publishes per-share metrics of one job queue."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+from aws_cdk import Duration
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+
+from ..nag_acknowledgments import acknowledge_wildcard_resource
+from ..runtime.monitoring_contract import SHARE_METRICS_HANDLER
+from ._function import acknowledge_xray, default_policy, monitoring_function
+
+# Read-only, from the AWS Batch service authorization reference.
+QUEUE_READ_ACTIONS: Final = ("batch:GetJobQueueSnapshot", "batch:ListQuotaShares")
+SHARE_READ_ACTIONS: Final = ("batch:DescribeQuotaShare",)
+# ListServiceJobs defines no resource type: IAM accepts only "*" for it.
+UNSCOPED_READ_ACTIONS: Final = ("batch:ListServiceJobs",)
+
+# One run reads a snapshot, up to 20 shares and their RUNNABLE jobs; bounded well below the
+# one-minute default schedule so that runs do not pile up behind a slow API.
+TIMEOUT: Final = Duration.seconds(50)
+
+
+class ShareMetricsFunction(Construct):
+    """Runs the share-metrics handler on a schedule (an EventBridge rule, child ``Schedule``).
+
+    Its role (``Role``) may read the queue's snapshot and quota shares and list service jobs,
+    nothing else; its log group (``LogGroup``) is where the embedded-metric-format records
+    become CloudWatch metrics. A failed run is not retried (the next one reads fresher data)
+    and is recorded in ``dead_letter_queue``.
+
+    :param code: the monitoring asset (runtime + declaration file).
+    :param job_queue_arn: the queue whose shares are measured.
+    :param environment: the handler's environment (see ``monitoring_contract``).
+    :param schedule: time between runs.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        code: lambda_.Code,
+        job_queue_arn: str,
+        environment: dict[str, str],
+        schedule: Duration,
+        log_retention: logs.RetentionDays,
+        dead_letter_queue: sqs.IQueue,
+        layers: Sequence[lambda_.ILayerVersion] = (),
+    ) -> None:
+        super().__init__(scope, id)
+        self.function, self.role, self.log_group = monitoring_function(
+            self,
+            code=code,
+            handler=SHARE_METRICS_HANDLER,
+            description=f"AWS Batch quota shares: per-share metrics ({self.node.path})",
+            timeout=TIMEOUT,
+            environment=environment,
+            log_retention=log_retention,
+            dead_letter_queue=dead_letter_queue,
+            retry_attempts=0,
+            max_event_age=Duration.minutes(1),
+            layers=layers,
+        )
+        shares = f"{job_queue_arn}/quota-share/*"
+        self.role.add_to_principal_policy(
+            iam.PolicyStatement(actions=list(QUEUE_READ_ACTIONS), resources=[job_queue_arn])
+        )
+        self.role.add_to_principal_policy(
+            iam.PolicyStatement(actions=list(SHARE_READ_ACTIONS), resources=[shares])
+        )
+        self.role.add_to_principal_policy(
+            iam.PolicyStatement(actions=list(UNSCOPED_READ_ACTIONS), resources=["*"])
+        )
+        self.schedule = events.Rule(
+            self,
+            "Schedule",
+            schedule=events.Schedule.rate(schedule),
+            description=f"Runs the per-share metrics of {self.node.path}",
+            targets=[
+                targets.LambdaFunction(
+                    self.function,
+                    # The next run supersedes a missed one: only record that it was missed.
+                    retry_attempts=0,
+                    max_event_age=Duration.minutes(1),
+                    dead_letter_queue=dead_letter_queue,
+                )
+            ],
+        )
+        policy = default_policy(self.role)
+        acknowledge_wildcard_resource(
+            policy,
+            shares,
+            "Read-only DescribeQuotaShare on the quota shares of this one job queue: shares are "
+            "created and renamed at deploy time, and AWS Batch has no quota-share-name "
+            "condition key.",
+        )
+        acknowledge_xray(
+            policy,
+            "and batch:ListServiceJobs (read-only, to count each share's RUNNABLE jobs) "
+            "defines no resource type either.",
+        )

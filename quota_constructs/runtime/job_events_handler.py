@@ -1,0 +1,261 @@
+"""EventBridge target: preemptions counted per share, owners told, budgets watched.
+
+One notification per preemption. *Preemption Completed* is the event that acts: it carries the
+``preemptionSummary`` (which attempt this was, when it ran, why it stopped); *Preemption
+Started* only logs, so the pair never notifies twice. Neither carries a queue or a share, so the
+job is looked up (DescribeServiceJob) and jobs of other queues are ignored.
+
+*Service Job State Change* tells an owner what they must act on: a job that can never start
+(RUNNABLE with ``MISCONFIGURATION:...``), or one that FAILED after exhausting its preemption
+retries. A FAILED job the monitor itself terminated is not reported again.
+
+Failures raise, so Lambda's asynchronous retries and then the dead-letter queue take over. The
+order makes a retry safe: look up, terminate (only an active job), notify, publish metrics,
+remember; a retry after a failed notification does not terminate twice. Duplicate deliveries
+are dropped by :class:`EventMemory` (see there for what remains at-least-once).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from .emf import COUNT, MetricRecord, emit
+from .event_memory import EventMemory
+from .monitor_settings import MonitorSettings
+from .monitoring_contract import (
+    ENFORCE_BUDGET_ENV,
+    JOB_QUEUE_ARN_ENV,
+    JOB_QUEUE_DIMENSION,
+    JOB_QUEUE_NAME_ENV,
+    JOBS_OVER_BUDGET,
+    JOBS_TERMINATED_OVER_BUDGET,
+    OWNER_TOPICS_ENV,
+    PREEMPTION_COMPLETED_DETAIL_TYPE,
+    PREEMPTION_KIND_DIMENSION,
+    PREEMPTION_STARTED_DETAIL_TYPE,
+    PREEMPTIONS,
+    QUOTA_SHARE_DIMENSION,
+    STATE_CHANGE_DETAIL_TYPE,
+)
+from .monitoring_gateway import MonitoringGateway
+from .notifier import Notifier, OwnerMessage, create_sns_client
+from .owner_messages import (
+    TERMINATION_REASON_PREFIX,
+    failed_after_preemptions_message,
+    preemption_message,
+    stuck_message,
+    termination_reason,
+)
+from .preemption import Preemption
+from .structured_log import log
+
+STUCK_REASONS = (
+    "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED",
+    "MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE",
+)
+FINISHED_STATUSES = frozenset({"SUCCEEDED", "FAILED"})
+# A duplicate is the same event under the same configuration; a monitor pointed elsewhere (or a
+# test's fresh fake) is not a duplicate.
+_FINGERPRINT_VARIABLES = (JOB_QUEUE_ARN_ENV, JOB_QUEUE_NAME_ENV, OWNER_TOPICS_ENV,
+                          ENFORCE_BUDGET_ENV, "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_BATCH",
+                          "AWS_ENDPOINT_URL_SNS")
+
+MEMORY = EventMemory()
+
+
+def handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
+    detail_type = event.get("detail-type")
+    job_arn = _job_arn(event)
+    fields = {"event_id": event.get("id"), "detail_type": detail_type, "job_arn": job_arn}
+    log("job_event", **fields)
+    if detail_type == PREEMPTION_STARTED_DETAIL_TYPE:
+        # Counted and reported once, from the Completed event that follows.
+        return _outcome("logged", fields)
+    if detail_type not in (PREEMPTION_COMPLETED_DETAIL_TYPE, STATE_CHANGE_DETAIL_TYPE):
+        return _outcome("ignored: not a service-job event", fields)
+    if not job_arn:
+        return _outcome("ignored: no service job ARN", fields)
+    monitor = _Monitor(MonitorSettings.from_environment(), context)
+    if detail_type == PREEMPTION_COMPLETED_DETAIL_TYPE:
+        return monitor.preemption_completed(event, job_arn, fields)
+    return monitor.state_changed(event, job_arn, fields)
+
+
+class _Monitor:
+    def __init__(self, settings: MonitorSettings, context: Any) -> None:
+        self.settings = settings
+        self.batch = MonitoringGateway.from_context(context)
+        self._notifier: Notifier | None = None
+        self.fingerprint = "|".join(os.environ.get(name, "") for name in _FINGERPRINT_VARIABLES)
+
+    @property
+    def notifier(self) -> Notifier:
+        if self._notifier is None:
+            self._notifier = Notifier(create_sns_client())
+        return self._notifier
+
+    # -- preemptions ----------------------------------------------------------------------------
+
+    def preemption_completed(self, event: Mapping[str, Any], job_arn: str,
+                             fields: dict[str, Any]) -> dict[str, Any]:
+        job = self._job_of_this_queue(job_arn, fields)
+        if job is None:
+            return _outcome(fields.pop("outcome"), fields)
+        share = str(job.get("quotaShareName") or "")
+        detail = event.get("detail") or {}
+        summary = detail.get("preemptionSummary") or job.get("preemptionSummary") or {}
+        preemption = Preemption.from_summary(summary) if isinstance(summary, Mapping) else None
+        if preemption is None:
+            return _outcome("ignored: no preemption recorded for the job", fields)
+        fields.update(quota_share=share, attempt=preemption.attempt_count, kind=preemption.kind)
+        key = f"preemption/{job_arn}/{job.get('createdAt')}/{preemption.attempt_count}"
+        if MEMORY.seen(self._memory_key(key)):
+            return _outcome("duplicate", fields)
+
+        agreement = self.settings.agreement_of(share)
+        budget = agreement.interruption_budget if agreement is not None else None
+        over = budget is not None and preemption.attempt_count > budget
+        terminated = False
+        if over and self.settings.enforce_budget and _still_active(job):
+            assert budget is not None
+            self.batch.terminate_job(
+                str(job.get("jobId") or _job_id(job_arn)),
+                termination_reason(share, preemption.attempt_count, budget),
+            )
+            terminated = True
+            log("job_terminated_over_budget", **fields, budget=budget)
+        self._notify(topic=self.settings.topic_of(agreement), fields=fields,
+                     message=preemption_message(
+                         job=job, job_arn=job_arn, share=share, queue=self.settings.queue.name,
+                         preemption=preemption, agreement=agreement,
+                         enforce_budget=self.settings.enforce_budget, terminated=terminated,
+                         key=key,
+                     ))
+        emit(self._preemption_records(share, preemption.kind, budget, over, terminated))
+        MEMORY.remember(self._memory_key(key))
+        return _outcome("terminated" if terminated else "reported", fields,
+                        over_budget=over)
+
+    def _preemption_records(self, share: str, kind: str, budget: int | None, over: bool,
+                            terminated: bool) -> list[MetricRecord]:
+        namespace = self.settings.namespace
+        dims = {JOB_QUEUE_DIMENSION: self.settings.queue.name, QUOTA_SHARE_DIMENSION: share}
+        counted = MetricRecord(
+            namespace, {**dims, PREEMPTION_KIND_DIMENSION: kind},
+            dimension_sets=[list(dims), [*dims, PREEMPTION_KIND_DIMENSION]],
+        )
+        counted.put(PREEMPTIONS, 1, COUNT)
+        records = [counted]
+        if budget is not None:
+            contract = MetricRecord(namespace, dims)
+            contract.put(JOBS_OVER_BUDGET, 1 if over else 0, COUNT)
+            contract.put(JOBS_TERMINATED_OVER_BUDGET, 1 if terminated else 0, COUNT)
+            records.append(contract)
+        return records
+
+    # -- state changes --------------------------------------------------------------------------
+
+    def state_changed(self, event: Mapping[str, Any], job_arn: str,
+                      fields: dict[str, Any]) -> dict[str, Any]:
+        detail = event.get("detail") or {}
+        status = str(detail.get("status") or "")
+        reason = str(detail.get("statusReason") or "")
+        fields.update(status=status)
+        stuck = status == "RUNNABLE" and any(code in reason for code in STUCK_REASONS)
+        if not stuck and status != "FAILED":
+            return _outcome("ignored: nothing for an owner", fields)
+        if TERMINATION_REASON_PREFIX in reason:
+            return _outcome("ignored: terminated by this monitor, owner already told", fields)
+        queue = detail.get("jobQueue")
+        if queue and not self.settings.queue.holds(queue):
+            return _outcome("ignored: another job queue", fields, job_queue=queue)
+        job = self._job_of_this_queue(job_arn, fields)
+        if job is None:
+            return _outcome(fields.pop("outcome"), fields)
+        share = str(job.get("quotaShareName") or "")
+        fields.update(quota_share=share)
+        key = f"{status}/{job_arn}/{job.get('createdAt')}/{event.get('time')}/{reason}"
+        if MEMORY.seen(self._memory_key(key)):
+            return _outcome("duplicate", fields)
+        topic = self.settings.topic_of(self.settings.agreement_of(share))
+        queue_name = self.settings.queue.name
+        if stuck:
+            message = stuck_message(job=job, job_arn=job_arn, share=share, queue=queue_name,
+                                    reason=reason, key=key)
+        else:
+            preemption = Preemption.from_summary(job.get("preemptionSummary") or {})
+            retries = (job.get("preemptionConfiguration") or {}).get(
+                "preemptionRetriesBeforeTermination")
+            if TERMINATION_REASON_PREFIX in str(job.get("statusReason") or ""):
+                return _outcome("ignored: terminated by this monitor, owner already told",
+                                fields)
+            exhausted = preemption is not None and (
+                (isinstance(retries, int) and preemption.attempt_count > retries)
+                or "preempt" in reason.lower()
+            )
+            if preemption is None or not exhausted:
+                return _outcome("ignored: failed, not for preemptions", fields)
+            message = failed_after_preemptions_message(
+                job=job, job_arn=job_arn, share=share, queue=queue_name,
+                count=preemption.attempt_count,
+                retries=retries if isinstance(retries, int) else None, key=key,
+            )
+        self._notify(topic=topic, fields=fields, message=message)
+        MEMORY.remember(self._memory_key(key))
+        return _outcome("reported", fields)
+
+    # -- shared steps ---------------------------------------------------------------------------
+
+    def _job_of_this_queue(self, job_arn: str, fields: dict[str, Any]) -> dict[str, Any] | None:
+        """The job, or None (with ``fields["outcome"]`` saying why) to ignore the event."""
+        job: dict[str, Any] | None = self.batch.describe_job(_job_id(job_arn))
+        if job is None:
+            fields["outcome"] = "ignored: AWS Batch does not know the job"
+            return None
+        if not self.settings.queue.holds(job.get("jobQueue")):
+            fields["outcome"] = "ignored: another job queue"
+            fields["job_queue"] = job.get("jobQueue")
+            return None
+        if not job.get("quotaShareName"):
+            # Every job of a quota-share queue has a share; a botocore too old to know the
+            # field drops it, and a metric without its share would mislead.
+            fields["outcome"] = "ignored: AWS Batch names no quota share for the job"
+            return None
+        return job
+
+    def _notify(self, *, topic: str | None, fields: Mapping[str, Any],
+                message: OwnerMessage) -> None:
+        if topic is None:
+            log("owner_not_notified", **fields,
+                why="the share has no agreement, or no topic was given for its owner")
+            return
+        self.notifier.publish(topic, message)
+
+    def _memory_key(self, key: str) -> str:
+        return f"{self.fingerprint}|{key}"
+
+
+def _job_arn(event: Mapping[str, Any]) -> str:
+    detail = event.get("detail") or {}
+    for candidate in (detail.get("preemptedJobArn"), detail.get("jobArn"),
+                      *(event.get("resources") or [])):
+        if isinstance(candidate, str) and ":service-job/" in candidate:
+            return candidate
+    return ""
+
+
+def _still_active(job: Mapping[str, Any]) -> bool:
+    """Not finished: a finished job is never terminated (so a retry never terminates twice)."""
+    return job.get("status") not in FINISHED_STATUSES and not job.get("isTerminated")
+
+
+def _job_id(job_arn: str) -> str:
+    return job_arn.rsplit("/", 1)[-1]
+
+
+def _outcome(outcome: str, fields: Mapping[str, Any], **extra: Any) -> dict[str, Any]:
+    result = {**fields, **extra, "outcome": outcome}
+    log("job_event_done", **result)
+    return result

@@ -1,0 +1,124 @@
+"""The allocation agreement Markdown: what it states per share, from the model alone."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from quota_constructs.model import (
+    CapacityLimit,
+    CapacityUnit,
+    QuotaAllocation,
+    QuotaShareSpec,
+    ShareAgreement,
+    SharingStrategy,
+)
+from quota_constructs.model.agreement_report import QueueAgreement, allocation_agreement_markdown
+
+G5 = CapacityUnit.ML_G5_XLARGE
+
+
+@dataclass(frozen=True)
+class Grant:
+    principal: str
+    permission: str
+    max_priority: int | None
+
+
+SHARES = (
+    QuotaShareSpec(
+        name="QS1", capacity_limits=[CapacityLimit(G5, 1)],
+        strategy=SharingStrategy.LEND_AND_BORROW, borrow_limit_percent=200,
+        in_share_preemption=True,
+        agreement=ShareAgreement(owner="Research | ML", purpose="Checkpointed sweeps",
+                                 recoverable=True, interruption_budget=2),
+    ),
+    QuotaShareSpec(name="QS2", capacity_limits=[CapacityLimit(G5, 1)],
+                   strategy=SharingStrategy.LEND,
+                   agreement=ShareAgreement(owner="product", interruption_budget=0)),
+    QuotaShareSpec(name="QS3", capacity_limits=[CapacityLimit(G5, 1)],
+                   strategy=SharingStrategy.RESERVE, enabled=False),
+)
+ALLOCATION = QuotaAllocation.check(environment_limits=[CapacityLimit(G5, 3)], shares=SHARES)
+
+
+def render(**overrides: object) -> str:
+    queue = QueueAgreement(
+        title="`Q/JobQueue`", shares=SHARES, allocation=ALLOCATION,
+        grants={"QS1": [Grant("Team/Submitter", "submit", 50),
+                        Grant("Team/Submitter", "update_priority", None)]},
+        budget_enforced=False,
+    )
+    fields = {**queue.__dict__, **overrides}
+    return allocation_agreement_markdown(title="Prod", queues=[QueueAgreement(**fields)])
+
+
+def section(text: str, share: str) -> str:
+    return text.split(f"### {share}", 1)[1].split("\n### ", 1)[0]
+
+
+def test_summary_table_has_one_row_per_share_with_reach_and_budget() -> None:
+    text = render()
+    assert text.startswith("# Allocation agreement: Prod\n")
+    assert "Service environment: 3 × ml.g5.xlarge." in text
+    # The owner's pipe is escaped so the table keeps its columns.
+    assert ("| QS1 | Research \\| ML | LEND_AND_BORROW | 1 × ml.g5.xlarge | 2 × ml.g5.xlarge "
+            "| at most 2 preemptions per job |") in text
+    assert "| QS2 | product | LEND | 1 × ml.g5.xlarge | 1 × ml.g5.xlarge | no preemption allowed |"\
+        in text
+    assert "| QS3 | not declared | RESERVE |" in text
+
+
+def test_share_section_states_owner_purpose_lending_and_contract() -> None:
+    qs1 = section(render(), "QS1")
+    assert "**Owner:** Research | ML" in qs1
+    assert "**Purpose:** Checkpointed sweeps" in qs1
+    assert "**Borrow limit:** 200% of its own limit per instance type." in qs1
+    assert "**Most it can ever reach:** 2 × ml.g5.xlarge" in qs1
+    assert "**Borrows from:** QS2;" in qs1
+    assert "accept cross-share preemption" in qs1
+    assert "In-share preemption is on" in qs1
+    assert "Workloads are recoverable" in qs1
+    assert "reported to the owner (not terminated" in qs1
+    qs2 = section(render(), "QS2")
+    assert "**Lends to:** QS1" in qs2
+    assert "Its own jobs reclaim lent capacity" in qs2
+
+
+def test_grants_list_who_may_submit_with_priority_ceilings() -> None:
+    qs1 = section(render(), "QS1")
+    assert "`Team/Submitter` may submit jobs (priority at most 50)." in qs1
+    assert "`Team/Submitter` may change job priorities (any priority)." in qs1
+    assert "No grants declared in this app" in section(render(), "QS2")
+
+
+def test_reserve_and_disabled_shares_say_so() -> None:
+    qs3 = section(render(), "QS3")
+    assert "**Lends to:** nobody (RESERVE)." in qs3
+    assert "held for it even when idle" in qs3
+    assert "DISABLED" in qs3
+    assert "Owner:** not declared" in qs3
+
+
+def test_enforcement_and_unmonitored_budgets_are_told_apart() -> None:
+    assert "is terminated by the monitoring" in section(render(budget_enforced=True), "QS1")
+    assert "Not watched in this app" in section(render(budget_enforced=None), "QS1")
+
+
+def test_unknown_capacity_is_said_rather_than_guessed() -> None:
+    text = render(allocation=None)
+    assert "capacity not declared in this app" in text
+    assert "unknown (environment capacity not declared)" in section(text, "QS1")
+
+
+def test_allocation_warnings_are_listed() -> None:
+    shares = SHARES[:2]
+    allocation = QuotaAllocation.check(environment_limits=[CapacityLimit(G5, 3)], shares=shares)
+    text = render(shares=shares, allocation=allocation)
+    assert allocation.warnings
+    for warning in allocation.warnings:
+        assert f"- {warning}" in text
+
+
+def test_rendering_is_deterministic() -> None:
+    assert render() == render()
+    assert render().endswith("\n") and not render().endswith("\n\n")

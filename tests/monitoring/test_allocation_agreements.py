@@ -1,0 +1,74 @@
+"""write_allocation_agreements: one Markdown file per stack, with grants and enforcement."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import aws_cdk as cdk
+from aws_cdk import aws_iam as iam
+
+from quota_constructs import (
+    CapacityLimit,
+    QuotaManagedTrainingQueue,
+    QuotaShare,
+    QuotaShareSpec,
+    ShareGrant,
+    SharingStrategy,
+    TrainingJobQueue,
+    write_allocation_agreements,
+)
+
+from ..constructs.support import G5
+from .test_quota_share_monitoring import SHARES
+
+
+def test_one_agreement_per_stack_with_shares_grants_and_enforcement(tmp_path: Path) -> None:
+    app = cdk.App(outdir=str(tmp_path / "assembly"))
+    prod = cdk.Stack(app, "TrainingQuotas-prod")
+    queue = QuotaManagedTrainingQueue(
+        prod, "TrainingQueue", capacity_limits=[CapacityLimit(G5, 3)], shares=SHARES
+    )
+    queue.add_monitoring(enforce_interruption_budget=True)
+    submitter = iam.Role(prod, "Submitter", assumed_by=iam.AccountRootPrincipal())
+    grant_share = queue.share("QS1")
+    grant_share.grant_submit(submitter, max_priority=40)
+    grant_share.grant_update_priority(submitter)
+    # A team stack adding a share to a queue of another stack.
+    platform = cdk.Stack(app, "Platform")
+    platform_queue = TrainingJobQueue.from_job_queue_attributes(
+        platform, "Queue", job_queue_arn="arn:aws:batch:us-east-1:123456789012:job-queue/q",
+        capacity_limits=[CapacityLimit(G5, 2)],
+    )
+    team = cdk.Stack(app, "Team")
+    QuotaShare(team, "Share", job_queue=platform_queue, spec=QuotaShareSpec(
+        name="vision", capacity_limits=[CapacityLimit(G5, 2)], strategy=SharingStrategy.LEND))
+    cdk.Stack(app, "Empty")
+    app.synth()
+
+    written = write_allocation_agreements(app)
+
+    directory = tmp_path / "assembly" / "agreements"
+    assert written == [directory / "TrainingQuotas-prod.md", directory / "Platform.md"]
+    text = written[0].read_text()
+    assert "## Job queue `TrainingQueue/JobQueue`" in text
+    assert "`TrainingQuotas-prod/Submitter` may submit jobs (priority at most 40)." in text
+    assert "`TrainingQuotas-prod/Submitter` may change job priorities (any priority)." in text
+    assert "is terminated by the monitoring" in text
+    platform_text = written[1].read_text()
+    assert "### vision" in platform_text
+    assert "Not watched in this app" not in platform_text  # vision declares no budget
+    assert grant_share.grants == (
+        ShareGrant("TrainingQuotas-prod/Submitter", "submit", 40),
+        ShareGrant("TrainingQuotas-prod/Submitter", "update_priority", None),
+    )
+
+
+def test_outdir_can_be_given(tmp_path: Path) -> None:
+    app = cdk.App()
+    stack = cdk.Stack(app, "Only")
+    QuotaManagedTrainingQueue(
+        stack, "TrainingQueue", capacity_limits=[CapacityLimit(G5, 3)], shares=SHARES
+    )
+    written = write_allocation_agreements(app, str(tmp_path))
+    assert written == [tmp_path / "agreements" / "Only.md"]
+    assert "Not watched in this app" in written[0].read_text()

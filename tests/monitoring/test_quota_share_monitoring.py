@@ -1,0 +1,574 @@
+"""QuotaShareMonitoring: what it deploys, what it may do, where it sends what, and its checks."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from tempfile import TemporaryDirectory
+from types import SimpleNamespace
+from typing import Any
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk import aws_sns as sns
+from aws_cdk.assertions import Template
+from cdk_nag import AwsSolutionsChecks, ServerlessChecks
+from cfnlint.api import ManualArgs, lint
+
+from quota_constructs import (
+    CapacityLimit,
+    QuotaConfigError,
+    QuotaManagedTrainingQueue,
+    QuotaShareMonitoring,
+    QuotaShareSpec,
+    ShareAgreement,
+    ShareAlarmThresholds,
+    SharingStrategy,
+    TrainingJobQueue,
+)
+from quota_constructs.model import monitoring_declaration_json
+from quota_constructs.monitoring._asset import DECLARATION_FILE
+from quota_constructs.runtime import monitoring_contract as contract
+
+from ..constructs.support import G5, G6, assert_config_error, logical_id, policy_statements, spec
+from . import sample_events as events
+
+ENV = cdk.Environment(account="123456789012", region="us-east-1")
+RESEARCH = ShareAgreement(owner="research", purpose="Checkpointed sweeps", recoverable=True,
+                          interruption_budget=3)
+PRODUCT = ShareAgreement(owner="product", purpose="Release models")
+SHARES = (
+    spec("QS1", SharingStrategy.LEND_AND_BORROW, borrow_limit_percent=200,
+         in_share_preemption=True, agreement=RESEARCH),
+    spec("QS2", SharingStrategy.LEND, agreement=PRODUCT),
+    spec("QS3", SharingStrategy.RESERVE),
+)
+TWO_UNITS = QuotaShareSpec(
+    name="Multi", capacity_limits=[CapacityLimit(G5, 1), CapacityLimit(G6, 2)],
+    strategy=SharingStrategy.LEND_AND_BORROW, agreement=RESEARCH,
+)
+
+
+def managed(stack: cdk.Stack, shares: Any = SHARES) -> QuotaManagedTrainingQueue:
+    return QuotaManagedTrainingQueue(
+        stack, "TrainingQueue",
+        capacity_limits=[CapacityLimit(G5, 3), CapacityLimit(G6, 2)], shares=shares,
+    )
+
+
+@pytest.fixture(scope="module")
+def built() -> Iterator[SimpleNamespace]:
+    outdir = TemporaryDirectory()
+    app = cdk.App(outdir=outdir.name)
+    b = SimpleNamespace(app=app, synthesized=Path(outdir.name))
+    b.watched = managed(cdk.Stack(app, "Watched", env=ENV)).add_monitoring()
+    enforcing_stack = cdk.Stack(app, "Enforcing", env=ENV)
+    b.operations = sns.Topic.from_topic_arn(
+        enforcing_stack, "Operations", "arn:aws:sns:us-east-1:123456789012:platform-ops"
+    )
+    b.enforcing = managed(enforcing_stack).add_monitoring(
+        enforce_interruption_budget=True,
+        operations_topic=b.operations,
+        metrics_schedule=cdk.Duration.minutes(10),
+        share_thresholds={"QS2": ShareAlarmThresholds(max_preemptions_per_hour=None,
+                                                      starved_after=cdk.Duration.minutes(5))},
+    )
+    imported_stack = cdk.Stack(app, "Imported", env=ENV)
+    b.given_topics = {
+        owner: sns.Topic.from_topic_arn(
+            imported_stack, f"{owner}Topic", f"arn:aws:sns:us-east-1:123456789012:{owner}"
+        )
+        for owner in ("research", "product", "nobody-monitored")
+    }
+    b.imported = QuotaShareMonitoring(
+        imported_stack, "Monitoring",
+        job_queue=TrainingJobQueue.from_job_queue_arn(imported_stack, "Queue", events.QUEUE_ARN),
+        shares=[*SHARES, TWO_UNITS],
+        owner_topics=b.given_topics,
+    )
+    b.quiet = managed(cdk.Stack(app, "Quiet", env=ENV)).add_monitoring(
+        metrics_enabled=False, dashboard_enabled=False
+    )
+    b.silent = managed(cdk.Stack(app, "Silent", env=ENV)).add_monitoring(
+        job_events_enabled=False, alarms_enabled=False
+    )
+    with outdir:
+        app.synth()
+        yield b
+
+
+def template(monitoring: QuotaShareMonitoring) -> Template:
+    return Template.from_stack(cdk.Stack.of(monitoring))
+
+
+def resources(monitoring: QuotaShareMonitoring, type_: str) -> dict[str, Any]:
+    return template(monitoring).find_resources(type_)
+
+
+def function_properties(function: Any) -> dict[str, Any]:
+    stack = cdk.Stack.of(function)
+    return Template.from_stack(stack).to_json()["Resources"][logical_id(function)]["Properties"]
+
+
+def actions_of(statements: list[dict[str, Any]]) -> dict[str, list[Any]]:
+    """Every allowed action with the resources it is allowed on."""
+    allowed: dict[str, list[Any]] = {}
+    for statement in statements:
+        assert statement["Effect"] == "Allow"
+        names = statement["Action"] if isinstance(statement["Action"], list) else [
+            statement["Action"]]
+        targets = statement["Resource"] if isinstance(statement["Resource"], list) else [
+            statement["Resource"]]
+        for name in names:
+            allowed.setdefault(name, []).extend(targets)
+    return allowed
+
+
+# -- the functions -----------------------------------------------------------------------------
+
+
+def test_both_functions_run_the_contract_handlers_on_python_3_14_arm64(built: Any) -> None:
+    for function, handler in (
+        (built.watched.metrics_function, contract.SHARE_METRICS_HANDLER),
+        (built.watched.job_events_function, contract.JOB_EVENTS_HANDLER),
+    ):
+        props = function_properties(function)
+        assert props["Handler"] == handler
+        assert props["Runtime"] == "python3.14"
+        assert props["Architectures"] == ["arm64"]
+        assert props["TracingConfig"] == {"Mode": "Active"}
+
+
+def test_functions_are_told_their_queue_declaration_and_namespace(built: Any) -> None:
+    queue = built.watched.job_queue
+    stack = cdk.Stack.of(queue)
+    metrics_env = function_properties(built.watched.metrics_function)["Environment"]["Variables"]
+    assert metrics_env[contract.JOB_QUEUE_ARN_ENV] == stack.resolve(queue.job_queue_arn)
+    assert metrics_env[contract.JOB_QUEUE_NAME_ENV] == stack.resolve(queue.job_queue_name)
+    assert metrics_env[contract.DECLARATION_FILE_ENV] == DECLARATION_FILE
+    assert metrics_env[contract.METRIC_NAMESPACE_ENV] == contract.DEFAULT_METRIC_NAMESPACE
+    assert contract.OWNER_TOPICS_ENV not in metrics_env
+    events_env = function_properties(built.watched.job_events_function)["Environment"][
+        "Variables"]
+    assert events_env[contract.ENFORCE_BUDGET_ENV] == "false"
+    enforcing_env = function_properties(built.enforcing.job_events_function)["Environment"][
+        "Variables"]
+    assert enforcing_env[contract.ENFORCE_BUDGET_ENV] == "true"
+
+
+def test_owner_topics_reach_the_events_function_as_owner_to_arn(built: Any) -> None:
+    env = function_properties(built.imported.job_events_function)["Environment"]["Variables"]
+    # Literal ARNs of imported topics: the JSON is a plain string.
+    assert json.loads(env[contract.OWNER_TOPICS_ENV]) == {
+        "product": "arn:aws:sns:us-east-1:123456789012:product",
+        "research": "arn:aws:sns:us-east-1:123456789012:research",
+    }
+
+
+def test_the_asset_carries_the_declaration_of_the_monitored_shares(built: Any) -> None:
+    code = function_properties(built.watched.metrics_function)["Code"]
+    asset_hash = code["S3Key"].removesuffix(".zip")
+    staged = built.synthesized / f"asset.{asset_hash}"
+    assert (staged / DECLARATION_FILE).read_text() == monitoring_declaration_json(SHARES)
+    assert (staged / "quota_constructs" / "runtime" / "monitoring_contract.py").is_file()
+    # Both functions share the one asset; monitoring constructs never travel in it.
+    assert function_properties(built.watched.job_events_function)["Code"] == code
+    assert not (staged / "quota_constructs" / "monitoring").exists()
+
+
+def test_metrics_run_on_the_schedule_without_retries(built: Any) -> None:
+    rule = function_target_rule(built.watched, built.watched.metrics_function)
+    assert rule["ScheduleExpression"] == "rate(1 minute)"
+    assert rule["Targets"][0]["RetryPolicy"]["MaximumRetryAttempts"] == 0
+    slow = function_target_rule(built.enforcing, built.enforcing.metrics_function)
+    assert slow["ScheduleExpression"] == "rate(10 minutes)"
+
+
+def function_target_rule(monitoring: QuotaShareMonitoring, function: Any) -> dict[str, Any]:
+    stack = cdk.Stack.of(monitoring)
+    arn = stack.resolve(function.function_arn)
+    rules = [
+        rule["Properties"] for rule in resources(monitoring, "AWS::Events::Rule").values()
+        if rule["Properties"]["Targets"][0]["Arn"] == arn
+    ]
+    assert len(rules) == 1
+    return rules[0]
+
+
+def test_log_groups_are_kept_one_month_by_default(built: Any) -> None:
+    groups = resources(built.watched, "AWS::Logs::LogGroup")
+    monitoring = [g for lid, g in groups.items() if "Monitoring" in lid]
+    assert len(monitoring) == 2
+    assert {g["Properties"]["RetentionInDays"] for g in monitoring} == {30}
+
+
+# -- EventBridge: only this queue's events ----------------------------------------------------
+
+
+def event_patterns(monitoring: QuotaShareMonitoring) -> dict[str, dict[str, Any]]:
+    job_events = monitoring.job_events
+    assert job_events is not None
+    rules = template(monitoring).to_json()["Resources"]
+    return {
+        name: rules[logical_id(rule)]["Properties"]["EventPattern"]
+        for name, rule in (("state", job_events.state_change_rule),
+                           ("preemption", job_events.preemption_rule))
+    }
+
+
+def test_state_changes_of_this_queue_match_and_of_other_queues_do_not(built: Any) -> None:
+    patterns = event_patterns(built.imported)
+    assert events.matches(patterns["state"], events.STATE_CHANGE)
+    assert not events.matches(
+        patterns["state"], events.on_queue(events.STATE_CHANGE, events.OTHER_QUEUE_ARN)
+    )
+    assert not events.matches(patterns["state"], events.CLASSIC_JOB_STATE_CHANGE)
+    assert not events.matches(patterns["state"], events.PREEMPTION_STARTED)
+
+
+def test_preemption_events_match_the_preemption_rule_only(built: Any) -> None:
+    patterns = event_patterns(built.imported)
+    for event in (events.PREEMPTION_STARTED, events.PREEMPTION_COMPLETED):
+        assert events.matches(patterns["preemption"], event)
+        assert not events.matches(patterns["state"], event)
+    assert not events.matches(patterns["preemption"], events.STATE_CHANGE)
+
+
+def test_state_change_pattern_names_the_created_queue_by_arn(built: Any) -> None:
+    queue = built.watched.job_queue
+    patterns = event_patterns(built.watched)
+    assert patterns["state"]["detail"] == {
+        "jobQueue": [cdk.Stack.of(queue).resolve(queue.job_queue_arn)]
+    }
+
+
+def test_event_deliveries_retry_then_park_in_the_dead_letter_queue(built: Any) -> None:
+    stack = cdk.Stack.of(built.watched)
+    dlq = stack.resolve(built.watched.dead_letter_queue.queue_arn)
+    for rule in resources(built.watched, "AWS::Events::Rule").values():
+        target = rule["Properties"]["Targets"][0]
+        assert target["DeadLetterConfig"] == {"Arn": dlq}
+    configs = resources(built.watched, "AWS::Lambda::EventInvokeConfig")
+    assert len(configs) == 2
+    for config in configs.values():
+        assert config["Properties"]["DestinationConfig"]["OnFailure"]["Destination"] == dlq
+
+
+def test_dead_letter_queue_is_encrypted_and_tls_only(built: Any) -> None:
+    props = template(built.watched).to_json()["Resources"][
+        logical_id(built.watched.dead_letter_queue)]["Properties"]
+    assert props["SqsManagedSseEnabled"] is True
+    policies = resources(built.watched, "AWS::SQS::QueuePolicy")
+    statements = [s for p in policies.values() for s in p["Properties"]["PolicyDocument"][
+        "Statement"]]
+    assert any(
+        s["Effect"] == "Deny" and s.get("Condition") == {"Bool": {"aws:SecureTransport": "false"}}
+        for s in statements
+    )
+
+
+# -- least privilege ---------------------------------------------------------------------------
+
+
+def test_metrics_function_may_only_read_this_queue(built: Any) -> None:
+    share_metrics = built.watched.share_metrics
+    stack = cdk.Stack.of(share_metrics)
+    queue_arn = stack.resolve(built.watched.job_queue.job_queue_arn)
+    allowed = actions_of(policy_statements(share_metrics.role))
+    batch = {name: arns for name, arns in allowed.items() if name.startswith("batch:")}
+    assert batch == {
+        "batch:GetJobQueueSnapshot": [queue_arn],
+        "batch:ListQuotaShares": [queue_arn],
+        "batch:DescribeQuotaShare": [{"Fn::Join": ["", [queue_arn, "/quota-share/*"]]}],
+        "batch:ListServiceJobs": ["*"],
+    }
+    others = {name.split(":")[0] for name in allowed} - {"batch"}
+    assert others == {"logs", "xray", "sqs"}
+    # Failure records go to the dead-letter queue; nothing else may be done with it.
+    dlq = stack.resolve(built.watched.dead_letter_queue.queue_arn)
+    assert {name: arns for name, arns in allowed.items() if name.startswith("sqs:")} == {
+        "sqs:SendMessage": [dlq]}
+    assert not any(name.startswith("sns:") for name in allowed)
+
+
+def test_events_function_publishes_only_to_the_owners_and_never_terminates_by_default(
+    built: Any,
+) -> None:
+    job_events = built.imported.job_events
+    allowed = actions_of(policy_statements(job_events.role))
+    assert sorted(allowed["sns:Publish"]) == [
+        "arn:aws:sns:us-east-1:123456789012:product",
+        "arn:aws:sns:us-east-1:123456789012:research",
+    ]
+    assert allowed["batch:DescribeServiceJob"] == ["*"]
+    assert "batch:TerminateServiceJob" not in allowed
+    assert {name for name in allowed if name.startswith("batch:")} == {
+        "batch:DescribeServiceJob"}
+    watched = actions_of(policy_statements(built.watched.job_events.role))
+    assert "batch:TerminateServiceJob" not in watched
+
+
+def test_termination_is_granted_only_with_enforcement(built: Any) -> None:
+    allowed = actions_of(policy_statements(built.enforcing.job_events.role))
+    assert allowed["batch:TerminateServiceJob"] == [
+        {"Fn::Join": ["", ["arn:", {"Ref": "AWS::Partition"},
+                           ":batch:us-east-1:123456789012:service-job/*"]]}
+    ]
+    # The metrics function never gets it.
+    metrics = actions_of(policy_statements(built.enforcing.share_metrics.role))
+    assert "batch:TerminateServiceJob" not in metrics
+
+
+def test_roles_carry_no_managed_policy(built: Any) -> None:
+    for role in (built.watched.share_metrics.role, built.watched.job_events.role):
+        props = template(built.watched).to_json()["Resources"][logical_id(role)]["Properties"]
+        assert "ManagedPolicyArns" not in props
+
+
+# -- owner topics ------------------------------------------------------------------------------
+
+
+def test_one_encrypted_tls_only_topic_per_owner_is_created(built: Any) -> None:
+    assert sorted(built.watched.owner_topics) == ["product", "research"]
+    topics = resources(built.watched, "AWS::SNS::Topic")
+    assert len(topics) == 2
+    for topic in topics.values():
+        assert "KmsMasterKeyId" in topic["Properties"]
+    keys = resources(built.watched, "AWS::KMS::Key")
+    assert [k["Properties"]["EnableKeyRotation"] for k in keys.values()] == [True]
+    key_policy = next(iter(keys.values()))["Properties"]["KeyPolicy"]["Statement"]
+    assert any(s["Principal"] == {"Service": "cloudwatch.amazonaws.com"} for s in key_policy)
+
+
+def test_given_topics_are_used_and_none_are_created(built: Any) -> None:
+    assert resources(built.imported, "AWS::SNS::Topic") == {}
+    assert resources(built.imported, "AWS::KMS::Key") == {}
+    assert built.imported.owner_topics == {
+        "product": built.given_topics["product"], "research": built.given_topics["research"]
+    }
+
+
+# -- alarms ------------------------------------------------------------------------------------
+
+
+def alarms_by_id(monitoring: QuotaShareMonitoring, share: str) -> dict[str, dict[str, Any]]:
+    rendered = template(monitoring).to_json()["Resources"]
+    return {
+        alarm.node.id: rendered[logical_id(alarm)]["Properties"]
+        for alarm in monitoring.alarms_of(share)
+    }
+
+
+def test_each_share_gets_starved_drift_and_preemption_alarms(built: Any) -> None:
+    assert sorted(alarms_by_id(built.watched, "QS1")) == [
+        "Drift", "OverBudget", "Preemptions", "Starved"]
+    # No interruption budget: nothing to be over.
+    assert sorted(alarms_by_id(built.watched, "QS2")) == ["Drift", "Preemptions", "Starved"]
+
+
+def test_alarms_notify_the_owner_topic_only(built: Any) -> None:
+    stack = cdk.Stack.of(built.watched)
+    research = stack.resolve(built.watched.owner_topics["research"].topic_arn)
+    for props in alarms_by_id(built.watched, "QS1").values():
+        assert props["AlarmActions"] == [research]
+        assert props["OKActions"] == [research]
+
+
+def test_a_share_without_owner_alarms_silently_and_is_warned_about(built: Any) -> None:
+    for props in alarms_by_id(built.watched, "QS3").values():
+        assert "AlarmActions" not in props
+    warnings = cdk.assertions.Annotations.from_stack(cdk.Stack.of(built.watched)).find_warning(
+        "*", cdk.assertions.Match.string_like_regexp("QS3.*no agreement")
+    )
+    assert len(warnings) == 1
+
+
+def test_starved_is_jobs_waiting_while_own_capacity_idles(built: Any) -> None:
+    starved = alarms_by_id(built.watched, "QS1")["Starved"]
+    expression = next(q["Expression"] for q in starved["Metrics"] if "Expression" in q)
+    assert expression == "IF(age > 1800 AND (idle0) > 0, 1, 0)"
+    stats = {q["Id"]: (q["MetricStat"]["Metric"]["MetricName"], q["MetricStat"]["Stat"])
+             for q in starved["Metrics"] if "MetricStat" in q}
+    assert stats == {"age": (contract.OLDEST_RUNNABLE_JOB_AGE, "Maximum"),
+                     "idle0": (contract.IDLE_OWN_CAPACITY, "Minimum")}
+    assert starved["TreatMissingData"] == "notBreaching"
+    assert starved["Threshold"] == 1
+
+
+def test_starved_sums_idle_capacity_of_every_unit(built: Any) -> None:
+    starved = alarms_by_id(built.imported, "Multi")["Starved"]
+    expression = next(q["Expression"] for q in starved["Metrics"] if "Expression" in q)
+    assert expression == "IF(age > 1800 AND (idle0 + idle1) > 0, 1, 0)"
+    units = sorted(
+        next(d["Value"] for d in q["MetricStat"]["Metric"]["Dimensions"]
+             if d["Name"] == contract.CAPACITY_UNIT_DIMENSION)
+        for q in starved["Metrics"] if q["Id"].startswith("idle")
+    )
+    assert units == [G5, G6]
+
+
+def test_drift_and_preemption_alarms(built: Any) -> None:
+    alarms = alarms_by_id(built.watched, "QS1")
+    drift = alarms["Drift"]
+    assert (drift["MetricName"], drift["Statistic"], drift["Threshold"]) == (
+        contract.SHARE_DRIFT, "Maximum", 1)
+    assert drift["Period"] * drift["EvaluationPeriods"] == 15 * 60
+    assert drift["TreatMissingData"] == "missing"
+    preemptions = alarms["Preemptions"]
+    assert (preemptions["MetricName"], preemptions["Period"], preemptions["Threshold"]) == (
+        contract.PREEMPTIONS, 3600, 10)
+    assert preemptions["TreatMissingData"] == "notBreaching"
+    over = alarms["OverBudget"]
+    assert (over["MetricName"], over["Threshold"], over["ComparisonOperator"]) == (
+        contract.JOBS_OVER_BUDGET, 0, "GreaterThanThreshold")
+
+
+def test_alarm_metrics_carry_the_dimensions_the_runtime_emits(built: Any) -> None:
+    stack = cdk.Stack.of(built.watched)
+    queue_name = stack.resolve(built.watched.job_queue.job_queue_name)
+    drift = alarms_by_id(built.watched, "QS2")["Drift"]
+    assert drift["Namespace"] == contract.DEFAULT_METRIC_NAMESPACE
+    assert drift["Dimensions"] == [
+        {"Name": contract.JOB_QUEUE_DIMENSION, "Value": queue_name},
+        {"Name": contract.QUOTA_SHARE_DIMENSION, "Value": "QS2"},
+    ]
+
+
+def test_thresholds_are_overridable_per_share(built: Any) -> None:
+    alarms = alarms_by_id(built.enforcing, "QS2")
+    assert "Preemptions" not in alarms
+    expression = next(q["Expression"] for q in alarms["Starved"]["Metrics"] if "Expression" in q)
+    assert expression.startswith("IF(age > 300 ")
+    # A ten-minute schedule widens the period to ten minutes.
+    assert alarms["Drift"]["Period"] == 600
+
+
+def test_dead_letters_alarm_tells_operations_when_given(built: Any) -> None:
+    rendered = template(built.enforcing).to_json()["Resources"]
+    alarm = rendered[logical_id(built.enforcing.dead_letters_alarm)]["Properties"]
+    assert alarm["MetricName"] == "ApproximateNumberOfMessagesVisible"
+    assert alarm["AlarmActions"] == ["arn:aws:sns:us-east-1:123456789012:platform-ops"]
+    assert alarm["TreatMissingData"] == "notBreaching"
+    quiet = template(built.watched).to_json()["Resources"][
+        logical_id(built.watched.dead_letters_alarm)]["Properties"]
+    assert "AlarmActions" not in quiet
+
+
+# -- switches ----------------------------------------------------------------------------------
+
+
+def test_metrics_off_means_no_schedule_no_starved_or_drift(built: Any) -> None:
+    assert built.quiet.metrics_function is None
+    assert built.quiet.dashboard is None
+    assert resources(built.quiet, "AWS::CloudWatch::Dashboard") == {}
+    assert sorted(alarms_by_id(built.quiet, "QS1")) == ["OverBudget", "Preemptions"]
+    rules = resources(built.quiet, "AWS::Events::Rule")
+    assert all("ScheduleExpression" not in r["Properties"] for r in rules.values())
+
+
+def test_job_events_off_means_no_rules_on_batch_events_and_no_topics(built: Any) -> None:
+    assert built.silent.job_events_function is None
+    assert built.silent.alarms == {}
+    assert built.silent.dead_letters_alarm is None
+    assert resources(built.silent, "AWS::CloudWatch::Alarm") == {}
+    rules = resources(built.silent, "AWS::Events::Rule")
+    assert all("EventPattern" not in r["Properties"] for r in rules.values())
+    assert len(resources(built.silent, "AWS::CloudWatch::Dashboard")) == 1
+
+
+# -- dashboard ---------------------------------------------------------------------------------
+
+
+def dashboard_body(monitoring: QuotaShareMonitoring) -> str:
+    assert monitoring.dashboard is not None
+    rendered = template(monitoring).to_json()["Resources"][
+        logical_id(monitoring.dashboard.resource)]
+    return json.dumps(rendered["Properties"]["DashboardBody"])
+
+
+def test_dashboard_shows_every_share_and_the_aws_batch_queue_metrics(built: Any) -> None:
+    body = dashboard_body(built.imported)
+    for name in ("JobsPreempted", "JobsMovedToRunnable", "JobSubmittedToFirstScheduledDuration"):
+        assert f'\\"AWS/Batch\\",\\"{name}\\",\\"JobQueueName\\",\\"HappyPathJobQueue\\"' in body
+    for share in ("QS1", "QS2", "QS3", "Multi"):
+        assert f"{share}: RUNNABLE jobs" in body
+    for metric in (contract.CAPACITY_IN_USE, contract.CAPACITY_LIMIT,
+                   contract.BORROWED_CAPACITY, contract.RUNNABLE_JOBS,
+                   contract.OLDEST_RUNNABLE_JOB_AGE, contract.PREEMPTIONS):
+        assert metric in body
+    for kind in contract.PREEMPTION_KINDS:
+        assert f'\\"{contract.PREEMPTION_KIND_DIMENSION}\\",\\"{kind}\\"' in body
+
+
+# -- nag and lint ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("pack", [AwsSolutionsChecks, ServerlessChecks])
+def test_cdk_nag_reports_no_unacknowledged_finding(built: Any, pack: Any) -> None:
+    report = pack(built.app).validate_scope(built.app)
+    findings = [
+        f"{violation.rule_name} at {[r.construct_path for r in violation.violating_resources]}"
+        for violation in report.violations
+    ]
+    assert findings == []
+
+
+@pytest.mark.parametrize("name", ["Watched", "Enforcing", "Imported", "Quiet", "Silent"])
+def test_templates_pass_cfn_lint(built: Any, name: str) -> None:
+    stack = built.app.node.find_child(name)
+    rendered = json.dumps(Template.from_stack(stack).to_json())
+    matches = lint(rendered, config=ManualArgs(regions=["us-east-1"], ignore_checks=["W3005"]))
+    assert [str(match) for match in matches] == []
+
+
+# -- checks ------------------------------------------------------------------------------------
+
+
+def scratch_queue() -> QuotaManagedTrainingQueue:
+    return managed(cdk.Stack(cdk.App(), "Scratch"))
+
+
+@pytest.mark.parametrize(
+    ("props", "field", "allowed_part"),
+    [
+        ({"enforce_interruption_budget": True, "job_events_enabled": False},
+         "enforce_interruption_budget", "job_events_enabled is False"),
+        ({"metrics_schedule": cdk.Duration.seconds(30)}, "metrics_schedule", "whole minutes"),
+        ({"metrics_schedule": cdk.Duration.hours(2)}, "metrics_schedule", "1 to 60"),
+        ({"owner_topics": {}}, "owner_topics", "missing: product, research"),
+        ({"share_thresholds": {"QS9": ShareAlarmThresholds()}}, "share_thresholds",
+         "a monitored share"),
+        ({"namespace": "AWS/Batch"}, "namespace", "not starting with 'AWS/'"),
+        ({"alarms_enabled": "yes"}, "alarms_enabled", "True or False"),
+        ({"thresholds": ShareAlarmThresholds(starved_after=cdk.Duration.seconds(90))},
+         "thresholds.starved_after", "whole minutes"),
+    ],
+)
+def test_bad_props_name_the_monitoring_and_the_field(
+    props: dict[str, Any], field: str, allowed_part: str
+) -> None:
+    queue = scratch_queue()
+    with pytest.raises(QuotaConfigError) as raised:
+        queue.add_monitoring(**props)
+    assert raised.value.subject == "monitoring Scratch/TrainingQueue/Monitoring"
+    assert raised.value.field == field
+    assert allowed_part in raised.value.allowed
+    # Checked before anything was built.
+    assert queue.node.try_find_child("Monitoring") is None
+
+
+def test_a_queue_without_declared_shares_needs_them_given() -> None:
+    stack = cdk.Stack(cdk.App(), "Scratch")
+    queue = TrainingJobQueue.from_job_queue_arn(stack, "Queue", events.QUEUE_ARN)
+    with pytest.raises(QuotaConfigError) as raised:
+        QuotaShareMonitoring(stack, "Monitoring", job_queue=queue)
+    assert_config_error(raised.value, "monitoring Scratch/Monitoring", "shares", [],
+                        "pass shares=[...]")
+
+
+def test_job_queue_must_be_a_training_queue() -> None:
+    stack = cdk.Stack(cdk.App(), "Scratch")
+    with pytest.raises(QuotaConfigError) as raised:
+        QuotaShareMonitoring(stack, "Monitoring", job_queue="my-queue")  # type: ignore[arg-type]
+    assert raised.value.field == "job_queue"

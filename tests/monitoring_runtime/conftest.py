@@ -1,0 +1,154 @@
+"""Fixtures: the fake Batch and the fake SNS on loopback, and a monitor configured through the
+environment exactly as the constructs configure the deployed functions."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import boto3
+import pytest
+
+from quota_constructs.model import (
+    CapacityLimit,
+    QuotaShareSpec,
+    ShareAgreement,
+    SharingStrategy,
+    api_configuration,
+    monitoring_declaration_json,
+)
+from quota_constructs.runtime import batch_gateway, notifier
+from quota_constructs.runtime.job_events_handler import MEMORY
+from quota_constructs.runtime.monitor_settings import load_declaration
+from quota_constructs.runtime.monitoring_contract import (
+    DECLARATION_FILE_ENV,
+    ENFORCE_BUDGET_ENV,
+    JOB_QUEUE_ARN_ENV,
+    JOB_QUEUE_NAME_ENV,
+    METRIC_NAMESPACE_ENV,
+    OWNER_TOPICS_ENV,
+)
+from quota_constructs.runtime.retry import RetryPolicy
+
+from .fake_service_jobs import MonitoringFakeBatch, MonitoringFakeBatchServer
+from .fake_sns import FakeSns, FakeSnsServer
+
+G5 = "ml.g5.xlarge"
+NAMESPACE = "Test/QuotaShares"
+DECLARATION_FILE = "quota_monitor_declaration.json"
+
+VISION = ShareAgreement(owner="vision-team", purpose="nightly fine-tuning", recoverable=True,
+                        interruption_budget=2)
+NLP = ShareAgreement(owner="nlp-team", purpose="evaluation runs", interruption_budget=0)
+RESEARCH = ShareAgreement(owner="research-team", purpose="experiments")
+
+
+def reference_shares() -> list[QuotaShareSpec]:
+    """The reference example, with owners: three shares of one ml.g5.xlarge each."""
+    return [
+        QuotaShareSpec(name="QS1", capacity_limits=[CapacityLimit(G5, 1)],
+                       strategy=SharingStrategy.LEND_AND_BORROW, borrow_limit_percent=200,
+                       in_share_preemption=True, agreement=VISION),
+        QuotaShareSpec(name="QS2", capacity_limits=[CapacityLimit(G5, 1)],
+                       strategy=SharingStrategy.LEND, agreement=NLP),
+        QuotaShareSpec(name="QS3", capacity_limits=[CapacityLimit(G5, 1)],
+                       strategy=SharingStrategy.RESERVE, agreement=RESEARCH),
+    ]
+
+
+@dataclass
+class Monitor:
+    """The fakes' state, the monitored queue, and the owners' topics."""
+
+    batch: MonitoringFakeBatch
+    sns: FakeSns
+    training: str
+    research: str
+    topics: dict[str, str]
+    shares: list[QuotaShareSpec]
+    monkeypatch: pytest.MonkeyPatch
+    directory: Path
+    sleeps: list[float] = field(default_factory=list)
+
+    def create_shares(self, specs: list[QuotaShareSpec] | None = None,
+                      queue: str | None = None) -> None:
+        for spec in specs or self.shares:
+            self.batch.handle("CreateQuotaShare", {
+                "quotaShareName": spec.name, "jobQueue": queue or self.training, "tags": {},
+                **api_configuration(spec),
+            })
+        for share in self.batch.shares.values():
+            share.status = "VALID"
+
+    def declare(self, specs: list[QuotaShareSpec]) -> None:
+        self.shares = specs
+        (self.directory / DECLARATION_FILE).write_text(monitoring_declaration_json(specs))
+        load_declaration.cache_clear()
+
+    def enforce(self, on: bool = True) -> None:
+        self.monkeypatch.setenv(ENFORCE_BUDGET_ENV, "true" if on else "false")
+
+
+def context(remaining_ms: int = 60_000) -> Any:
+    return SimpleNamespace(get_remaining_time_in_millis=lambda: remaining_ms)
+
+
+@pytest.fixture(scope="session")
+def fake_batch_server() -> Iterator[MonitoringFakeBatchServer]:
+    server = MonitoringFakeBatchServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def fake_sns_server() -> Iterator[FakeSnsServer]:
+    server = FakeSnsServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def monitor(
+    fake_batch_server: MonitoringFakeBatchServer,
+    fake_sns_server: FakeSnsServer,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> Monitor:
+    for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL", "LAMBDA_TASK_ROOT"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_ENDPOINT_URL_BATCH", fake_batch_server.endpoint)
+    monkeypatch.setenv("AWS_ENDPOINT_URL_SNS", fake_sns_server.endpoint)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDFAKEFAKEFAKE")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "fake-secret")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setattr(boto3, "DEFAULT_SESSION", boto3.Session())
+    sleeps: list[float] = []
+    # Backoff is recorded, not slept.
+    policy = RetryPolicy(sleep=sleeps.append, jitter=lambda: 1.0)
+    monkeypatch.setattr(batch_gateway, "RETRY_POLICY", policy)
+    monkeypatch.setattr(notifier, "RETRY_POLICY", policy)
+    monkeypatch.setattr(batch_gateway, "CLIENT_TIMEOUTS", batch_gateway.ClientTimeouts(2, 2))
+    MEMORY.use_directory(tmp_path / "job-events-memory")
+
+    batch = fake_batch_server.reset()
+    batch.page_size = 2
+    sns = fake_sns_server.reset()
+    training = batch.add_queue("training", {G5: 3})
+    research = batch.add_queue("research", {G5: 3})
+    topics = {owner: sns.add_topic(f"{owner}-quota") for owner in
+              ("vision-team", "nlp-team", "research-team")}
+
+    monkeypatch.setenv(JOB_QUEUE_ARN_ENV, training)
+    monkeypatch.setenv(JOB_QUEUE_NAME_ENV, "training")
+    monkeypatch.setenv(DECLARATION_FILE_ENV, DECLARATION_FILE)
+    monkeypatch.setenv("LAMBDA_TASK_ROOT", str(tmp_path))
+    monkeypatch.setenv(METRIC_NAMESPACE_ENV, NAMESPACE)
+    monkeypatch.setenv(OWNER_TOPICS_ENV, json.dumps(topics))
+    monkeypatch.setenv(ENFORCE_BUDGET_ENV, "false")
+    state = Monitor(batch, sns, training, research, topics, [], monkeypatch, tmp_path, sleeps)
+    state.declare(reference_shares())
+    return state

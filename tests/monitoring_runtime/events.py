@@ -1,0 +1,83 @@
+"""EventBridge events in the shapes AWS documents for AWS Batch service jobs.
+
+Copied from the AWS Batch user guide ("Service job preemption events", "Service job state change
+events"), with only the job ARN, queue, status and reason replaced by a test's own.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from quota_constructs.runtime.monitoring_contract import (
+    PREEMPTION_COMPLETED_DETAIL_TYPE,
+    PREEMPTION_STARTED_DETAIL_TYPE,
+    STATE_CHANGE_DETAIL_TYPE,
+)
+
+from .fake_service_jobs import CROSS_SHARE_STARTED_REASON, FakeServiceJob
+
+
+def preemption_started(job: FakeServiceJob, reason: str = CROSS_SHARE_STARTED_REASON,
+                       event_id: str = "1b4a511e-2737-226a-a1e7-fc97f1cd9681") -> dict[str, Any]:
+    return {
+        "version": "0",
+        "id": event_id,
+        "detail-type": PREEMPTION_STARTED_DETAIL_TYPE,
+        "source": "aws.batch",
+        "account": "123456789012",
+        "time": "2026-03-16T19:57:27Z",
+        "region": "us-east-1",
+        "resources": [job.arn],
+        "detail": {
+            "statusReason": reason,
+            "preemptedJobArn": job.arn,
+            "status": "RUNNING",
+        },
+    }
+
+
+def preemption_completed(job: FakeServiceJob,
+                         event_id: str = "2b1c6151-c166-edf5-822c-211b3bfd46b2") -> dict[str, Any]:
+    """The Completed event for the job's latest preemption (its summary as the fake has it)."""
+    return {
+        "version": "0",
+        "id": event_id,
+        "detail-type": PREEMPTION_COMPLETED_DETAIL_TYPE,
+        "source": "aws.batch",
+        "account": "123456789012",
+        "time": "2026-03-16T19:57:47Z",
+        "region": "us-east-1",
+        "resources": [job.arn],
+        "detail": {
+            "preemptedJobArn": job.arn,
+            "preemptionSummary": job.preemption_summary(),
+            "status": job.status,
+        },
+    }
+
+
+def state_change(job: FakeServiceJob, status: str, reason: str,
+                 event_id: str = "c8f9c4b5-76e5-d76a-f980-7011e206042b",
+                 time: str = "2022-01-11T23:36:40Z") -> dict[str, Any]:
+    """A state change; ``quotaShareName`` left out, as AWS does not document it there."""
+    return {
+        "version": "0",
+        "id": event_id,
+        "detail-type": STATE_CHANGE_DETAIL_TYPE,
+        "source": "aws.batch",
+        "account": "123456789012",
+        "time": time,
+        "region": "us-east-1",
+        "resources": [job.arn],
+        "detail": {
+            "attempts": [],
+            "createdAt": job.created_at,
+            "jobArn": job.arn,
+            "jobId": job.job_id,
+            "jobName": job.name,
+            "jobQueue": job.queue_arn,
+            "serviceJobType": "SAGEMAKER_TRAINING",
+            "status": status,
+            "statusReason": reason,
+        },
+    }

@@ -1,0 +1,335 @@
+"""The job-events handler against the fake Batch and the fake SNS, fed AWS's documented events."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from quota_constructs.runtime import job_events_handler
+from quota_constructs.runtime.batch_gateway import BatchRequestError
+from quota_constructs.runtime.monitoring_contract import (
+    JOBS_OVER_BUDGET,
+    JOBS_TERMINATED_OVER_BUDGET,
+    OWNER_TOPICS_ENV,
+    PREEMPTIONS,
+)
+
+from .conftest import G5, Monitor, context
+from .emf_lines import DataPoint, data_points, values
+from .events import preemption_completed, preemption_started, state_change
+from .fake_service_jobs import FakeServiceJob
+
+
+def deliver(event: dict[str, Any]) -> dict[str, Any]:
+    return job_events_handler.handler(event, context())
+
+
+def preempt_and_deliver(monitor: Monitor, job: FakeServiceJob, reason: str | None = None,
+                        started_reason: str | None = None) -> list[dict[str, Any]]:
+    """What AWS does: Started while the job still runs, then Completed once it was stopped."""
+    outcomes = [deliver(preemption_started(job, **(
+        {"reason": started_reason} if started_reason else {})))]
+    if reason is None:
+        monitor.batch.preempt(job.job_id)
+    else:
+        monitor.batch.preempt(job.job_id, reason)
+    outcomes.append(deliver(preemption_completed(job)))
+    return outcomes
+
+
+def running_job(monitor: Monitor, share: str = "QS1", **kwargs: Any) -> FakeServiceJob:
+    monitor.create_shares()
+    return monitor.batch.add_service_job(monitor.training, share, "RUNNING", {G5: 1},
+                                         name=f"{share.lower()}-finetune", **kwargs)
+
+
+def emitted(capsys: pytest.CaptureFixture[str]) -> list[DataPoint]:
+    return data_points(capsys.readouterr().out)
+
+
+def test_a_cross_share_preemption_reaches_its_owner_once_in_plain_words(
+    monitor: Monitor, capsys: pytest.CaptureFixture[str]
+) -> None:
+    job = running_job(monitor)
+
+    started, completed = preempt_and_deliver(monitor, job)
+
+    assert started["outcome"] == "logged"
+    assert completed["outcome"] == "reported"
+    [message] = monitor.sns.published
+    assert message.topic_arn == monitor.topics["vision-team"]
+    assert message.subject == "Job qs1-finetune preempted in quota share QS1 (preemption 1)"
+    body = message.message
+    assert f"Job: qs1-finetune ({job.arn})" in body
+    assert "Quota share: QS1 on job queue training" in body
+    assert "Kind of preemption: cross-share" in body
+    assert "Attempt: preemption 1 of a budget of 2" in body
+    assert "Time lost: 2 min 21 s of run time" in body
+    assert "checkpoint" in body  # QS1 declares its workloads recoverable
+    assert message.attributes == {"QuotaShare": "QS1", "JobQueue": "training",
+                                  "Notice": "PREEMPTION", "PreemptionKind": "CROSS_SHARE"}
+    points = emitted(capsys)
+    assert values(points, PREEMPTIONS, QuotaShare="QS1", PreemptionKind="CROSS_SHARE") == [1]
+    [counted] = [p for p in points if p.name == PREEMPTIONS]
+    assert counted.sets == (("JobQueue", "QuotaShare"),
+                            ("JobQueue", "QuotaShare", "PreemptionKind"))
+    assert values(points, JOBS_OVER_BUDGET, QuotaShare="QS1") == [0]
+    assert monitor.batch.count("TerminateServiceJob") == 0
+
+
+def test_duplicate_deliveries_are_harmless(
+    monitor: Monitor, capsys: pytest.CaptureFixture[str]
+) -> None:
+    job = running_job(monitor)
+    preempt_and_deliver(monitor, job)
+    capsys.readouterr()
+
+    again = [deliver(preemption_completed(job)), deliver(preemption_started(job)),
+             deliver(preemption_completed(job, event_id="another-delivery-id"))]
+
+    assert [o["outcome"] for o in again] == ["duplicate", "logged", "duplicate"]
+    assert len(monitor.sns.published) == 1
+    assert values(emitted(capsys), PREEMPTIONS) == []
+
+
+def test_each_preemption_is_reported_with_its_attempt_number(monitor: Monitor) -> None:
+    job = running_job(monitor, share="QS3")  # research-team, no budget
+    for _ in range(3):
+        preempt_and_deliver(monitor, job)
+        monitor.batch.service_job(job.job_id).status = "RUNNING"
+
+    messages = monitor.sns.to(monitor.topics["research-team"])
+    assert [m.subject.rsplit(" (", 1)[1] for m in messages] == [
+        "preemption 1)", "preemption 2)", "preemption 3)"]
+    assert "no budget" in messages[0].message
+    assert monitor.sns.published == messages  # nobody else was told
+
+
+def test_owners_hear_only_about_their_own_shares(monitor: Monitor) -> None:
+    qs1 = running_job(monitor, "QS1")
+    qs3 = monitor.batch.add_service_job(monitor.training, "QS3", "RUNNING", {G5: 1})
+    preempt_and_deliver(monitor, qs1)
+    preempt_and_deliver(monitor, qs3)
+
+    assert [qs1.arn in m.message for m in monitor.sns.to(monitor.topics["vision-team"])] == [
+        True]
+    assert [qs3.arn in m.message for m in monitor.sns.to(monitor.topics["research-team"])] == [
+        True]
+    assert monitor.sns.to(monitor.topics["nlp-team"]) == []
+
+
+def test_another_queues_job_is_ignored(
+    monitor: Monitor, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monitor.create_shares()
+    monitor.create_shares(monitor.shares, queue=monitor.research)
+    job = monitor.batch.add_service_job(monitor.research, "QS2", "RUNNING", {G5: 1})
+
+    outcomes = preempt_and_deliver(monitor, job)
+    changed = deliver(state_change(job, "RUNNABLE",
+                                   "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED"))
+
+    assert outcomes[1]["outcome"] == "ignored: another job queue"
+    assert changed["outcome"] == "ignored: another job queue"
+    assert monitor.sns.published == []
+    assert values(emitted(capsys), PREEMPTIONS) == []
+    assert monitor.batch.count("TerminateServiceJob") == 0
+    # The state change names its queue: no lookup was needed to ignore it.
+    assert monitor.batch.count("DescribeServiceJob") == 1
+
+
+@pytest.mark.parametrize(
+    ("reason", "kind", "words"),
+    [
+        ("In-share preemption triggered by a higher priority job", "IN_SHARE", "in-share"),
+        ("Preempted by job with higher scheduling priority", "IN_SHARE", "in-share"),
+        ("Preempted", "UNKNOWN", "not stated by AWS Batch"),
+    ],
+)
+def test_the_kind_comes_from_the_reason_never_a_guess(
+    monitor: Monitor, capsys: pytest.CaptureFixture[str], reason: str, kind: str, words: str
+) -> None:
+    job = running_job(monitor)
+    preempt_and_deliver(monitor, job, reason=reason)
+
+    [message] = monitor.sns.published
+    assert f"Kind of preemption: {words}" in message.message
+    assert values(emitted(capsys), PREEMPTIONS, PreemptionKind=kind) == [1]
+
+
+def test_over_budget_the_owner_is_told_and_nothing_terminated_without_the_opt_in(
+    monitor: Monitor, capsys: pytest.CaptureFixture[str]
+) -> None:
+    job = running_job(monitor, "QS2")  # nlp-team, budget 0
+
+    _, completed = preempt_and_deliver(monitor, job)
+
+    assert completed["outcome"] == "reported" and completed["over_budget"] is True
+    assert monitor.batch.count("TerminateServiceJob") == 0
+    assert monitor.batch.service_job(job.job_id).status == "RUNNABLE"
+    [message] = monitor.sns.to(monitor.topics["nlp-team"])
+    assert message.subject == "Job qs2-finetune over the interruption budget of quota share QS2"
+    assert "It was not terminated" in message.message
+    assert "preemption 1 of a budget of 0" in message.message
+    points = emitted(capsys)
+    assert values(points, JOBS_OVER_BUDGET, QuotaShare="QS2") == [1]
+    assert values(points, JOBS_TERMINATED_OVER_BUDGET, QuotaShare="QS2") == [0]
+
+
+def test_over_budget_with_the_opt_in_the_job_is_terminated_once(
+    monitor: Monitor, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monitor.enforce()
+    job = running_job(monitor, "QS2")
+
+    _, completed = preempt_and_deliver(monitor, job)
+    duplicate = deliver(preemption_completed(job))
+    failed = deliver(state_change(job, "FAILED", job.status_reason,
+                                  event_id="d0e1f2a3-0000-4000-8000-000000000001"))
+
+    assert completed["outcome"] == "terminated"
+    assert duplicate["outcome"] == "duplicate"
+    assert failed["outcome"].startswith("ignored: terminated by this monitor")
+    assert [params["jobId"] for name, params in monitor.batch.calls
+            if name == "TerminateServiceJob"] == [job.job_id]
+    [terminate] = [p for n, p in monitor.batch.calls if n == "TerminateServiceJob"]
+    assert "interruption budget" in terminate["reason"] and "QS2" in terminate["reason"]
+    assert monitor.batch.service_job(job.job_id).status == "FAILED"
+    [message] = monitor.sns.published
+    assert message.subject.startswith("Job qs2-finetune terminated")
+    assert "so it was terminated" in message.message
+    points = emitted(capsys)
+    assert values(points, JOBS_TERMINATED_OVER_BUDGET, QuotaShare="QS2") == [1]
+
+
+def test_within_budget_the_opt_in_terminates_nothing(monitor: Monitor) -> None:
+    monitor.enforce()
+    job = running_job(monitor, "QS1")  # budget 2
+    preempt_and_deliver(monitor, job)
+    monitor.batch.service_job(job.job_id).status = "RUNNING"
+    preempt_and_deliver(monitor, job)
+    assert monitor.batch.count("TerminateServiceJob") == 0
+    monitor.batch.service_job(job.job_id).status = "RUNNING"
+    preempt_and_deliver(monitor, job)  # the third: over a budget of two
+    assert monitor.batch.count("TerminateServiceJob") == 1
+    assert len(monitor.sns.published) == 3
+
+
+def test_a_failed_notification_is_retried_without_terminating_twice(
+    monitor: Monitor, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monitor.enforce()
+    job = running_job(monitor, "QS2")
+    monitor.batch.preempt(job.job_id)
+    monitor.sns.fail_next(50, code="InternalError", status=500)
+
+    with pytest.raises(Exception) as caught:
+        deliver(preemption_completed(job))
+    assert "InternalError" in str(caught.value)
+    assert monitor.sns.published == []
+    assert values(emitted(capsys), PREEMPTIONS) == []  # counted when the event is done
+
+    monitor.sns.faults.clear()
+    retried = deliver(preemption_completed(job))  # Lambda's asynchronous retry
+
+    assert retried["outcome"] == "reported"
+    assert monitor.batch.count("TerminateServiceJob") == 1
+    assert len(monitor.sns.published) == 1
+    assert "already ended" in monitor.sns.published[0].message
+    assert values(emitted(capsys), PREEMPTIONS) == [1]
+
+
+def test_throttled_calls_are_retried(monitor: Monitor) -> None:
+    job = running_job(monitor)
+    monitor.batch.fail_next("DescribeServiceJob", 2)
+    monitor.sns.fail_next(2)
+
+    preempt_and_deliver(monitor, job)
+
+    assert len(monitor.sns.published) == 1
+    assert len(monitor.sleeps) == 4
+
+
+def test_batch_failing_raises_for_lambdas_retries_and_dead_letter_queue(
+    monitor: Monitor
+) -> None:
+    job = running_job(monitor)
+    monitor.batch.preempt(job.job_id)
+    monitor.batch.fail_next("DescribeServiceJob", 50, code="ServerException", status=500)
+    with pytest.raises(BatchRequestError):
+        deliver(preemption_completed(job))
+    assert monitor.sns.published == []
+
+
+def test_an_unknown_job_is_ignored(monitor: Monitor) -> None:
+    job = running_job(monitor)
+    monitor.batch.preempt(job.job_id)
+    event = preemption_completed(job)
+    monitor.batch.jobs.clear()
+    assert deliver(event)["outcome"] == "ignored: AWS Batch does not know the job"
+
+
+def test_a_share_without_a_topic_is_counted_but_nobody_told(
+    monitor: Monitor, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monitor.monkeypatch.setenv(OWNER_TOPICS_ENV, "{}")
+    job = running_job(monitor)
+    preempt_and_deliver(monitor, job)
+    assert monitor.sns.published == []
+    assert values(emitted(capsys), PREEMPTIONS, QuotaShare="QS1") == [1]
+
+
+@pytest.mark.parametrize(
+    "reason",
+    ["MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED",
+     "MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE"],
+)
+def test_a_job_that_can_never_start_is_reported_to_its_owner(
+    monitor: Monitor, reason: str
+) -> None:
+    monitor.create_shares()
+    job = monitor.batch.add_service_job(monitor.training, "QS2", "RUNNABLE", {G5: 4},
+                                        name="too-big")
+    event = state_change(job, "RUNNABLE", reason)
+
+    outcomes = [deliver(event), deliver(event)]
+
+    assert [o["outcome"] for o in outcomes] == ["reported", "duplicate"]
+    [message] = monitor.sns.to(monitor.topics["nlp-team"])
+    assert message.subject == "Job too-big cannot start in quota share QS2"
+    assert reason in message.message
+
+
+def test_a_job_failed_after_its_preemption_retries_is_reported(monitor: Monitor) -> None:
+    job = running_job(monitor, "QS3", retries_before_termination=0)
+    monitor.batch.preempt(job.job_id)
+    assert monitor.batch.service_job(job.job_id).status == "FAILED"
+
+    outcome = deliver(state_change(job, "FAILED", "Job failed: preemption retries exhausted"))
+
+    assert outcome["outcome"] == "reported"
+    [message] = monitor.sns.to(monitor.topics["research-team"])
+    assert message.subject == "Job qs3-finetune failed after 1 preemptions in quota share QS3"
+    assert "preemption retries" in message.message
+
+
+@pytest.mark.parametrize(("status", "reason"), [
+    ("RUNNING", "Received status from SageMaker: Training job started"),
+    ("SUCCEEDED", "Received status from SageMaker: Training job completed"),
+    ("FAILED", "Received status from SageMaker: AlgorithmError"),
+    ("RUNNABLE", ""),
+])
+def test_other_state_changes_are_not_for_owners(
+    monitor: Monitor, status: str, reason: str
+) -> None:
+    job = running_job(monitor)
+    outcome = deliver(state_change(job, status, reason))
+    assert outcome["outcome"].startswith("ignored")
+    assert monitor.sns.published == []
+
+
+def test_non_batch_events_are_ignored(monitor: Monitor) -> None:
+    outcome = deliver({"detail-type": "Scheduled Event", "source": "aws.events", "detail": {}})
+    assert outcome["outcome"].startswith("ignored")
+    assert monitor.batch.calls == []

@@ -1,0 +1,250 @@
+"""The scheduled metrics handler against the fake Batch: values, drift and isolation of faults."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+
+from quota_constructs.runtime import batch_gateway, share_metrics_handler
+from quota_constructs.runtime.monitoring_contract import (
+    BORROWED_CAPACITY,
+    CAPACITY_IN_USE,
+    CAPACITY_LIMIT,
+    IDLE_OWN_CAPACITY,
+    OLDEST_RUNNABLE_JOB_AGE,
+    RUNNABLE_JOBS,
+    SHARE_DRIFT,
+)
+
+from .conftest import G5, NAMESPACE, Monitor, context
+from .emf_lines import DataPoint, data_points, values
+
+
+def run(capsys: pytest.CaptureFixture[str],
+        remaining_ms: int = 60_000) -> tuple[dict[str, Any], list[DataPoint]]:
+    capsys.readouterr()
+    summary = share_metrics_handler.handler({}, context(remaining_ms))
+    return summary, data_points(capsys.readouterr().out)
+
+
+def arrange_reference_load(monitor: Monitor) -> None:
+    """QS1 runs two jobs on its own limit of one (so borrows one), QS3 one, QS2 none; QS2 has
+    three RUNNABLE jobs (two pages), QS1 one. The fake does not schedule: usage is as stated."""
+    monitor.create_shares()
+    batch, training = monitor.batch, monitor.training
+    for _ in range(2):
+        batch.add_service_job(training, "QS1", "RUNNING", {G5: 1})
+    batch.add_service_job(training, "QS3", "STARTING", {G5: 1})
+    for age in (30, 900, 120):
+        batch.add_service_job(training, "QS2", "RUNNABLE", {G5: 1}, age_seconds=age)
+    batch.add_service_job(training, "QS1", "RUNNABLE", {G5: 1}, age_seconds=5)
+    batch.add_service_job(training, "QS1", "SUCCEEDED", {G5: 1}, age_seconds=5000)
+    # Another queue's jobs, in a share of the same name, never count.
+    monitor.create_shares([monitor.shares[0]], queue=monitor.research)
+    batch.add_service_job(monitor.research, "QS1", "RUNNING", {G5: 1})
+    batch.add_service_job(monitor.research, "QS1", "RUNNABLE", {G5: 1}, age_seconds=9999)
+
+
+def test_per_share_values_equal_the_fakes_state(
+    monitor: Monitor, capsys: pytest.CaptureFixture[str]
+) -> None:
+    arrange_reference_load(monitor)
+
+    summary, points = run(capsys)
+
+    assert summary["missing"] == [] and summary["drifted"] == []
+    assert {p.namespace for p in points} == {NAMESPACE}
+    assert {p.dimension("JobQueue") for p in points} == {"training"}
+    expected = {  # share: (in use, limit, borrowed, idle)
+        "QS1": (2, 1, 1, 0),
+        "QS2": (0, 1, 0, 1),
+        "QS3": (1, 1, 0, 0),
+    }
+    for share, (in_use, limit, borrowed, idle) in expected.items():
+        dims = {"QuotaShare": share, "CapacityUnit": G5}
+        assert values(points, CAPACITY_IN_USE, **dims) == [in_use]
+        assert values(points, CAPACITY_LIMIT, **dims) == [limit]
+        assert values(points, BORROWED_CAPACITY, **dims) == [borrowed]
+        assert values(points, IDLE_OWN_CAPACITY, **dims) == [idle]
+        assert values(points, SHARE_DRIFT, QuotaShare=share) == [0]
+    assert values(points, RUNNABLE_JOBS, QuotaShare="QS1") == [1]
+    assert values(points, RUNNABLE_JOBS, QuotaShare="QS2") == [3]  # two pages
+    assert values(points, RUNNABLE_JOBS, QuotaShare="QS3") == [0]
+    [oldest] = values(points, OLDEST_RUNNABLE_JOB_AGE, QuotaShare="QS2")
+    assert 900 <= oldest < 900 + 60
+    assert values(points, OLDEST_RUNNABLE_JOB_AGE, QuotaShare="QS3") == [0]
+    # Unit metrics carry the unit; share metrics do not.
+    assert all(p.dimension("CapacityUnit") == G5 for p in points
+               if p.name in (CAPACITY_IN_USE, CAPACITY_LIMIT))
+    assert all(p.dimension("CapacityUnit") is None for p in points if p.name == RUNNABLE_JOBS)
+    assert {p.unit for p in points if p.name == OLDEST_RUNNABLE_JOB_AGE} == {"Seconds"}
+
+
+def test_one_listing_per_share_each_filtered_on_it(
+    monitor: Monitor, capsys: pytest.CaptureFixture[str]
+) -> None:
+    arrange_reference_load(monitor)
+    run(capsys)
+    listings = [p for name, p in monitor.batch.calls if name == "ListServiceJobs"]
+    assert {p["filters"][0]["values"][0] for p in listings} == {"QS1", "QS2", "QS3"}
+    assert all(p["jobStatus"] == "RUNNABLE" and len(p["filters"]) == 1 for p in listings)
+    assert all(p["jobQueue"] == monitor.training for p in listings)
+
+
+def test_drift_missing_invalid_and_changed_shares(
+    monitor: Monitor, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monitor.create_shares(monitor.shares[:2])  # QS3 is missing
+    qs1 = monitor.batch.share(monitor.training, "QS1")
+    qs2 = monitor.batch.share(monitor.training, "QS2")
+    assert qs1 is not None and qs2 is not None
+    qs1.borrow_limit = 100  # declared 200
+    qs2.status = "INVALID"
+
+    summary, points = run(capsys)
+
+    assert sorted(summary["drifted"]) == ["QS1", "QS2", "QS3"]
+    for share in ("QS1", "QS2", "QS3"):
+        assert values(points, SHARE_DRIFT, QuotaShare=share) == [1]
+    # A missing share still reports its own limit, and nothing in use.
+    assert values(points, CAPACITY_IN_USE, QuotaShare="QS3") == [0]
+
+
+def test_drift_is_compared_through_the_model_not_as_text(
+    monitor: Monitor, capsys: pytest.CaptureFixture[str]
+) -> None:
+    unlimited = dataclasses.replace(monitor.shares[0], borrow_limit_percent=None)
+    monitor.declare([unlimited, *monitor.shares[1:]])
+    monitor.create_shares()
+    qs1 = monitor.batch.share(monitor.training, "QS1")
+    assert qs1 is not None and qs1.borrow_limit == -1  # what Batch reports for "unlimited"
+
+    _, points = run(capsys)
+
+    assert values(points, SHARE_DRIFT) == [0, 0, 0]
+
+
+def test_a_terse_listing_is_completed_by_describing_the_share(
+    monitor: Monitor, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monitor.create_shares()
+    monitor.batch.terse_listing = True
+
+    _, points = run(capsys)
+
+    assert values(points, SHARE_DRIFT) == [0, 0, 0]
+    assert monitor.batch.count("DescribeQuotaShare") == 3
+
+
+def test_a_failing_share_loses_only_its_own_data_points(
+    monitor: Monitor, capsys: pytest.CaptureFixture[str]
+) -> None:
+    arrange_reference_load(monitor)
+    monitor.batch.fail_share_next("QS2", 50, code="ServerException", status=500)
+
+    summary, points = run(capsys)
+
+    assert summary["missing"] == ["ListServiceJobs(QS2)"]
+    assert values(points, RUNNABLE_JOBS, QuotaShare="QS2") == []
+    assert values(points, RUNNABLE_JOBS, QuotaShare="QS1") == [1]
+    assert values(points, RUNNABLE_JOBS, QuotaShare="QS3") == [0]
+    assert values(points, CAPACITY_IN_USE, QuotaShare="QS2") == [0]
+    assert values(points, SHARE_DRIFT, QuotaShare="QS2") == [0]
+
+
+def test_throttling_is_retried_and_nothing_is_lost(
+    monitor: Monitor, capsys: pytest.CaptureFixture[str]
+) -> None:
+    arrange_reference_load(monitor)
+    monitor.batch.fail_next("GetJobQueueSnapshot", 2)
+    monitor.batch.fail_next("ListQuotaShares", 1, code="TooManyRequestsException", status=429)
+    monitor.batch.fail_share_next("QS3", 2, code="ServiceUnavailableException", status=503)
+
+    summary, points = run(capsys)
+
+    assert summary["missing"] == []
+    assert values(points, CAPACITY_IN_USE, QuotaShare="QS1") == [2]
+    assert values(points, RUNNABLE_JOBS, QuotaShare="QS3") == [0]
+    assert len(monitor.sleeps) == 5
+
+
+def test_without_a_snapshot_the_other_figures_are_still_published(
+    monitor: Monitor, capsys: pytest.CaptureFixture[str]
+) -> None:
+    arrange_reference_load(monitor)
+    monitor.batch.fail_next("GetJobQueueSnapshot", 50, code="ServerException", status=500)
+
+    summary, points = run(capsys)
+
+    assert summary["missing"] == ["GetJobQueueSnapshot"]
+    assert values(points, CAPACITY_IN_USE) == []
+    assert values(points, BORROWED_CAPACITY) == []
+    assert values(points, CAPACITY_LIMIT, QuotaShare="QS1") == [1]
+    assert values(points, RUNNABLE_JOBS, QuotaShare="QS2") == [3]
+    assert values(points, SHARE_DRIFT) == [0, 0, 0]
+
+
+def test_when_the_listing_fails_each_share_is_described_on_its_own(
+    monitor: Monitor, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monitor.create_shares(monitor.shares[:2])  # QS3 is missing
+    monitor.batch.fail_next("ListQuotaShares", 50, code="ServerException", status=500)
+    monitor.batch.fail_describe_next("QS2", 50)
+
+    summary, points = run(capsys)
+
+    assert summary["missing"] == ["DescribeQuotaShare(QS2)"]
+    assert values(points, SHARE_DRIFT, QuotaShare="QS1") == [0]
+    assert values(points, SHARE_DRIFT, QuotaShare="QS2") == []  # unknown is not "no drift"
+    assert values(points, SHARE_DRIFT, QuotaShare="QS3") == [1]
+    assert values(points, RUNNABLE_JOBS) == [0, 0, 0]
+
+
+def test_a_slow_share_is_abandoned_at_the_deadline_and_the_rest_published(
+    monitor: Monitor, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    arrange_reference_load(monitor)
+    # A read timeout longer than the Lambda has left: the call is still running at the deadline.
+    monkeypatch.setattr(batch_gateway, "CLIENT_TIMEOUTS", batch_gateway.ClientTimeouts(2, 30))
+    monitor.batch.slow_share_next("QS2", 6.0)
+
+    summary, points = run(capsys, remaining_ms=4_000)
+
+    assert summary["missing"] == ["ListServiceJobs(QS2)"]
+    assert values(points, RUNNABLE_JOBS, QuotaShare="QS2") == []
+    assert values(points, RUNNABLE_JOBS, QuotaShare="QS1") == [1]
+    assert values(points, CAPACITY_IN_USE, QuotaShare="QS2") == [0]
+
+
+def test_units_in_use_but_not_declared_are_all_borrowed(
+    monitor: Monitor, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monitor.create_shares()
+    monitor.batch.queues[monitor.training].environment["ml.g5.2xlarge"] = 2
+    monitor.batch.add_service_job(monitor.training, "QS1", "RUNNING", {"ml.g5.2xlarge": 2})
+
+    _, points = run(capsys)
+
+    dims = {"QuotaShare": "QS1", "CapacityUnit": "ml.g5.2xlarge"}
+    assert values(points, CAPACITY_LIMIT, **dims) == [0]
+    assert values(points, BORROWED_CAPACITY, **dims) == [2]
+    assert values(points, IDLE_OWN_CAPACITY, **dims) == [0]
+
+
+def test_calls_still_queued_at_the_deadline_are_given_up_too(
+    monitor: Monitor, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    arrange_reference_load(monitor)
+    monkeypatch.setattr(share_metrics_handler, "MAX_WORKERS", 1)
+    monkeypatch.setattr(batch_gateway, "CLIENT_TIMEOUTS", batch_gateway.ClientTimeouts(2, 30))
+    monitor.batch.slow_next("GetJobQueueSnapshot", 6.0)  # the first call holds the only worker
+
+    summary, points = run(capsys, remaining_ms=4_000)
+
+    assert summary["missing"] == [
+        "GetJobQueueSnapshot", "ListQuotaShares", "ListServiceJobs(QS1)",
+        "ListServiceJobs(QS2)", "ListServiceJobs(QS3)"]
+    assert values(points, CAPACITY_LIMIT) == [1, 1, 1]
+    assert values(points, RUNNABLE_JOBS) == []
