@@ -22,9 +22,11 @@ from .model import (
 if TYPE_CHECKING:
     from .job_queue import ITrainingJobQueue, TrainingJobQueue
     from .quota_managed_queue import QuotaManagedTrainingQueue
-    from .quota_share import IQuotaShare, QuotaShare, ShareProvisioning
+    from .quota_share import SHARE_TAG_KEY, IQuotaShare, QuotaShare, ShareGrant
     from .scheduling_policy import IQuotaSharePolicy, QuotaSharePolicy
     from .service_environment import ITrainingServiceEnvironment, TrainingServiceEnvironment
+    from .share_options import ShareLifecycle, ShareProvisioning
+    from .share_provider import QuotaShareProvider
 
 _CONSTRUCTS = {
     "QuotaSharePolicy": "scheduling_policy",
@@ -35,7 +37,11 @@ _CONSTRUCTS = {
     "ITrainingJobQueue": "job_queue",
     "QuotaShare": "quota_share",
     "IQuotaShare": "quota_share",
-    "ShareProvisioning": "quota_share",
+    "ShareGrant": "quota_share",
+    "SHARE_TAG_KEY": "quota_share",
+    "ShareLifecycle": "share_options",
+    "ShareProvisioning": "share_options",
+    "QuotaShareProvider": "share_provider",
     "QuotaManagedTrainingQueue": "quota_managed_queue",
 }
 
@@ -48,6 +54,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "SHARE_TAG_KEY",
     "CapacityLimit",
     "CapacityUnit",
     "IQuotaShare",
@@ -59,7 +66,10 @@ __all__ = [
     "QuotaManagedTrainingQueue",
     "QuotaShare",
     "QuotaSharePolicy",
+    "QuotaShareProvider",
     "QuotaShareSpec",
+    "ShareGrant",
+    "ShareLifecycle",
     "ShareProvisioning",
     "SharingStrategy",
     "TrainingJobQueue",

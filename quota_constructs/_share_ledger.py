@@ -1,0 +1,193 @@
+"""The record of every quota share an app declares on one job queue.
+
+A queue can stand in an app as several constructs — the queue created here and any number of
+imports of it (``TrainingJobQueue.from_job_queue_arn`` twice, in two team stacks). They all
+share one ledger, so a share added through any of them is checked against all the others: the
+20-share limit, unique names and, once any of them knows the environment's capacity, the
+capacity rules. Queues are recognised as the same queue by account, region and name when all
+three are literal, or by the very same ARN token.
+
+The ledger belongs to no construct module: queues create ledgers and shares write to them, so
+``job_queue`` depends on ``quota_share`` and never the other way round.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from weakref import WeakKeyDictionary
+
+import jsii
+from aws_cdk import Annotations, Aspects, IAspect
+from constructs import IConstruct
+
+from ._construct_props import CONSTRUCT_PATH, errors_name_path, with_path
+from .model import (
+    CapacityLimit,
+    QuotaAllocation,
+    QuotaConfigError,
+    QuotaShareSpec,
+    check_share_set,
+    is_unresolved,
+    queue_subject,
+)
+
+ALLOCATION_WARNING_ID = "quota_constructs:allocation"
+"""Id of the synth warnings about how a queue's capacity is divided (over-allocation, capacity
+no share owns); acknowledge them with ``Annotations.of(queue).acknowledge_warning(...)``."""
+
+QueueKey = tuple[str, str, str] | str
+"""``(account, region, name)`` of a queue whose three are literal, else its ARN token."""
+
+_LEDGERS: WeakKeyDictionary[IConstruct, ShareLedger] = WeakKeyDictionary()
+_BY_APP: WeakKeyDictionary[IConstruct, dict[QueueKey, ShareLedger]] = WeakKeyDictionary()
+
+
+class ShareLedger:
+    """The shares declared on one queue, checked together; see the module docstring."""
+
+    def __init__(self, owner: IConstruct, *, label: str) -> None:
+        self._owner = owner
+        self._label = label
+        self._capacity_limits: tuple[CapacityLimit, ...] | None = None
+        self._capacity_from: IConstruct | None = None
+        self._specs: list[QuotaShareSpec] = []
+        self._allocation: QuotaAllocation | None = None
+
+    @property
+    def label(self) -> str:
+        return self._label
+
+    @property
+    def capacity_limits(self) -> tuple[CapacityLimit, ...] | None:
+        return self._capacity_limits
+
+    @property
+    def specs(self) -> tuple[QuotaShareSpec, ...]:
+        return tuple(self._specs)
+
+    @property
+    def allocation(self) -> QuotaAllocation | None:
+        allocation = self._allocation
+        if allocation is None or not any(CONSTRUCT_PATH in w for w in allocation.warnings):
+            return allocation
+        return replace(
+            allocation, warnings=tuple(with_path(w, self._owner) for w in allocation.warnings)
+        )
+
+    def learn_capacity(
+        self,
+        capacity_limits: tuple[CapacityLimit, ...] | None,
+        *,
+        queue: IConstruct,
+        warnings_host: IConstruct,
+    ) -> None:
+        """What ``queue`` (one of the constructs standing for this queue) knows of the
+        environment's capacity. The first to know it makes every share so far be checked
+        against it; a later one that knows a different capacity is refused."""
+        if capacity_limits is None:
+            return
+        if self._capacity_limits is not None:
+            if set(self._capacity_limits) != set(capacity_limits):
+                with errors_name_path(queue):
+                    raise QuotaConfigError(
+                        queue_subject(self._label), "capacity_limits", _text(capacity_limits),
+                        f"{_text(self._capacity_limits)}, the capacity "
+                        f"{self._capacity_from_path()} already gives this queue (one queue, one "
+                        "environment): import it with the same capacity or without any",
+                    )
+            return
+        with errors_name_path(self._owner):
+            allocation = QuotaAllocation.check(
+                environment_limits=capacity_limits, shares=self._specs, queue_name=self._label
+            )
+        self._capacity_limits = capacity_limits
+        self._capacity_from = queue
+        self._allocation = allocation
+        # Warnings describe the finished allocation, which exists only once every share
+        # (including those declared in other stacks) has been added; an aspect runs at synth
+        # time, after construction, so each warning is reported once and only if it still
+        # holds. It is hosted on a leaf where there is one (the L1), because every node it
+        # visits is a call from the jsii runtime back into Python.
+        Aspects.of(warnings_host).add(_AllocationWarnings(self, queue, warnings_host))
+
+    def record(self, spec: QuotaShareSpec) -> None:
+        """Check ``spec`` against the shares already recorded (and the capacity, when known),
+        then record it; a rejected share leaves the ledger as it was."""
+        shares = (*self._specs, spec)
+        with errors_name_path(self._owner):
+            if self._capacity_limits is not None:
+                allocation: QuotaAllocation | None = QuotaAllocation.check(
+                    environment_limits=self._capacity_limits, shares=shares,
+                    queue_name=self._label,
+                )
+            else:
+                check_share_set(shares, subject=queue_subject(self._label))
+                allocation = None
+        self._specs.append(spec)
+        self._allocation = allocation
+
+    def _capacity_from_path(self) -> str:
+        return self._capacity_from.node.path if self._capacity_from is not None else "?"
+
+
+def _text(limits: Sequence[CapacityLimit]) -> str:
+    return ", ".join(f"{limit.capacity_unit}={limit.max_capacity}" for limit in limits)
+
+
+@jsii.implements(IAspect)
+class _AllocationWarnings:
+    def __init__(self, ledger: ShareLedger, queue: IConstruct, host: IConstruct) -> None:
+        self._ledger = ledger
+        self._queue = queue
+        self._host = host
+
+    def visit(self, node: IConstruct) -> None:
+        if node is not self._host:
+            return
+        allocation = self._ledger.allocation
+        if allocation is None:
+            return
+        for warning in allocation.warnings:
+            Annotations.of(self._queue).add_warning_v2(ALLOCATION_WARNING_ID, warning)
+
+
+def open_ledger(
+    queue: IConstruct,
+    *,
+    key: QueueKey | None,
+    label: str,
+    capacity_limits: Sequence[CapacityLimit] | None,
+    warnings_host: IConstruct,
+) -> ShareLedger:
+    """The ledger of the queue ``queue`` stands for: the one another construct of the same
+    ``key`` already opened in this app, else a new one."""
+    ledger: ShareLedger | None = None
+    if key is not None:
+        known = _BY_APP.setdefault(queue.node.root, {})
+        ledger = known.get(key)
+        if ledger is None:
+            ledger = known[key] = ShareLedger(queue, label=label)
+    else:
+        ledger = ShareLedger(queue, label=label)
+    ledger.learn_capacity(
+        None if capacity_limits is None else tuple(capacity_limits),
+        queue=queue, warnings_host=warnings_host,
+    )
+    _LEDGERS[queue] = ledger
+    return ledger
+
+
+def ledger_of(queue: object) -> ShareLedger | None:
+    """The ledger of a queue construct of this library; None for anything else."""
+    try:
+        return _LEDGERS.get(queue)  # type: ignore[call-overload, no-any-return]
+    except TypeError:  # not weak-referenceable, hence not one of ours
+        return None
+
+
+def queue_key(account: str, region: str, name: str | None) -> QueueKey | None:
+    """The key of a queue known by account, region and name; None when any is a token."""
+    if name is None or any(is_unresolved(part) for part in (account, region, name)):
+        return None
+    return (account, region, name)
