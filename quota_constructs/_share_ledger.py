@@ -21,7 +21,7 @@ import jsii
 from aws_cdk import Annotations, Aspects, IAspect
 from constructs import IConstruct
 
-from ._construct_props import CONSTRUCT_PATH, errors_name_path, with_path
+from ._construct_props import CONSTRUCT_PATH, PathSource, errors_name_path, with_path
 from .model import (
     CapacityLimit,
     QuotaAllocation,
@@ -44,11 +44,14 @@ _BY_APP: WeakKeyDictionary[IConstruct, dict[QueueKey, ShareLedger]] = WeakKeyDic
 
 
 class ShareLedger:
-    """The shares declared on one queue, checked together; see the module docstring."""
+    """The shares declared on one queue, checked together; see the module docstring.
 
-    def __init__(self, owner: IConstruct, *, label: str) -> None:
-        self._owner = owner
+    Every change is checked first and applied after, so a construct that fails a check is
+    never created and leaves the ledger as it was."""
+
+    def __init__(self, *, label: str) -> None:
         self._label = label
+        self._owner: IConstruct | None = None
         self._capacity_limits: tuple[CapacityLimit, ...] | None = None
         self._capacity_from: IConstruct | None = None
         self._specs: list[QuotaShareSpec] = []
@@ -71,22 +74,21 @@ class ShareLedger:
         allocation = self._allocation
         if allocation is None or not any(CONSTRUCT_PATH in w for w in allocation.warnings):
             return allocation
+        owner = self._owner
+        assert owner is not None, "a ledger with an allocation has a queue"
         return replace(
-            allocation, warnings=tuple(with_path(w, self._owner) for w in allocation.warnings)
+            allocation, warnings=tuple(with_path(w, owner) for w in allocation.warnings)
         )
 
-    def learn_capacity(
-        self,
-        capacity_limits: tuple[CapacityLimit, ...] | None,
-        *,
-        queue: IConstruct,
-        warnings_host: IConstruct,
-    ) -> None:
-        """What ``queue`` (one of the constructs standing for this queue) knows of the
-        environment's capacity. The first to know it makes every share so far be checked
-        against it; a later one that knows a different capacity is refused."""
+    def check_capacity(
+        self, capacity_limits: Sequence[CapacityLimit] | None, *, queue: PathSource
+    ) -> QuotaAllocation | None:
+        """What a new construct for this queue (``queue``: it or its future path) knows of the
+        environment's capacity, checked: the first to know it has every share so far checked
+        against it (the allocation is returned for :meth:`attach`); a later one that knows a
+        different capacity is refused."""
         if capacity_limits is None:
-            return
+            return None
         if self._capacity_limits is not None:
             if set(self._capacity_limits) != set(capacity_limits):
                 with errors_name_path(queue):
@@ -96,12 +98,28 @@ class ShareLedger:
                         f"{self._capacity_from_path()} already gives this queue (one queue, one "
                         "environment): import it with the same capacity or without any",
                     )
-            return
-        with errors_name_path(self._owner):
-            allocation = QuotaAllocation.check(
+            return None
+        with errors_name_path(self._owner or queue):
+            return QuotaAllocation.check(
                 environment_limits=capacity_limits, shares=self._specs, queue_name=self._label
             )
-        self._capacity_limits = capacity_limits
+
+    def attach(
+        self,
+        queue: IConstruct,
+        *,
+        capacity_limits: Sequence[CapacityLimit] | None,
+        allocation: QuotaAllocation | None,
+        warnings_host: IConstruct,
+    ) -> None:
+        """Make ``queue`` one of the constructs standing for this queue, with what
+        :meth:`check_capacity` returned for it."""
+        if self._owner is None:
+            self._owner = queue
+        _LEDGERS[queue] = self
+        if allocation is None or capacity_limits is None:
+            return
+        self._capacity_limits = tuple(capacity_limits)
         self._capacity_from = queue
         self._allocation = allocation
         # Warnings describe the finished allocation, which exists only once every share
@@ -111,19 +129,22 @@ class ShareLedger:
         # visits is a call from the jsii runtime back into Python.
         Aspects.of(warnings_host).add(_AllocationWarnings(self, queue, warnings_host))
 
-    def record(self, spec: QuotaShareSpec) -> None:
-        """Check ``spec`` against the shares already recorded (and the capacity, when known),
-        then record it; a rejected share leaves the ledger as it was."""
+    def check(self, spec: QuotaShareSpec) -> QuotaAllocation | None:
+        """Check ``spec`` against the shares already recorded (and the capacity, when
+        known); the allocation it would make, for :meth:`record`."""
         shares = (*self._specs, spec)
+        assert self._owner is not None, "shares are added through an attached queue"
         with errors_name_path(self._owner):
             if self._capacity_limits is not None:
-                allocation: QuotaAllocation | None = QuotaAllocation.check(
+                return QuotaAllocation.check(
                     environment_limits=self._capacity_limits, shares=shares,
                     queue_name=self._label,
                 )
-            else:
-                check_share_set(shares, subject=queue_subject(self._label))
-                allocation = None
+            check_share_set(shares, subject=queue_subject(self._label))
+            return None
+
+    def record(self, spec: QuotaShareSpec, allocation: QuotaAllocation | None) -> None:
+        """Record ``spec`` as :meth:`check` passed it."""
         self._specs.append(spec)
         self._allocation = allocation
 
@@ -152,29 +173,15 @@ class _AllocationWarnings:
             Annotations.of(self._queue).add_warning_v2(ALLOCATION_WARNING_ID, warning)
 
 
-def open_ledger(
-    queue: IConstruct,
-    *,
-    key: QueueKey | None,
-    label: str,
-    capacity_limits: Sequence[CapacityLimit] | None,
-    warnings_host: IConstruct,
-) -> ShareLedger:
-    """The ledger of the queue ``queue`` stands for: the one another construct of the same
-    ``key`` already opened in this app, else a new one."""
-    ledger: ShareLedger | None = None
-    if key is not None:
-        known = _BY_APP.setdefault(queue.node.root, {})
-        ledger = known.get(key)
-        if ledger is None:
-            ledger = known[key] = ShareLedger(queue, label=label)
-    else:
-        ledger = ShareLedger(queue, label=label)
-    ledger.learn_capacity(
-        None if capacity_limits is None else tuple(capacity_limits),
-        queue=queue, warnings_host=warnings_host,
-    )
-    _LEDGERS[queue] = ledger
+def ledger_for(scope: IConstruct, *, key: QueueKey | None, label: str) -> ShareLedger:
+    """The ledger of the queue a construct about to be created in ``scope`` stands for: the one
+    a construct of the same ``key`` already uses in this app, else a new one."""
+    if key is None:
+        return ShareLedger(label=label)
+    known = _BY_APP.setdefault(scope.node.root, {})
+    ledger = known.get(key)
+    if ledger is None:
+        ledger = known[key] = ShareLedger(label=label)
     return ledger
 
 

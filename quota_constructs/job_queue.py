@@ -15,14 +15,16 @@ from constructs import Construct
 from typing_extensions import Protocol, runtime_checkable
 
 from ._construct_props import (
+    arn_environment,
     check_batch_name,
     check_flag,
     check_import,
+    child_path,
     errors_name_path,
     label,
     name_from_arn,
 )
-from ._share_ledger import ALLOCATION_WARNING_ID, ShareLedger, open_ledger, queue_key
+from ._share_ledger import ALLOCATION_WARNING_ID, ShareLedger, ledger_for, queue_key
 from .model import (
     CapacityLimit,
     JobStateTimeLimitAction,
@@ -210,8 +212,19 @@ class TrainingJobQueue(_TrainingJobQueueBase):
         job_state_time_limit_actions: Sequence[JobStateTimeLimitAction] = (),
         tags: Mapping[str, str] | None = None,
     ) -> None:
-        super().__init__(scope, id, physical_name=job_queue_name)
         queue_label = label(job_queue_name)
+        # The queue joins the ledger of any import of it already in the app; a capacity that
+        # contradicts theirs fails before the queue exists.
+        stack = Stack.of(scope)
+        ledger = ledger_for(
+            scope, key=queue_key(stack.account, stack.region, job_queue_name), label=queue_label
+        )
+        allocation = ledger.check_capacity(
+            service_environment.capacity_limits
+            if isinstance(service_environment, ITrainingServiceEnvironment) else None,
+            queue=lambda: child_path(scope, id),
+        )
+        super().__init__(scope, id, physical_name=job_queue_name)
         with errors_name_path(self):
             subject = queue_subject(queue_label)
             check_batch_name(job_queue_name, subject=subject, field="job_queue_name")
@@ -260,12 +273,11 @@ class TrainingJobQueue(_TrainingJobQueueBase):
             or None,
             tags=checked_tags or None,
         )
-        stack = Stack.of(self)
-        self._ledger = open_ledger(
+        self._ledger = ledger
+        ledger.attach(
             self,
-            key=queue_key(stack.account, stack.region, job_queue_name),
-            label=queue_label,
             capacity_limits=service_environment.capacity_limits,
+            allocation=allocation,
             warnings_host=self._resource,
         )
 
@@ -342,15 +354,17 @@ class _ImportedTrainingJobQueue(_TrainingJobQueueBase):
             capacity_limits=capacity_limits,
             limits_subject_of=lambda queue: f"service environment of {queue_subject(queue)}",
         )
+        # Imports of one queue share its ledger: by account, region and name for a literal
+        # ARN (the ARN's own), by the token itself otherwise.
+        environment = arn_environment(arn)
+        key = arn if environment is None else queue_key(*environment, name)
+        ledger = ledger_for(scope, key=key, label=label(name))
+        allocation = ledger.check_capacity(limits, queue=lambda: child_path(scope, id))
         super().__init__(scope, id, environment_from_arn=arn)
         self._arn = arn
         self._name = name
-        # Imports of one queue share its ledger: by account, region and name for a literal
-        # ARN (the ARN's own), by the token itself otherwise.
-        key = arn if name is None else queue_key(self.env.account, self.env.region, name)
-        self._ledger = open_ledger(
-            self, key=key, label=label(name), capacity_limits=limits, warnings_host=self
-        )
+        self._ledger = ledger
+        ledger.attach(self, capacity_limits=limits, allocation=allocation, warnings_host=self)
 
     @property
     def job_queue_arn(self) -> str:

@@ -423,10 +423,11 @@ class QuotaShare(_QuotaShareBase):
             check_provider(provider, provisioning=provisioning, subject=subject)
         stack = Stack.of(scope)
         _check_same_environment(stack, job_queue, subject=subject)
+        allocation = ledger.check(spec)
         super().__init__(scope, id, physical_name=spec.name)
         self._subject = subject
         self._grants = []
-        ledger.record(spec)
+        ledger.record(spec, allocation)
         queue_arn = job_queue.job_queue_ref.job_queue_arn
         self._job_queue_arn = queue_arn
         self.job_queue = job_queue
