@@ -378,7 +378,7 @@ class QuotaShare(_QuotaShareBase):
     The share is taggable the CDK way in both modes: ``Tags.of(scope).add(...)`` reaches it,
     and its tags are the spec's ``tags`` merged with those. On a key both set, ``Tags.of``
     wins, as it does over an L1's ``tags`` prop (spec tags enter the tag manager as its initial
-    tags; raise an aspect's ``priority`` or leave the key out to change that). At most 50 tags,
+    tags, at priority 50; a ``Tags.of`` tag added with a lower ``priority`` lets the spec win). At most 50 tags,
     49 with ``CUSTOM_RESOURCE``, whose ownership marker takes one; more fail the synth.
 
     :param job_queue: the queue: a :class:`TrainingJobQueue` (from this stack or another) or

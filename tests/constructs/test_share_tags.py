@@ -47,6 +47,13 @@ def test_tags_of_win_over_a_spec_tag_of_the_same_key(mode: ShareProvisioning) ->
     assert share_tags(share) == {"environment": "prod", "team": "vision"}
 
 
+@pytest.mark.parametrize("mode", [CUSTOM, CFN])
+def test_a_lower_priority_tags_of_lets_the_spec_tag_win(mode: ShareProvisioning) -> None:
+    share = imported_share(mode, tags={"environment": "spec"})
+    cdk.Tags.of(cdk.Stack.of(share)).add("environment", "prod", priority=10)
+    assert share_tags(share) == {"environment": "spec"}
+
+
 def test_a_share_without_tags_renders_none() -> None:
     assert share_tags(imported_share(CUSTOM)) is None
 
