@@ -52,6 +52,7 @@ class ShareLedger:
     def __init__(self, *, label: str) -> None:
         self._label = label
         self._owner: IConstruct | None = None
+        self._environment: tuple[str, str] | None = None
         self._capacity_limits: tuple[CapacityLimit, ...] | None = None
         self._capacity_from: IConstruct | None = None
         self._specs: list[QuotaShareSpec] = []
@@ -64,6 +65,12 @@ class ShareLedger:
     @property
     def capacity_limits(self) -> tuple[CapacityLimit, ...] | None:
         return self._capacity_limits
+
+    @property
+    def environment(self) -> tuple[str, str] | None:
+        """The queue's ``(account, region)`` when a construct for it knew them without a call
+        into the jsii runtime (an import's literal ARN, a named queue's stack); else None."""
+        return self._environment
 
     @property
     def specs(self) -> tuple[QuotaShareSpec, ...]:
@@ -108,6 +115,7 @@ class ShareLedger:
         self,
         queue: IConstruct,
         *,
+        environment: tuple[str, str] | None,
         capacity_limits: Sequence[CapacityLimit] | None,
         allocation: QuotaAllocation | None,
         warnings_host: IConstruct,
@@ -116,6 +124,8 @@ class ShareLedger:
         :meth:`check_capacity` returned for it."""
         if self._owner is None:
             self._owner = queue
+        if self._environment is None:
+            self._environment = environment
         _LEDGERS[queue] = self
         if allocation is None or capacity_limits is None:
             return

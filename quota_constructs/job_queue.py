@@ -213,11 +213,16 @@ class TrainingJobQueue(_TrainingJobQueueBase):
         tags: Mapping[str, str] | None = None,
     ) -> None:
         queue_label = label(job_queue_name)
-        # The queue joins the ledger of any import of it already in the app; a capacity that
-        # contradicts theirs fails before the queue exists.
-        stack = Stack.of(scope)
+        # A queue with a literal name joins the ledger of any import of it already in the app;
+        # a capacity that contradicts theirs fails before the queue exists.
+        environment: tuple[str, str] | None = None
+        if job_queue_name is not None and not is_unresolved(job_queue_name):
+            stack = Stack.of(scope)
+            environment = (stack.account, stack.region)
         ledger = ledger_for(
-            scope, key=queue_key(stack.account, stack.region, job_queue_name), label=queue_label
+            scope,
+            key=None if environment is None else queue_key(*environment, job_queue_name),
+            label=queue_label,
         )
         allocation = ledger.check_capacity(
             service_environment.capacity_limits
@@ -276,6 +281,7 @@ class TrainingJobQueue(_TrainingJobQueueBase):
         self._ledger = ledger
         ledger.attach(
             self,
+            environment=environment,
             capacity_limits=service_environment.capacity_limits,
             allocation=allocation,
             warnings_host=self._resource,
@@ -289,7 +295,8 @@ class TrainingJobQueue(_TrainingJobQueueBase):
             self._resource.attr_job_queue_arn,
             service="batch",
             resource="job-queue",
-            resource_name=self._physical_name,
+            # Read only when named: each read is a round trip to the jsii runtime.
+            resource_name=self._physical_name if self._given_name is not None else None,
             arn_format=ArnFormat.SLASH_RESOURCE_NAME,
         )
 
@@ -364,7 +371,10 @@ class _ImportedTrainingJobQueue(_TrainingJobQueueBase):
         self._arn = arn
         self._name = name
         self._ledger = ledger
-        ledger.attach(self, capacity_limits=limits, allocation=allocation, warnings_host=self)
+        ledger.attach(
+            self, environment=environment, capacity_limits=limits, allocation=allocation,
+            warnings_host=self,
+        )
 
     @property
     def job_queue_arn(self) -> str:

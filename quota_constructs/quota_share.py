@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from weakref import WeakKeyDictionary
 
 import jsii
 from aws_cdk import (
@@ -378,8 +379,9 @@ class QuotaShare(_QuotaShareBase):
     The share is taggable the CDK way in both modes: ``Tags.of(scope).add(...)`` reaches it,
     and its tags are the spec's ``tags`` merged with those. On a key both set, ``Tags.of``
     wins, as it does over an L1's ``tags`` prop (spec tags enter the tag manager as its initial
-    tags, at priority 50; a ``Tags.of`` tag added with a lower ``priority`` lets the spec win). At most 50 tags,
-    49 with ``CUSTOM_RESOURCE``, whose ownership marker takes one; more fail the synth.
+    tags, at priority 50; a ``Tags.of`` tag added with a lower ``priority`` lets the spec
+    win). At most 50 tags, 49 with ``CUSTOM_RESOURCE``, whose ownership marker takes one; more
+    fail the synth.
 
     :param job_queue: the queue: a :class:`TrainingJobQueue` (from this stack or another) or
         one of its ``from_...`` imports.
@@ -421,8 +423,10 @@ class QuotaShare(_QuotaShareBase):
             )
         if provider is not None:
             check_provider(provider, provisioning=provisioning, subject=subject)
-        stack = Stack.of(scope)
-        _check_same_environment(stack, job_queue, subject=subject)
+        stack, account, region = _stack_environment(scope)
+        _check_same_environment(
+            stack, (account, region), job_queue, ledger.environment, subject=subject
+        )
         allocation = ledger.check(spec)
         super().__init__(scope, id, physical_name=spec.name)
         self._subject = subject
@@ -436,11 +440,11 @@ class QuotaShare(_QuotaShareBase):
         self.lifecycle = lifecycle
         properties = resource_properties(spec, queue_arn)
         self._resource: CfnResource | CustomResource
+        # One tag manager per share: with CLOUDFORMATION the L1's (which Tags.of reaches
+        # directly as well), read when first needed.
+        self._tags: TagManager | None = None
         if provisioning is ShareProvisioning.CLOUDFORMATION:
-            cfn = _cloudformation_quota_share(self, properties)
-            self._resource = cfn
-            # One tag manager per share: the L1's, which Tags.of reaches directly as well.
-            self._tags = cfn.cdk_tag_manager
+            self._resource = _cloudformation_quota_share(self, properties)
         else:
             self._tags = TagManager(
                 TagType.MAP, CUSTOM_RESOURCE_TYPE, dict(spec.tags) or None,
@@ -463,16 +467,19 @@ class QuotaShare(_QuotaShareBase):
                 properties={
                     **properties,
                     # Rendered at synth time, after every Tags.of aspect has run.
-                    "Tags": Lazy.uncached_any(_RenderedTags(self._tags)),
+                    "Tags": Lazy.uncached_any(_RenderedTags(self.tags)),
                     **lifecycle.guard_properties(),
                 },
             )
-        self.node.add_validation(_TagLimit(self, provisioning))
+        _TagLimits.of(stack).add(self)
         self._resource.apply_removal_policy(lifecycle.removal_policy)
 
     @property
     def tags(self) -> TagManager:
         """The share's tags (spec tags, then ``Tags.of`` tags), rendered into its resource."""
+        if self._tags is None:
+            assert isinstance(self._resource, batch.CfnQuotaShare)
+            self._tags = self._resource.cdk_tag_manager
         return self._tags
 
     @cached_property
@@ -482,12 +489,14 @@ class QuotaShare(_QuotaShareBase):
         else:
             # The provider returns the share's ARN as the physical resource id.
             arn = self._resource.ref
+        queue_name = getattr(self.job_queue, "job_queue_name", None)
+        if not isinstance(queue_name, str):
+            queue_name = name_from_arn(self, self._job_queue_arn)
         return self._get_resource_arn_attribute(
             arn,
             service="batch",
             resource="job-queue",
-            resource_name=f"{name_from_arn(self, self._job_queue_arn)}/quota-share/"
-            f"{self.spec.name}",
+            resource_name=f"{queue_name}/quota-share/{self.spec.name}",
             arn_format=ArnFormat.SLASH_RESOURCE_NAME,
         )
 
@@ -553,24 +562,52 @@ class _RenderedTags:
 
 
 @jsii.implements(IValidation)
-class _TagLimit:
-    """Spec tags are counted when the share is declared; ``Tags.of`` tags arrive only with
-    the aspects, so the total is checked at synth time."""
+class _TagLimits:
+    """Spec tags are counted when a share is declared; ``Tags.of`` tags arrive only with the
+    aspects, so the total is checked at synth time — once per stack for all of its shares,
+    since every validation is a call from the jsii runtime back into Python."""
 
-    def __init__(self, share: QuotaShare, provisioning: ShareProvisioning) -> None:
-        self._share = share
-        self._provisioning = provisioning
+    _BY_STACK: ClassVar[WeakKeyDictionary[Stack, _TagLimits]] = WeakKeyDictionary()
+
+    def __init__(self) -> None:
+        self._shares: list[QuotaShare] = []
+
+    @classmethod
+    def of(cls, stack: Stack) -> _TagLimits:
+        limits = cls._BY_STACK.get(stack)
+        if limits is None:
+            limits = cls._BY_STACK[stack] = cls()
+            stack.node.add_validation(limits)
+        return limits
+
+    def add(self, share: QuotaShare) -> None:
+        self._shares.append(share)
 
     def validate(self) -> list[str]:
-        custom = self._provisioning is ShareProvisioning.CUSTOM_RESOURCE
-        limit = MAX_DECLARED_TAGS if custom else MAX_TAGS
-        count = len(self._share.tags.tag_values())
-        if count <= limit:
-            return []
-        error = QuotaConfigError(
-            self._share._subject, "tags", f"{count} tags", _tag_limit_text(self._provisioning)
-        )
-        return [str(error)]
+        errors: list[str] = []
+        for share in self._shares:
+            custom = share.provisioning is ShareProvisioning.CUSTOM_RESOURCE
+            limit = MAX_DECLARED_TAGS if custom else MAX_TAGS
+            count = len(share.tags.tag_values())
+            if count > limit:
+                error = QuotaConfigError(
+                    share._subject, "tags", f"{count} tags", _tag_limit_text(share.provisioning)
+                )
+                errors.append(str(error))
+        return errors
+
+
+_STACK_ENVIRONMENTS: WeakKeyDictionary[Construct, tuple[Stack, str, str]] = WeakKeyDictionary()
+
+
+def _stack_environment(scope: Construct) -> tuple[Stack, str, str]:
+    """The stack of ``scope`` with its account and region, read once per scope: shares are
+    often declared side by side, and each read is a round trip to the jsii runtime."""
+    known = _STACK_ENVIRONMENTS.get(scope)
+    if known is None:
+        stack = Stack.of(scope)
+        known = _STACK_ENVIRONMENTS[scope] = (stack, stack.account, stack.region)
+    return known
 
 
 def check_provider(
@@ -589,13 +626,22 @@ def check_provider(
 
 
 def _check_same_environment(
-    stack: Stack, job_queue: batch_refs.IJobQueueRef, *, subject: str
+    stack: Stack,
+    environment: tuple[str, str],
+    job_queue: batch_refs.IJobQueueRef,
+    queue_environment: tuple[str, str] | None,
+    *,
+    subject: str,
 ) -> None:
     """A share lives in its queue's account and region: AWS Batch has no resource policies,
     so nothing can reach a queue from elsewhere. Compared only where both sides are literal."""
-    queue_env = job_queue.env
-    theirs = {"account": queue_env.account, "region": queue_env.region}
-    ours = {"account": stack.account, "region": stack.region}
+    if all(is_unresolved(part) for part in environment):
+        return
+    if queue_environment is None:
+        queue_env = job_queue.env
+        queue_environment = (queue_env.account, queue_env.region)
+    theirs = dict(zip(("account", "region"), queue_environment, strict=True))
+    ours = dict(zip(("account", "region"), environment, strict=True))
     differing = [
         part for part in ("account", "region")
         if not is_unresolved(theirs[part]) and not is_unresolved(ours[part])

@@ -106,7 +106,7 @@ class QuotaSharePolicy(_QuotaSharePolicyBase):
             self._resource.attr_arn,
             service="batch",
             resource="scheduling-policy",
-            resource_name=self._physical_name,
+            resource_name=self._physical_name if self._given_name is not None else None,
             arn_format=ArnFormat.SLASH_RESOURCE_NAME,
         )
 

@@ -126,7 +126,7 @@ class TrainingServiceEnvironment(_TrainingServiceEnvironmentBase):
             self._resource.attr_service_environment_arn,
             service="batch",
             resource="service-environment",
-            resource_name=self._physical_name,
+            resource_name=self._physical_name if self._given_name is not None else None,
             arn_format=ArnFormat.SLASH_RESOURCE_NAME,
         )
 
