@@ -248,10 +248,12 @@ class _QuotaShareBase(Resource):
             resource_arns=[self.job_queue_arn, self.quota_share_arn, self._service_jobs_arn()],
             conditions={**conditions, "StringEquals": {_REQUEST_TAG: name}},
         ).combine(
-            # Tags sent with SubmitServiceJob are authorized as batch:TagResource on the new
-            # job. Only the share's own tag may be set, and only on a job without another
-            # share's tag (IfExists: a job being submitted has no tags yet), so a team can
-            # neither re-label another team's job as its own nor drop it from that team.
+            # The reference lists batch:TagResource among the actions the SubmitServiceJob
+            # operation authorizes (for the tags sent with it). Only the share's own tag may
+            # be set, and never over another share's tag: with IfExists, IAM treats a key
+            # absent from the request context as a match, so a job without the tag (the one
+            # being submitted) passes, while a job tagged for another share does not — a team
+            # can neither re-label another team's job as its own nor take it from that team.
             iam.Grant.add_to_principal(
                 grantee=grantee,
                 actions=["batch:TagResource"],
