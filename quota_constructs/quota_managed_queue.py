@@ -57,7 +57,7 @@ class QuotaManagedTrainingQueue(Construct):
     :param provisioning: how the shares are provisioned. Default: CUSTOM_RESOURCE.
     :param job_state_time_limit_actions: terminate jobs stuck RUNNABLE. Default: none.
     :param tags: tags of the policy, the environment and the queue; each share's tags come
-        from its spec. Default: none.
+        from its spec (and, as for every part, from ``Tags.of``). Default: none.
     :param lifecycle: what deployments may do to each share (see :class:`ShareLifecycle`),
         for every share without an entry in ``lifecycle_by_share``. Default:
         ``ShareLifecycle()`` — nothing unguarded, deleted when removed from the stack.
