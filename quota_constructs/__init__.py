@@ -25,9 +25,10 @@ if TYPE_CHECKING:
     from .job_queue import ITrainingJobQueue, TrainingJobQueue
     from .monitoring import QuotaShareMonitoring, ShareAlarmThresholds
     from .quota_managed_queue import QuotaManagedTrainingQueue
-    from .quota_share import IQuotaShare, QuotaShare, ShareGrant, ShareProvisioning
+    from .quota_share import SHARE_TAG_KEY, IQuotaShare, QuotaShare, ShareGrant
     from .scheduling_policy import IQuotaSharePolicy, QuotaSharePolicy
     from .service_environment import ITrainingServiceEnvironment, TrainingServiceEnvironment
+    from .share_options import ShareLifecycle, ShareProvisioning
     from .share_provider import QuotaShareProvider
 
 _CONSTRUCTS = {
@@ -39,10 +40,12 @@ _CONSTRUCTS = {
     "ITrainingJobQueue": "job_queue",
     "QuotaShare": "quota_share",
     "IQuotaShare": "quota_share",
-    "ShareProvisioning": "quota_share",
     "ShareGrant": "quota_share",
-    "QuotaManagedTrainingQueue": "quota_managed_queue",
+    "SHARE_TAG_KEY": "quota_share",
+    "ShareLifecycle": "share_options",
+    "ShareProvisioning": "share_options",
     "QuotaShareProvider": "share_provider",
+    "QuotaManagedTrainingQueue": "quota_managed_queue",
     "QuotaShareMonitoring": "monitoring",
     "ShareAlarmThresholds": "monitoring",
     "write_allocation_agreements": "agreements",
@@ -57,6 +60,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "SHARE_TAG_KEY",
     "CapacityLimit",
     "CapacityUnit",
     "IQuotaShare",
@@ -74,6 +78,7 @@ __all__ = [
     "ShareAgreement",
     "ShareAlarmThresholds",
     "ShareGrant",
+    "ShareLifecycle",
     "ShareProvisioning",
     "SharingStrategy",
     "TrainingJobQueue",

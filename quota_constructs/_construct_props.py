@@ -102,6 +102,14 @@ def batch_arn_name(arn: str, *, resource_type: str, subject: str, field: str) ->
     return match["name"]
 
 
+def arn_environment(arn: str) -> tuple[str, str] | None:
+    """``(account, region)`` of a literal AWS Batch ARN; None for a token or another ARN."""
+    if is_unresolved(arn) or not isinstance(arn, str):
+        return None
+    match = _BATCH_ARN.fullmatch(arn)
+    return None if match is None else (match["account"], match["region"])
+
+
 def parse_quota_share_arn(arn: str, *, subject: str, field: str) -> tuple[str, str] | None:
     """``(job queue ARN, share name)`` of a literal quota share ARN; None for a token."""
     if is_unresolved(arn):

@@ -3,26 +3,28 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import jsii
-from aws_cdk import Annotations, Aspects, IAspect, IResource, RemovalPolicy, Resource
+from aws_cdk import ArnFormat, IResource, Resource, Stack
 from aws_cdk import aws_batch as batch
 from aws_cdk import aws_iam as iam
-from constructs import Construct, IConstruct
+from aws_cdk.interfaces import aws_batch as batch_refs
+from constructs import Construct
 from typing_extensions import Protocol, runtime_checkable
 
 from ._construct_props import (
-    CONSTRUCT_PATH,
+    arn_environment,
     check_batch_name,
     check_flag,
     check_import,
+    child_path,
     errors_name_path,
     label,
     name_from_arn,
-    with_path,
 )
+from ._share_ledger import ALLOCATION_WARNING_ID, ShareLedger, ledger_for, queue_key
 from .model import (
     CapacityLimit,
     JobStateTimeLimitAction,
@@ -30,23 +32,26 @@ from .model import (
     QuotaConfigError,
     QuotaShareSpec,
     check_queue_priority,
-    check_share_set,
+    is_unresolved,
     queue_subject,
     validate_tags,
     validate_time_limit_actions,
 )
-from .quota_share import QuotaShare, ShareProvisioning
+from .quota_share import QuotaShare
 from .scheduling_policy import IQuotaSharePolicy
 from .service_environment import ITrainingServiceEnvironment
+from .share_options import ShareLifecycle, ShareProvisioning
+
+if TYPE_CHECKING:
+    from .share_provider import QuotaShareProvider
+
+__all__ = ["ALLOCATION_WARNING_ID", "JOB_QUEUE_TYPE", "ITrainingJobQueue", "TrainingJobQueue"]
 
 JOB_QUEUE_TYPE = "SAGEMAKER_TRAINING"
-ALLOCATION_WARNING_ID = "quota_constructs:allocation"
-"""Id of the synth warnings about how a queue's capacity is divided (over-allocation, capacity
-no share owns); acknowledge them with ``Annotations.of(queue).acknowledge_warning(...)``."""
 
 
 @runtime_checkable
-class ITrainingJobQueue(IResource, Protocol):
+class ITrainingJobQueue(batch_refs.IJobQueueRef, IResource, Protocol):
     """A SAGEMAKER_TRAINING job queue with a quota-share policy, created here or imported."""
 
     @property
@@ -67,7 +72,8 @@ class ITrainingJobQueue(IResource, Protocol):
 
     @property
     def quota_share_specs(self) -> tuple[QuotaShareSpec, ...]:
-        """The shares this app declares on the queue, in the order they were added."""
+        """The shares this app declares on the queue — through this construct or any other
+        standing for the same queue — in the order they were added."""
         ...
 
     @property
@@ -82,64 +88,35 @@ class ITrainingJobQueue(IResource, Protocol):
         *,
         spec: QuotaShareSpec,
         provisioning: ShareProvisioning = ShareProvisioning.CUSTOM_RESOURCE,
-        adopt_existing: bool = False,
-        allow_preemption_on_shrink: bool = False,
-        terminate_active_jobs_on_delete: bool = False,
-        removal_policy: RemovalPolicy = RemovalPolicy.DESTROY,
+        lifecycle: ShareLifecycle = ShareLifecycle(),
+        provider: QuotaShareProvider | None = None,
     ) -> QuotaShare:
-        """Add a quota share to this queue (a child construct of the queue with ``id``)."""
+        """Add a quota share to this queue (a child construct of the queue with ``id``); see
+        :class:`QuotaShare` for the props."""
         ...
 
     def grant_observe(self, grantee: iam.IGrantable) -> iam.Grant:
         """Read-only access to the queue's service jobs, snapshot and quota shares."""
         ...
 
-    def _register_quota_share(self, spec: QuotaShareSpec) -> None:
-        """Internal: called by :class:`QuotaShare` to check a new share against the queue."""
-        ...
-
 
 class _TrainingJobQueueBase(Resource):
-    """What created and imported queues share: the share ledger, its checks and warnings,
-    ``add_quota_share`` and ``grant_observe``."""
+    """What created and imported queues share: the share ledger (one per queue, however many
+    constructs stand for it), ``add_quota_share`` and ``grant_observe``."""
 
-    def _start_ledger(
-        self,
-        *,
-        label: str,
-        capacity_limits: tuple[CapacityLimit, ...] | None,
-        warnings_host: IConstruct,
-    ) -> None:
-        """Start recording shares; ``label`` names the queue in messages."""
-        self._label = label
-        self._capacity_limits = capacity_limits
-        self._specs: list[QuotaShareSpec] = []
-        self._allocation: QuotaAllocation | None = None
-        if capacity_limits is not None:
-            self._allocation = QuotaAllocation.check(
-                environment_limits=capacity_limits, shares=(), queue_name=label
-            )
-            # Warnings describe the finished allocation, which exists only once every share
-            # (including those declared in other stacks) has been added; an aspect runs at
-            # synth time, after construction, so each warning is reported once and only if
-            # it still holds. It is hosted on a leaf where there is one (the L1), because
-            # every node it visits is a call from the jsii runtime back into Python.
-            Aspects.of(warnings_host).add(_AllocationWarnings(self, warnings_host))
+    _ledger: ShareLedger
 
     @property
     def capacity_limits(self) -> tuple[CapacityLimit, ...] | None:
-        return self._capacity_limits
+        return self._ledger.capacity_limits
 
     @property
     def quota_share_specs(self) -> tuple[QuotaShareSpec, ...]:
-        return tuple(self._specs)
+        return self._ledger.specs
 
     @property
     def allocation(self) -> QuotaAllocation | None:
-        allocation = self._allocation
-        if allocation is None or not any(CONSTRUCT_PATH in w for w in allocation.warnings):
-            return allocation
-        return replace(allocation, warnings=tuple(with_path(w, self) for w in allocation.warnings))
+        return self._ledger.allocation
 
     @property
     def job_queue_arn(self) -> str:
@@ -149,16 +126,18 @@ class _TrainingJobQueueBase(Resource):
     def job_queue_name(self) -> str:
         raise NotImplementedError
 
+    @property
+    def job_queue_ref(self) -> batch_refs.JobQueueReference:
+        return batch_refs.JobQueueReference(job_queue_arn=self.job_queue_arn)
+
     def add_quota_share(
         self,
         id: str,
         *,
         spec: QuotaShareSpec,
         provisioning: ShareProvisioning = ShareProvisioning.CUSTOM_RESOURCE,
-        adopt_existing: bool = False,
-        allow_preemption_on_shrink: bool = False,
-        terminate_active_jobs_on_delete: bool = False,
-        removal_policy: RemovalPolicy = RemovalPolicy.DESTROY,
+        lifecycle: ShareLifecycle = ShareLifecycle(),
+        provider: QuotaShareProvider | None = None,
     ) -> QuotaShare:
         return QuotaShare(
             self,
@@ -166,10 +145,8 @@ class _TrainingJobQueueBase(Resource):
             job_queue=self,
             spec=spec,
             provisioning=provisioning,
-            adopt_existing=adopt_existing,
-            allow_preemption_on_shrink=allow_preemption_on_shrink,
-            terminate_active_jobs_on_delete=terminate_active_jobs_on_delete,
-            removal_policy=removal_policy,
+            lifecycle=lifecycle,
+            provider=provider,
         )
 
     def grant_observe(self, grantee: iam.IGrantable) -> iam.Grant:
@@ -198,40 +175,8 @@ class _TrainingJobQueueBase(Resource):
             )
         )
 
-    def _register_quota_share(self, spec: QuotaShareSpec) -> None:
-        shares = (*self._specs, spec)
-        with errors_name_path(self):
-            if self._capacity_limits is not None:
-                allocation: QuotaAllocation | None = QuotaAllocation.check(
-                    environment_limits=self._capacity_limits, shares=shares,
-                    queue_name=self._label,
-                )
-            else:
-                check_share_set(shares, subject=queue_subject(self._label))
-                allocation = None
-        # Recorded only once checked, so a rejected share leaves the ledger as it was.
-        self._specs.append(spec)
-        self._allocation = allocation
 
-    def _report_allocation(self) -> None:
-        allocation = self.allocation
-        if allocation is None:
-            return
-        for warning in allocation.warnings:
-            Annotations.of(self).add_warning_v2(ALLOCATION_WARNING_ID, warning)
-
-
-@jsii.implements(IAspect)
-class _AllocationWarnings:
-    def __init__(self, queue: _TrainingJobQueueBase, host: IConstruct) -> None:
-        self._queue = queue
-        self._host = host
-
-    def visit(self, node: IConstruct) -> None:
-        if node is self._host:
-            self._queue._report_allocation()
-
-
+@jsii.implements(batch_refs.IJobQueueRef)
 class TrainingJobQueue(_TrainingJobQueueBase):
     """An ``AWS::Batch::JobQueue`` of type SAGEMAKER_TRAINING managed by a quota-share policy.
 
@@ -245,7 +190,8 @@ class TrainingJobQueue(_TrainingJobQueueBase):
     :param scheduling_policy: the quota-share policy.
     :param priority: 0–1000; higher is evaluated first among queues sharing an environment.
         Default: 1.
-    :param job_queue_name: physical name. Default: generated by CloudFormation, so a
+    :param job_queue_name: physical name (``PhysicalName.GENERATE_IF_NEEDED`` names it only
+        when another environment refers to it). Default: generated by CloudFormation, so a
         replacement never collides with the queue it replaces.
     :param enabled: whether the queue accepts new jobs. Default: True.
     :param job_state_time_limit_actions: terminate jobs stuck RUNNABLE longer than a time.
@@ -266,8 +212,25 @@ class TrainingJobQueue(_TrainingJobQueueBase):
         job_state_time_limit_actions: Sequence[JobStateTimeLimitAction] = (),
         tags: Mapping[str, str] | None = None,
     ) -> None:
-        super().__init__(scope, id, physical_name=job_queue_name)
         queue_label = label(job_queue_name)
+        # A queue with a literal name joins the ledger of any import of it already in the app;
+        # a capacity that contradicts theirs fails before the queue exists.
+        environment: tuple[str, str] | None = None
+        if job_queue_name is not None and not is_unresolved(job_queue_name):
+            stack = Stack.of(scope)
+            environment = (stack.account, stack.region)
+        ledger = ledger_for(
+            scope,
+            key=None if environment is None else queue_key(*environment, job_queue_name),
+            label=queue_label,
+        )
+        ledger.check_creation(lambda: child_path(scope, id))
+        allocation = ledger.check_capacity(
+            service_environment.capacity_limits
+            if isinstance(service_environment, ITrainingServiceEnvironment) else None,
+            queue=lambda: child_path(scope, id),
+        )
+        super().__init__(scope, id, physical_name=job_queue_name)
         with errors_name_path(self):
             subject = queue_subject(queue_label)
             check_batch_name(job_queue_name, subject=subject, field="job_queue_name")
@@ -300,7 +263,9 @@ class TrainingJobQueue(_TrainingJobQueueBase):
                 )
             ],
             scheduling_policy_arn=scheduling_policy.scheduling_policy_arn,
-            job_queue_name=job_queue_name,
+            # The CDK's physical name: PhysicalName.GENERATE_IF_NEEDED becomes a name only when
+            # another environment refers to the queue.
+            job_queue_name=self._physical_name if job_queue_name is not None else None,
             state="ENABLED" if enabled else "DISABLED",
             job_state_time_limit_actions=[
                 batch.CfnJobQueue.JobStateTimeLimitActionProperty(
@@ -314,28 +279,45 @@ class TrainingJobQueue(_TrainingJobQueueBase):
             or None,
             tags=checked_tags or None,
         )
-        self._start_ledger(
-            label=queue_label,
+        self._ledger = ledger
+        ledger.attach(
+            self,
+            environment=environment,
             capacity_limits=service_environment.capacity_limits,
+            allocation=allocation,
             warnings_host=self._resource,
+            creates=True,
         )
 
     @cached_property
     def job_queue_arn(self) -> str:
-        # The plain attribute: a queue and its shares share one account and region, so there
-        # is no cross-environment reference for CDK to rewrite.
-        return self._resource.attr_job_queue_arn
+        # Through the CDK's machinery, so a reference from another environment gets the
+        # (generated) physical name instead of a reference CloudFormation cannot resolve.
+        return self._get_resource_arn_attribute(
+            self._resource.attr_job_queue_arn,
+            service="batch",
+            resource="job-queue",
+            # Read only when named: each read is a round trip to the jsii runtime.
+            resource_name=self._physical_name if self._given_name is not None else None,
+            arn_format=ArnFormat.SLASH_RESOURCE_NAME,
+        )
 
     @cached_property
     def job_queue_name(self) -> str:
-        if self._given_name is not None:
+        if self._given_name is not None and not is_unresolved(self._given_name):
             return self._given_name
-        return name_from_arn(self, self._resource.attr_job_queue_arn)
+        return self._get_resource_name_attribute(
+            name_from_arn(self, self._resource.attr_job_queue_arn)
+        )
 
     @staticmethod
     def from_job_queue_arn(scope: Construct, id: str, job_queue_arn: str) -> ITrainingJobQueue:
         """An existing queue whose environment capacity this app does not know: shares added
-        to it are checked against each other (names, at most 20) but not against capacity."""
+        to it are checked against each other (names, at most 20) but not against capacity.
+
+        Every construct standing for one queue in an app — this import, another import of the
+        same ARN, the queue itself when created here with a literal name — keeps one ledger:
+        a share added through any of them is checked against the shares of all of them."""
         return _ImportedTrainingJobQueue(scope, id, job_queue_arn, None)
 
     @staticmethod
@@ -366,6 +348,7 @@ class TrainingJobQueue(_TrainingJobQueueBase):
         return _ImportedTrainingJobQueue(scope, id, job_queue_arn, capacity_limits)
 
 
+@jsii.implements(batch_refs.IJobQueueRef)
 class _ImportedTrainingJobQueue(_TrainingJobQueueBase):
     def __init__(
         self,
@@ -380,10 +363,20 @@ class _ImportedTrainingJobQueue(_TrainingJobQueueBase):
             capacity_limits=capacity_limits,
             limits_subject_of=lambda queue: f"service environment of {queue_subject(queue)}",
         )
+        # Imports of one queue share its ledger: by account, region and name for a literal
+        # ARN (the ARN's own), by the token itself otherwise.
+        environment = arn_environment(arn)
+        key = arn if environment is None else queue_key(*environment, name)
+        ledger = ledger_for(scope, key=key, label=label(name))
+        allocation = ledger.check_capacity(limits, queue=lambda: child_path(scope, id))
         super().__init__(scope, id, environment_from_arn=arn)
         self._arn = arn
         self._name = name
-        self._start_ledger(label=label(name), capacity_limits=limits, warnings_host=self)
+        self._ledger = ledger
+        ledger.attach(
+            self, environment=environment, capacity_limits=limits, allocation=allocation,
+            warnings_host=self,
+        )
 
     @property
     def job_queue_arn(self) -> str:

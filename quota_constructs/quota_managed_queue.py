@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from aws_cdk import RemovalPolicy
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
@@ -24,14 +23,13 @@ from .model import (
     validate_tags,
     validate_time_limit_actions,
 )
-from .quota_share import (
-    QuotaShare,
-    ShareProvisioning,
-    check_provisioning,
-    check_share_fits_provisioning,
-)
+from .quota_share import QuotaShare, check_provider, check_share_fits_provisioning
 from .scheduling_policy import QuotaSharePolicy
 from .service_environment import TrainingServiceEnvironment
+from .share_options import ShareLifecycle, ShareProvisioning, check_lifecycle, check_provisioning
+
+if TYPE_CHECKING:
+    from .share_provider import QuotaShareProvider
 
 if TYPE_CHECKING:
     from .monitoring import QuotaShareMonitoring
@@ -62,12 +60,15 @@ class QuotaManagedTrainingQueue(Construct):
     :param provisioning: how the shares are provisioned. Default: CUSTOM_RESOURCE.
     :param job_state_time_limit_actions: terminate jobs stuck RUNNABLE. Default: none.
     :param tags: tags of the policy, the environment and the queue; each share's tags come
-        from its spec. Default: none.
-    :param adopt_existing: see :class:`QuotaShare`; applies to every share. Default: False.
-    :param allow_preemption_on_shrink: see :class:`QuotaShare`. Default: False.
-    :param terminate_active_jobs_on_delete: see :class:`QuotaShare`. Default: False.
-    :param share_removal_policy: see ``removal_policy`` of :class:`QuotaShare`; applies to
-        every share. Default: ``RemovalPolicy.DESTROY``.
+        from its spec (and, as for every part, from ``Tags.of``). Default: none.
+    :param lifecycle: what deployments may do to each share (see :class:`ShareLifecycle`),
+        for every share without an entry in ``lifecycle_by_share``. Default:
+        ``ShareLifecycle()`` — nothing unguarded, deleted when removed from the stack.
+    :param lifecycle_by_share: a share's own lifecycle, by share name, in place of
+        ``lifecycle`` (so shrinking one share waives the guard for that share alone). Every
+        name must be one of ``shares``. Default: none.
+    :param provider: the custom-resource provider of the shares (CUSTOM_RESOURCE only).
+        Default: ``QuotaShareProvider.for_stack(Stack.of(queue))``.
     """
 
     def __init__(
@@ -82,10 +83,9 @@ class QuotaManagedTrainingQueue(Construct):
         provisioning: ShareProvisioning = ShareProvisioning.CUSTOM_RESOURCE,
         job_state_time_limit_actions: Sequence[JobStateTimeLimitAction] = (),
         tags: Mapping[str, str] | None = None,
-        adopt_existing: bool = False,
-        allow_preemption_on_shrink: bool = False,
-        terminate_active_jobs_on_delete: bool = False,
-        share_removal_policy: RemovalPolicy = RemovalPolicy.DESTROY,
+        lifecycle: ShareLifecycle = ShareLifecycle(),
+        lifecycle_by_share: Mapping[str, ShareLifecycle] | None = None,
+        provider: QuotaShareProvider | None = None,
     ) -> None:
         super().__init__(scope, id)
         # Errors name the job queue as the queue's own checks will once it exists.
@@ -99,20 +99,22 @@ class QuotaManagedTrainingQueue(Construct):
             check_queue_priority(priority, subject=subject)
             validate_time_limit_actions(job_state_time_limit_actions, subject=subject)
             validate_tags(tags or {}, subject=subject)
-            check_provisioning(
-                provisioning,
-                subject=subject,
-                adopt_existing=adopt_existing,
-                allow_preemption_on_shrink=allow_preemption_on_shrink,
-                terminate_active_jobs_on_delete=terminate_active_jobs_on_delete,
-            )
+            check_provisioning(provisioning, subject=subject)
+            if provider is not None:
+                check_provider(provider, provisioning=provisioning, subject=subject)
+            lifecycles = _lifecycles(shares, lifecycle, lifecycle_by_share, subject=subject)
             for spec in shares:
-                check_share_fits_provisioning(
-                    spec,
+                share = share_subject(spec.name)
+                check_lifecycle(
+                    lifecycles[spec.name],
                     provisioning=provisioning,
-                    removal_policy=share_removal_policy,
-                    subject=share_subject(spec.name),
+                    subject=share,
+                    field=(
+                        f"lifecycle_by_share[{spec.name!r}]"
+                        if spec.name in (lifecycle_by_share or {}) else "lifecycle"
+                    ),
                 )
+                check_share_fits_provisioning(spec, provisioning=provisioning, subject=share)
                 if is_unresolved(spec.name) or spec.name in _PART_IDS:
                     raise QuotaConfigError(
                         share_subject(spec.name), "name", spec.name,
@@ -141,10 +143,8 @@ class QuotaManagedTrainingQueue(Construct):
                 job_queue=self.job_queue,
                 spec=spec,
                 provisioning=provisioning,
-                adopt_existing=adopt_existing,
-                allow_preemption_on_shrink=allow_preemption_on_shrink,
-                terminate_active_jobs_on_delete=terminate_active_jobs_on_delete,
-                removal_policy=share_removal_policy,
+                lifecycle=lifecycles[spec.name],
+                provider=provider,
             )
             for spec in shares
         }
@@ -185,3 +185,29 @@ class QuotaManagedTrainingQueue(Construct):
         from .monitoring import QuotaShareMonitoring
 
         return QuotaShareMonitoring(self, id, job_queue=self, **props)
+
+
+def _lifecycles(
+    shares: Sequence[QuotaShareSpec],
+    default: ShareLifecycle,
+    by_share: Mapping[str, ShareLifecycle] | None,
+    *,
+    subject: str,
+) -> dict[str, ShareLifecycle]:
+    """Each share's lifecycle: its own entry in ``by_share``, else ``default``. An entry for
+    no declared share is refused: a typo would otherwise leave that share's guard on
+    unnoticed."""
+    names = [spec.name for spec in shares]
+    if by_share is None:
+        by_share = {}
+    if not isinstance(by_share, Mapping):
+        raise QuotaConfigError(
+            subject, "lifecycle_by_share", by_share, "a mapping of share name to ShareLifecycle"
+        )
+    for name in by_share:
+        if name not in names:
+            raise QuotaConfigError(
+                share_subject(name), "lifecycle_by_share", name,
+                f"the name of a declared share: {', '.join(names) or 'none'}",
+            )
+    return {name: by_share.get(name, default) for name in names}

@@ -4,23 +4,40 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from enum import Enum
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from weakref import WeakKeyDictionary
 
-from aws_cdk import CfnResource, CustomResource, Fn, IResource, RemovalPolicy, Resource, Stack
+import jsii
+from aws_cdk import (
+    ArnFormat,
+    CfnResource,
+    CustomResource,
+    Fn,
+    IAnyProducer,
+    IResolveContext,
+    IResource,
+    ITaggable,
+    Lazy,
+    Resource,
+    Stack,
+    TagManager,
+    TagType,
+)
 from aws_cdk import aws_batch as batch
 from aws_cdk import aws_iam as iam
-from constructs import Construct
+from aws_cdk.interfaces import aws_batch as batch_refs
+from constructs import Construct, IValidation
 from typing_extensions import Protocol, runtime_checkable
 
 from ._construct_props import (
     CONSTRUCT_PATH,
-    check_flag,
     child_path,
     errors_name_path,
+    name_from_arn,
     parse_quota_share_arn,
 )
+from ._share_ledger import ledger_of
 from .model import (
     QuotaConfigError,
     QuotaShareSpec,
@@ -30,9 +47,20 @@ from .model import (
 )
 from .model.capacity import check_count
 from .model.tags import MAX_TAGS
+from .share_options import ShareLifecycle, ShareProvisioning, check_lifecycle
 
 if TYPE_CHECKING:
-    from .job_queue import ITrainingJobQueue
+    from .share_provider import QuotaShareProvider
+
+__all__ = [
+    "CUSTOM_RESOURCE_TYPE",
+    "SHARE_TAG_KEY",
+    "IQuotaShare",
+    "QuotaShare",
+    "ShareGrant",
+    "ShareLifecycle",
+    "ShareProvisioning",
+]
 
 CUSTOM_RESOURCE_TYPE = "Custom::BatchQuotaShare"
 MIN_JOB_PRIORITY, MAX_JOB_PRIORITY = 0, 9999
@@ -42,98 +70,64 @@ SAGEMAKER_SERVICE = "sagemaker.amazonaws.com"
 # The custom resource tags each share it manages with an ownership marker.
 MAX_DECLARED_TAGS = MAX_TAGS - 1
 
-# Construct prop → custom-resource property for the lifecycle guards (see DESIGN.md §4).
-_GUARD_PROPERTIES = {
-    "adopt_existing": "AdoptExisting",
-    "allow_preemption_on_shrink": "AllowPreemptionOnShrink",
-    "terminate_active_jobs_on_delete": "TerminateActiveJobsOnDelete",
-}
+SHARE_TAG_KEY = "quota-constructs:quota-share"
+"""The tag every service job submitted under :meth:`QuotaShare.grant_submit` carries, valued
+with the share's name: it is what lets :meth:`QuotaShare.grant_update_priority` reach a team's
+own jobs and no one else's."""
 
-
-GrantPermission = Literal["submit", "update_priority"]
+# What the AWS Batch service authorization reference ("Actions, resources, and condition keys
+# for AWS Batch", docs.aws.amazon.com/service-authorization/latest/reference/list_batch.html)
+# says, and the grants below rely on:
+# - SubmitServiceJob: resource types job-queue (required), quota-share and service-job
+#   (required), each with the condition keys aws:RequestTag/${TagKey}, aws:ResourceTag/${TagKey},
+#   aws:TagKeys and batch:SchedulingPriority (service-job also batch:ShareIdentifier). The
+#   SubmitServiceJob operation authorizes batch:SubmitServiceJob, batch:TagResource (Tagging)
+#   and iam:PassRole with iam:PassedToService sagemaker.amazonaws.com.
+# - TagResource: resource type service-job, with aws:RequestTag/${TagKey},
+#   aws:ResourceTag/${TagKey} and aws:TagKeys.
+# - UpdateServiceJob: resource type service-job (required) only, with aws:ResourceTag/${TagKey}
+#   and batch:SchedulingPriority: no job-queue or quota-share resource, so a tag on the job is
+#   the only way to tell one team's jobs from another's.
+# - botocore's batch service model: SubmitServiceJob takes ``tags`` ("The tags that you apply
+#   to the service job request"); UpdateServiceJob takes only jobId and schedulingPriority.
+_REQUEST_TAG = f"aws:RequestTag/{SHARE_TAG_KEY}"
+_RESOURCE_TAG = f"aws:ResourceTag/{SHARE_TAG_KEY}"
 
 
 @dataclass(frozen=True)
 class ShareGrant:
-    """Who was granted what on a share through :meth:`QuotaShare.grant_submit` or
-    :meth:`QuotaShare.grant_update_priority`, for the allocation agreement people read.
-
-    ``principal`` names the grantee as people find it (a construct path, or the principal as
-    IAM would print it); ``max_priority`` is the ``batch:SchedulingPriority`` ceiling, None for
-    none.
-    """
+    """One grant made on a share: who (``principal``) may do what, under which ceiling."""
 
     principal: str
-    permission: GrantPermission
+    permission: str  # "submit" | "update_priority"
     max_priority: int | None
 
 
-class ShareProvisioning(Enum):
-    """How a :class:`QuotaShare` reaches AWS Batch."""
-
-    CUSTOM_RESOURCE = "CUSTOM_RESOURCE"
-    """A ``Custom::BatchQuotaShare`` handled by the stack's :class:`QuotaShareProvider`: waits
-    for VALID, refuses to shrink below live usage or delete a share with active jobs unless
-    told to, and adopts an existing share only when asked."""
-    CLOUDFORMATION = "CLOUDFORMATION"
-    """A plain ``AWS::Batch::QuotaShare``: no guards, and not registered in every region."""
-
-
-def check_provisioning(
-    provisioning: ShareProvisioning,
-    *,
-    subject: str,
-    adopt_existing: bool,
-    allow_preemption_on_shrink: bool,
-    terminate_active_jobs_on_delete: bool,
-) -> dict[str, bool]:
-    """The lifecycle guards by prop name, once checked against ``provisioning``: they are
-    switches of the custom resource, which plain CloudFormation does not have."""
-    if not isinstance(provisioning, ShareProvisioning):
-        raise QuotaConfigError(
-            subject, "provisioning", provisioning,
-            "ShareProvisioning.CUSTOM_RESOURCE or ShareProvisioning.CLOUDFORMATION",
-        )
-    guards = {
-        "adopt_existing": adopt_existing,
-        "allow_preemption_on_shrink": allow_preemption_on_shrink,
-        "terminate_active_jobs_on_delete": terminate_active_jobs_on_delete,
-    }
-    for field, value in guards.items():
-        if check_flag(value, subject=subject, field=field) and (
-            provisioning is ShareProvisioning.CLOUDFORMATION
-        ):
-            raise QuotaConfigError(
-                subject, field, value,
-                "False with ShareProvisioning.CLOUDFORMATION; only "
-                "ShareProvisioning.CUSTOM_RESOURCE can adopt, guard a shrink or guard a delete",
-            )
-    return guards
+Permission = Literal["submit", "update_priority"]
 
 
 def check_share_fits_provisioning(
-    spec: QuotaShareSpec,
-    *,
-    provisioning: ShareProvisioning,
-    removal_policy: RemovalPolicy,
-    subject: str,
+    spec: QuotaShareSpec, *, provisioning: ShareProvisioning, subject: str
 ) -> None:
-    """What a share's own props must satisfy beyond the model: a removal policy, and room
-    for the ownership tag when the custom resource manages it."""
-    if not isinstance(removal_policy, RemovalPolicy):
-        raise QuotaConfigError(
-            subject, "removal_policy", removal_policy, "a RemovalPolicy (DESTROY or RETAIN)"
-        )
+    """Room for the ownership tag when the custom resource manages the share."""
     if provisioning is ShareProvisioning.CUSTOM_RESOURCE and len(spec.tags) > MAX_DECLARED_TAGS:
         raise QuotaConfigError(
-            subject, "tags", f"{len(spec.tags)} tags",
-            f"at most {MAX_DECLARED_TAGS} with ShareProvisioning.CUSTOM_RESOURCE, which keeps one "
-            f"of the {MAX_TAGS} tags AWS allows per share for its ownership marker",
+            subject, "tags", f"{len(spec.tags)} tags", _tag_limit_text(provisioning)
         )
+
+
+def _tag_limit_text(provisioning: ShareProvisioning) -> str:
+    if provisioning is ShareProvisioning.CUSTOM_RESOURCE:
+        return (
+            f"at most {MAX_DECLARED_TAGS} with ShareProvisioning.CUSTOM_RESOURCE, which keeps one "
+            f"of the {MAX_TAGS} tags AWS allows per share for its ownership marker "
+            "(spec tags and Tags.of(...) tags together)"
+        )
+    return f"at most {MAX_TAGS} tags per share (spec tags and Tags.of(...) tags together)"
 
 
 @runtime_checkable
-class IQuotaShare(IResource, Protocol):
+class IQuotaShare(batch_refs.IQuotaShareRef, IResource, Protocol):
     """A quota share on a training job queue, created here or imported."""
 
     @property
@@ -151,6 +145,17 @@ class IQuotaShare(IResource, Protocol):
         """The ARN of the queue the share belongs to."""
         ...
 
+    @property
+    def submission_tags(self) -> Mapping[str, str]:
+        """The tags every submission into this share must carry under :meth:`grant_submit`
+        (``{SHARE_TAG_KEY: <share name>}``)."""
+        ...
+
+    @property
+    def grants(self) -> tuple[ShareGrant, ...]:
+        """The grants made on this share so far, in the order they were made."""
+        ...
+
     def grant_submit(
         self,
         grantee: iam.IGrantable,
@@ -164,8 +169,20 @@ class IQuotaShare(IResource, Protocol):
     def grant_update_priority(
         self, grantee: iam.IGrantable, *, max_priority: int | None = None
     ) -> iam.Grant:
-        """Change the scheduling priority of submitted service jobs."""
+        """Change the scheduling priority of this share's service jobs."""
         ...
+
+
+def principal_label(grantee: iam.IGrantable) -> str:
+    """What people recognise a grantee by: the path of a role, user or group created in the
+    app, the literal ARN or name of an imported one, else the principal's own text."""
+    if isinstance(grantee, (iam.Role, iam.User, iam.Group)):
+        return grantee.node.path
+    for attribute in ("role_arn", "role_name", "user_arn", "user_name", "group_arn"):
+        value = getattr(grantee, attribute, None)
+        if isinstance(value, str) and not is_unresolved(value):
+            return value
+    return str(grantee.grant_principal)
 
 
 class _QuotaShareBase(Resource):
@@ -175,24 +192,28 @@ class _QuotaShareBase(Resource):
     _grants: list[ShareGrant]
 
     @property
-    def grants(self) -> tuple[ShareGrant, ...]:
-        """What :meth:`grant_submit` and :meth:`grant_update_priority` granted, in order."""
-        return tuple(getattr(self, "_grants", ()))
-
-    def _record_grant(
-        self, grantee: iam.IGrantable, permission: GrantPermission, max_priority: int | None
-    ) -> None:
-        if not hasattr(self, "_grants"):
-            self._grants = []
-        self._grants.append(ShareGrant(_principal_label(grantee), permission, max_priority))
+    def quota_share_arn(self) -> str:
+        raise NotImplementedError
 
     @property
-    def quota_share_arn(self) -> str:
+    def quota_share_name(self) -> str:
         raise NotImplementedError
 
     @property
     def job_queue_arn(self) -> str:
         raise NotImplementedError
+
+    @property
+    def quota_share_ref(self) -> batch_refs.QuotaShareReference:
+        return batch_refs.QuotaShareReference(quota_share_arn=self.quota_share_arn)
+
+    @property
+    def submission_tags(self) -> Mapping[str, str]:
+        return {SHARE_TAG_KEY: self.quota_share_name}
+
+    @property
+    def grants(self) -> tuple[ShareGrant, ...]:
+        return tuple(self._grants)
 
     def grant_submit(
         self,
@@ -201,32 +222,47 @@ class _QuotaShareBase(Resource):
         max_priority: int | None = None,
         execution_roles: Sequence[iam.IRole] = (),
     ) -> iam.Grant:
-        """``batch:SubmitServiceJob`` into this queue and this share only.
+        """``batch:SubmitServiceJob`` into this queue and this share only, for jobs tagged
+        with the share (:attr:`submission_tags`).
 
         A request naming another share of the queue is denied, because IAM authorizes the
-        quota share named in the request as a resource of its own. With ``max_priority``
-        (0–9999) every submission must carry a ``schedulingPriority`` no higher than it; a
-        request without one has no ``batch:SchedulingPriority`` and is denied. Passing any of
-        ``execution_roles`` to SageMaker (``iam:PassRole``, only to
-        ``sagemaker.amazonaws.com``) is granted too; no other role may be passed.
+        quota share named in the request as a resource of its own. Every submission must carry
+        the tag ``SHARE_TAG_KEY`` with the share's name (``aws:RequestTag``); the matching
+        ``batch:TagResource`` is granted only to set that tag, and never on a job that already
+        carries another share's tag. With ``max_priority`` (0–9999) every submission must carry
+        a ``schedulingPriority`` no higher than it; a request without one has no
+        ``batch:SchedulingPriority`` and is denied. Passing any of ``execution_roles`` to
+        SageMaker (``iam:PassRole``, only to ``sagemaker.amazonaws.com``) is granted too; no
+        other role may be passed.
         """
         conditions = self._priority_ceiling(max_priority)
-        roles = list(execution_roles)
-        for index, role in enumerate(roles):
-            if is_unresolved(role) or not isinstance(getattr(role, "role_arn", None), str):
-                with errors_name_path(self):
-                    raise QuotaConfigError(
-                        self._subject, f"execution_roles[{index}]", role,
-                        "an iam.IRole (iam.Role.from_role_arn(...) for an existing role)",
-                    )
+        roles = self._check_execution_roles(execution_roles)
+        self._check_grantee_environment(grantee)
+        name = self.quota_share_name
         grant = iam.Grant.add_to_principal(
             grantee=grantee,
             actions=["batch:SubmitServiceJob"],
             # The service job being created is a required resource of SubmitServiceJob; its
             # id is unknown before submission, so any service job of the queue's account and
-            # region. The queue and the share still have to match.
+            # region. The queue, the share and the share's tag still have to match.
             resource_arns=[self.job_queue_arn, self.quota_share_arn, self._service_jobs_arn()],
-            conditions=conditions,
+            conditions={**conditions, "StringEquals": {_REQUEST_TAG: name}},
+        ).combine(
+            # The reference lists batch:TagResource among the actions the SubmitServiceJob
+            # operation authorizes (for the tags sent with it). Only the share's own tag may
+            # be set, and never over another share's tag: with IfExists, IAM treats a key
+            # absent from the request context as a match, so a job without the tag (the one
+            # being submitted) passes, while a job tagged for another share does not — a team
+            # can neither re-label another team's job as its own nor take it from that team.
+            iam.Grant.add_to_principal(
+                grantee=grantee,
+                actions=["batch:TagResource"],
+                resource_arns=[self._service_jobs_arn()],
+                conditions={
+                    "StringEquals": {_REQUEST_TAG: name},
+                    "StringEqualsIfExists": {_RESOURCE_TAG: name},
+                },
+            )
         )
         if roles:
             grant = grant.combine(
@@ -243,26 +279,76 @@ class _QuotaShareBase(Resource):
     def grant_update_priority(
         self, grantee: iam.IGrantable, *, max_priority: int | None = None
     ) -> iam.Grant:
-        """``batch:UpdateServiceJob`` (which changes only ``schedulingPriority``), with the
-        same optional ceiling as :meth:`grant_submit`.
+        """``batch:UpdateServiceJob`` (which changes only ``schedulingPriority``) on this
+        share's service jobs — those tagged with the share by :meth:`grant_submit` — with the
+        same optional ceiling.
 
         AWS Batch authorizes UpdateServiceJob against the service job alone (no job-queue or
-        quota-share resource type), so this cannot be narrowed to the share's jobs: it covers
-        every service job in the share's account and region, and the ceiling is what keeps a
-        team from outranking the others.
+        quota-share resource type), so the share's tag on the job (``aws:ResourceTag``) is
+        what keeps a team away from other teams' jobs, and the ceiling what keeps it from
+        outranking them.
         """
+        conditions = self._priority_ceiling(max_priority)
+        self._check_grantee_environment(grantee)
         grant = iam.Grant.add_to_principal(
             grantee=grantee,
             actions=["batch:UpdateServiceJob"],
             resource_arns=[self._service_jobs_arn()],
-            conditions=self._priority_ceiling(max_priority),
+            conditions={**conditions, "StringEquals": {_RESOURCE_TAG: self.quota_share_name}},
         )
         self._record_grant(grantee, "update_priority", max_priority)
         return grant
 
-    def _priority_ceiling(self, max_priority: int | None) -> dict[str, Any] | None:
+    def _record_grant(
+        self, grantee: iam.IGrantable, permission: Permission, max_priority: int | None
+    ) -> None:
+        self._grants.append(ShareGrant(principal_label(grantee), permission, max_priority))
+
+    def _check_execution_roles(self, execution_roles: Sequence[iam.IRole]) -> list[iam.IRole]:
+        with errors_name_path(self):
+            if isinstance(execution_roles, (str, bytes)) or not isinstance(
+                execution_roles, Sequence
+            ):
+                given = (
+                    principal_label(execution_roles)
+                    if hasattr(execution_roles, "grant_principal") else execution_roles
+                )
+                raise QuotaConfigError(
+                    self._subject, "execution_roles", given,
+                    "a list of iam.IRole; for one role pass execution_roles=[role]",
+                )
+            roles = list(execution_roles)
+            for index, role in enumerate(roles):
+                if is_unresolved(role) or not isinstance(getattr(role, "role_arn", None), str):
+                    raise QuotaConfigError(
+                        self._subject, f"execution_roles[{index}]", role,
+                        "an iam.IRole (iam.Role.from_role_arn(...) for an existing role)",
+                    )
+        return roles
+
+    def _check_grantee_environment(self, grantee: iam.IGrantable) -> None:
+        """A role in another account cannot use the share: AWS Batch has no resource
+        policies, so only an identity policy in the share's own account can allow it."""
+        account = self._home_account()
+        env = getattr(grantee, "env", None)
+        theirs = getattr(env, "account", None)
+        if (
+            isinstance(theirs, str) and not is_unresolved(theirs)
+            and not is_unresolved(account) and theirs != account
+        ):
+            with errors_name_path(self):
+                raise QuotaConfigError(
+                    self._subject, "grantee", f"{principal_label(grantee)} (account {theirs})",
+                    f"a principal in the share's account {account}: AWS Batch has no resource "
+                    "policies, so another account's principals cannot be granted a share",
+                )
+
+    def _home_account(self) -> str:
+        return self.env.account
+
+    def _priority_ceiling(self, max_priority: int | None) -> dict[str, Any]:
         if max_priority is None:
-            return None
+            return {}
         with errors_name_path(self):
             check_count(
                 max_priority, subject=self._subject, field="max_priority",
@@ -280,29 +366,33 @@ class _QuotaShareBase(Resource):
         )
 
 
+@jsii.implements(batch_refs.IQuotaShareRef, ITaggable)
 class QuotaShare(_QuotaShareBase):
     """A quota share on a training job queue, provisioned as ``provisioning`` says.
 
     The share is checked against the queue when it is created: against the queue's other
-    shares (unique names, at most 20) and, when the environment's capacity is known, against
-    that capacity. The share resource is the child ``Resource``. Its name is its identity:
-    renaming it (or moving it to another queue) replaces it, and AWS Batch terminates the jobs
-    of a deleted share; with ``CUSTOM_RESOURCE`` that delete is guarded.
+    shares — every construct standing for that queue, imports included — (unique names, at
+    most 20) and, when the environment's capacity is known, against that capacity. It must be
+    declared in a stack of the queue's own account and region. The share resource is the child
+    ``Resource``. Its name is its identity: renaming it (or moving it to another queue)
+    replaces it, and AWS Batch terminates the jobs of a deleted share; with ``CUSTOM_RESOURCE``
+    that delete is guarded.
 
-    :param job_queue: the queue (created here, imported, or from another stack).
+    The share is taggable the CDK way in both modes: ``Tags.of(scope).add(...)`` reaches it,
+    and its tags are the spec's ``tags`` merged with those. On a key both set, ``Tags.of``
+    wins, as it does over an L1's ``tags`` prop (spec tags enter the tag manager as its initial
+    tags, at priority 50; a ``Tags.of`` tag added with a lower ``priority`` lets the spec
+    win). At most 50 tags, 49 with ``CUSTOM_RESOURCE``, whose ownership marker takes one; more
+    fail the synth.
+
+    :param job_queue: the queue: a :class:`TrainingJobQueue` (from this stack or another) or
+        one of its ``from_...`` imports.
     :param spec: the share's declaration.
     :param provisioning: Default: ``ShareProvisioning.CUSTOM_RESOURCE``.
-    :param adopt_existing: adopt a same-named share already on the queue instead of failing.
-        Default: False. CUSTOM_RESOURCE only.
-    :param allow_preemption_on_shrink: allow an update that lowers limits below the share's
-        live usage (its jobs above the new limit become preemptible). Default: False.
-        CUSTOM_RESOURCE only.
-    :param terminate_active_jobs_on_delete: allow deleting the share while it still has
-        SUBMITTED…RUNNING jobs (they are terminated). Default: False. CUSTOM_RESOURCE only.
-    :param removal_policy: what CloudFormation does with the share when it leaves the stack.
-        ``RETAIN`` keeps it (and its jobs) in AWS Batch, unmanaged — the first step of moving a
-        share between provisioning modes. Default: ``RemovalPolicy.DESTROY`` (deleted, through
-        the delete guard with CUSTOM_RESOURCE).
+    :param lifecycle: what deployments may do to the share and its jobs. Default:
+        ``ShareLifecycle()`` — nothing unguarded, deleted when removed from the stack.
+    :param provider: the custom-resource provider (CUSTOM_RESOURCE only). Default:
+        ``QuotaShareProvider.for_stack(Stack.of(share))``.
     """
 
     def __init__(
@@ -310,57 +400,67 @@ class QuotaShare(_QuotaShareBase):
         scope: Construct,
         id: str,
         *,
-        job_queue: ITrainingJobQueue,
+        job_queue: batch_refs.IJobQueueRef,
         spec: QuotaShareSpec,
         provisioning: ShareProvisioning = ShareProvisioning.CUSTOM_RESOURCE,
-        adopt_existing: bool = False,
-        allow_preemption_on_shrink: bool = False,
-        terminate_active_jobs_on_delete: bool = False,
-        removal_policy: RemovalPolicy = RemovalPolicy.DESTROY,
+        lifecycle: ShareLifecycle = ShareLifecycle(),
+        provider: QuotaShareProvider | None = None,
     ) -> None:
-        # Imported here: job_queue.py imports this module to create shares.
-        from .job_queue import ITrainingJobQueue
-
         # The share's own props are checked before its construct exists, so such a mistake
-        # leaves nothing behind in the tree; the queue records the share only if it passes the
-        # queue-level checks below.
+        # leaves nothing behind in the tree; the queue's ledger records the share only if it
+        # passes the queue-level checks below.
         if not isinstance(spec, QuotaShareSpec):
             raise QuotaConfigError(
                 share_subject(child_path(scope, id)), "spec", spec, "a QuotaShareSpec"
             )
         subject = share_subject(spec.name)
-        guards = check_provisioning(
-            provisioning,
-            subject=subject,
-            adopt_existing=adopt_existing,
-            allow_preemption_on_shrink=allow_preemption_on_shrink,
-            terminate_active_jobs_on_delete=terminate_active_jobs_on_delete,
-        )
-        check_share_fits_provisioning(
-            spec, provisioning=provisioning, removal_policy=removal_policy, subject=subject
-        )
-        if not isinstance(job_queue, ITrainingJobQueue):
+        check_lifecycle(lifecycle, provisioning=provisioning, subject=subject)
+        check_share_fits_provisioning(spec, provisioning=provisioning, subject=subject)
+        ledger = ledger_of(job_queue)
+        if ledger is None:
             raise QuotaConfigError(
                 subject, "job_queue", job_queue,
-                "a TrainingJobQueue or one of its from_... imports",
+                "a TrainingJobQueue or one of its from_... imports (other queues' shares "
+                "cannot be checked against each other)",
             )
-        super().__init__(scope, id)
+        if provider is not None:
+            check_provider(provider, provisioning=provisioning, subject=subject)
+        stack, account, region = _stack_environment(scope)
+        _check_same_environment(
+            stack, (account, region), job_queue, ledger.environment, subject=subject
+        )
+        allocation = ledger.check(spec)
+        super().__init__(scope, id, physical_name=spec.name)
         self._subject = subject
-        job_queue._register_quota_share(spec)
+        self._grants = []
+        ledger.record(spec, allocation)
+        queue_arn = job_queue.job_queue_ref.job_queue_arn
+        self._job_queue_arn = queue_arn
         self.job_queue = job_queue
         self.spec = spec
         self.provisioning = provisioning
-        properties = resource_properties(spec, job_queue.job_queue_arn)
+        self.lifecycle = lifecycle
+        properties = resource_properties(spec, queue_arn)
         self._resource: CfnResource | CustomResource
+        # One tag manager per share: with CLOUDFORMATION the L1's (which Tags.of reaches
+        # directly as well), read when first needed.
+        self._tags: TagManager | None = None
         if provisioning is ShareProvisioning.CLOUDFORMATION:
             self._resource = _cloudformation_quota_share(self, properties)
         else:
-            # Imported on first use: the provider brings Lambda, Step Functions and the runtime
-            # asset, which an app that provisions only with CloudFormation never needs.
-            from .share_provider import QuotaShareProvider
+            self._tags = TagManager(
+                TagType.MAP, CUSTOM_RESOURCE_TYPE, dict(spec.tags) or None,
+                tag_property_name="Tags",
+            )
+            if provider is None:
+                # Imported on first use: the provider brings Lambda, Step Functions and the
+                # runtime asset, which an app that provisions only with CloudFormation never
+                # needs.
+                from .share_provider import QuotaShareProvider
 
-            provider = QuotaShareProvider.for_stack(Stack.of(self))
-            provider.manage_shares_of(job_queue.job_queue_arn)
+                provider = QuotaShareProvider.for_stack(stack)
+            provider.manage_shares_of(queue_arn)
+            properties.pop("Tags", None)
             self._resource = CustomResource(
                 self,
                 "Resource",
@@ -369,17 +469,39 @@ class QuotaShare(_QuotaShareBase):
                 resource_type=CUSTOM_RESOURCE_TYPE,
                 properties={
                     **properties,
-                    **{_GUARD_PROPERTIES[field]: value for field, value in guards.items()},
+                    # Rendered at synth time, after every Tags.of aspect has run.
+                    "Tags": Lazy.uncached_any(_RenderedTags(self.tags)),
+                    **lifecycle.guard_properties(),
                 },
             )
-        self._resource.apply_removal_policy(removal_policy)
+        _TagLimits.of(stack).add(self)
+        self._resource.apply_removal_policy(lifecycle.removal_policy)
+
+    @property
+    def tags(self) -> TagManager:
+        """The share's tags (spec tags, then ``Tags.of`` tags), rendered into its resource."""
+        if self._tags is None:
+            assert isinstance(self._resource, batch.CfnQuotaShare)
+            self._tags = self._resource.cdk_tag_manager
+        return self._tags
 
     @cached_property
     def quota_share_arn(self) -> str:
         if isinstance(self._resource, batch.CfnQuotaShare):
-            return self._resource.attr_quota_share_arn
-        # The provider returns the share's ARN as the physical resource id.
-        return self._resource.ref
+            arn = self._resource.attr_quota_share_arn
+        else:
+            # The provider returns the share's ARN as the physical resource id.
+            arn = self._resource.ref
+        queue_name = getattr(self.job_queue, "job_queue_name", None)
+        if not isinstance(queue_name, str):
+            queue_name = name_from_arn(self, self._job_queue_arn)
+        return self._get_resource_arn_attribute(
+            arn,
+            service="batch",
+            resource="job-queue",
+            resource_name=f"{queue_name}/quota-share/{self.spec.name}",
+            arn_format=ArnFormat.SLASH_RESOURCE_NAME,
+        )
 
     @property
     def quota_share_name(self) -> str:
@@ -387,7 +509,11 @@ class QuotaShare(_QuotaShareBase):
 
     @property
     def job_queue_arn(self) -> str:
-        return self.job_queue.job_queue_arn
+        return self._job_queue_arn
+
+    def _home_account(self) -> str:
+        queue_account = self.job_queue.env.account
+        return self.env.account if is_unresolved(queue_account) else queue_account
 
     @staticmethod
     def from_quota_share_arn(scope: Construct, id: str, quota_share_arn: str) -> IQuotaShare:
@@ -396,6 +522,7 @@ class QuotaShare(_QuotaShareBase):
         return _ImportedQuotaShare(scope, id, quota_share_arn)
 
 
+@jsii.implements(batch_refs.IQuotaShareRef)
 class _ImportedQuotaShare(_QuotaShareBase):
     def __init__(self, scope: Construct, id: str, arn: str) -> None:
         # Checked before Resource parses the ARN, whose own error names neither resource
@@ -406,6 +533,7 @@ class _ImportedQuotaShare(_QuotaShareBase):
             )
         super().__init__(scope, id, environment_from_arn=arn)
         self._arn = arn
+        self._grants = []
         if parsed is None:
             # The share ARN is the queue ARN followed by /quota-share/<name>.
             self._queue_arn, self._name = Fn.split("/quota-share/", arn, 2)
@@ -427,14 +555,112 @@ class _ImportedQuotaShare(_QuotaShareBase):
         return self._queue_arn
 
 
-def _principal_label(grantee: iam.IGrantable) -> str:
-    """The grantee as people reading the agreement find it: its construct path when it is a
-    construct of this app, else the principal as IAM prints it."""
-    node = getattr(grantee, "node", None)
-    path = getattr(node, "path", None)
-    if isinstance(path, str) and path:
-        return path
-    return str(grantee.grant_principal)
+@jsii.implements(IAnyProducer)
+class _RenderedTags:
+    def __init__(self, tags: TagManager) -> None:
+        self._tags = tags
+
+    def produce(self, context: IResolveContext) -> Any:
+        return self._tags.render_tags()
+
+
+@jsii.implements(IValidation)
+class _TagLimits:
+    """Spec tags are counted when a share is declared; ``Tags.of`` tags arrive only with the
+    aspects, so the total is checked at synth time — once per stack for all of its shares,
+    since every validation is a call from the jsii runtime back into Python."""
+
+    _BY_STACK: ClassVar[WeakKeyDictionary[Stack, _TagLimits]] = WeakKeyDictionary()
+
+    def __init__(self) -> None:
+        self._shares: list[QuotaShare] = []
+
+    @classmethod
+    def of(cls, stack: Stack) -> _TagLimits:
+        limits = cls._BY_STACK.get(stack)
+        if limits is None:
+            limits = cls._BY_STACK[stack] = cls()
+            stack.node.add_validation(limits)
+        return limits
+
+    def add(self, share: QuotaShare) -> None:
+        self._shares.append(share)
+
+    def validate(self) -> list[str]:
+        errors: list[str] = []
+        for share in self._shares:
+            custom = share.provisioning is ShareProvisioning.CUSTOM_RESOURCE
+            limit = MAX_DECLARED_TAGS if custom else MAX_TAGS
+            count = len(share.tags.tag_values())
+            if count > limit:
+                error = QuotaConfigError(
+                    share._subject, "tags", f"{count} tags", _tag_limit_text(share.provisioning)
+                )
+                errors.append(str(error))
+        return errors
+
+
+_STACK_ENVIRONMENTS: WeakKeyDictionary[Construct, tuple[Stack, str, str]] = WeakKeyDictionary()
+
+
+def _stack_environment(scope: Construct) -> tuple[Stack, str, str]:
+    """The stack of ``scope`` with its account and region, read once per scope: shares are
+    often declared side by side, and each read is a round trip to the jsii runtime."""
+    known = _STACK_ENVIRONMENTS.get(scope)
+    if known is None:
+        stack = Stack.of(scope)
+        known = _STACK_ENVIRONMENTS[scope] = (stack, stack.account, stack.region)
+    return known
+
+
+def check_provider(
+    provider: QuotaShareProvider, *, provisioning: ShareProvisioning, subject: str
+) -> None:
+    """An explicit provider, only where there is a custom resource to serve."""
+    from .share_provider import QuotaShareProvider
+
+    if provisioning is not ShareProvisioning.CUSTOM_RESOURCE:
+        raise QuotaConfigError(
+            subject, "provider", provider,
+            "None with ShareProvisioning.CLOUDFORMATION (only custom-resource shares have one)",
+        )
+    if not isinstance(provider, QuotaShareProvider):
+        raise QuotaConfigError(subject, "provider", provider, "a QuotaShareProvider or None")
+
+
+def _check_same_environment(
+    stack: Stack,
+    environment: tuple[str, str],
+    job_queue: batch_refs.IJobQueueRef,
+    queue_environment: tuple[str, str] | None,
+    *,
+    subject: str,
+) -> None:
+    """A share lives in its queue's account and region: AWS Batch has no resource policies,
+    so nothing can reach a queue from elsewhere. Compared only where both sides are literal."""
+    if all(is_unresolved(part) for part in environment):
+        return
+    if queue_environment is None:
+        queue_env = job_queue.env
+        queue_environment = (queue_env.account, queue_env.region)
+    theirs = dict(zip(("account", "region"), queue_environment, strict=True))
+    ours = dict(zip(("account", "region"), environment, strict=True))
+    differing = [
+        part for part in ("account", "region")
+        if not is_unresolved(theirs[part]) and not is_unresolved(ours[part])
+        and theirs[part] != ours[part]
+    ]
+    if not differing:
+        return
+    queue = job_queue.job_queue_ref.job_queue_arn
+    queue_label = queue if not is_unresolved(queue) else job_queue.node.path
+    raise QuotaConfigError(
+        subject, "job_queue",
+        f"{queue_label} (account {theirs['account']}, region {theirs['region']})",
+        f"a job queue in the share's own account and region — stack {stack.node.path} deploys "
+        f"to account {ours['account']}, region {ours['region']}: AWS Batch has no resource "
+        "policies, so a share and its queue must live in one account and region",
+    )
 
 
 def _cloudformation_quota_share(

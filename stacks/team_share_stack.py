@@ -12,10 +12,12 @@ from quota_constructs import ITrainingJobQueue, QuotaShare, QuotaShareSpec
 from quota_constructs.nag_acknowledgments import acknowledge_grant_wildcards
 
 INHERENT_WILDCARDS = {
-    "submit": "Service jobs get their ARN only when submitted, so SubmitServiceJob must allow "
-    "service-job/*; the queue, the team's own share and the priority ceiling bound it.",
+    "submit": "Service jobs get their ARN only when submitted, so SubmitServiceJob and the "
+    "TagResource of its tags must allow service-job/*; the queue, the team's own share, the "
+    "share's tag on the job and the priority ceiling bound it.",
     "reprioritise": "UpdateServiceJob acts on service jobs that exist only at run time; the "
-    "batch:SchedulingPriority ceiling bounds what the team can set.",
+    "share's tag on the job limits it to the team's own jobs and the batch:SchedulingPriority "
+    "ceiling bounds what the team can set.",
     "observe": "Read-only: ListServiceJobs and DescribeServiceJob accept no resource type, and "
     "the team may read every quota share of its queue to see who holds capacity.",
 }

@@ -80,15 +80,19 @@ def built() -> SimpleNamespace:
     )
     imports = cdk.Stack(app, "Imports")
     by_arn = TrainingJobQueue.from_job_queue_arn(imports, "ByArn", QUEUE_ARN)
+    # One app holds one ledger per queue (tests/constructs/test_share_ledger.py): each import
+    # that knows a different capacity for the same queue ARN gets an app of its own.
     by_capacity = TrainingJobQueue.from_job_queue_attributes(
-        imports, "ByCapacity", job_queue_arn=QUEUE_ARN, capacity_limits=[CapacityLimit(G6, 2)]
+        cdk.Stack(cdk.App(), "Imports"), "ByCapacity", job_queue_arn=QUEUE_ARN,
+        capacity_limits=[CapacityLimit(G6, 2)],
     )
+    environment_imports = cdk.Stack(cdk.App(), "Imports")
     by_environment = TrainingJobQueue.from_job_queue_attributes(
-        imports,
+        environment_imports,
         "ByEnvironment",
         job_queue_arn=QUEUE_ARN,
         service_environment=TrainingServiceEnvironment.from_service_environment_attributes(
-            imports,
+            environment_imports,
             "Environment",
             service_environment_arn=(
                 "arn:aws:batch:eu-west-1:123456789012:service-environment/pool"

@@ -17,6 +17,8 @@ from quota_constructs import (
     QuotaManagedTrainingQueue,
     QuotaShare,
     QuotaSharePolicy,
+    QuotaShareProvider,
+    ShareLifecycle,
     ShareProvisioning,
     SharingStrategy,
     TrainingJobQueue,
@@ -69,8 +71,33 @@ def built() -> SimpleNamespace:
     )
     b.guarded = reference(
         cdk.Stack(app, "Guarded"),
-        adopt_existing=True, allow_preemption_on_shrink=True, terminate_active_jobs_on_delete=True,
+        lifecycle=ShareLifecycle(
+            adopt_existing=True, allow_preemption_on_shrink=True,
+            terminate_active_jobs_on_delete=True,
+        ),
     )
+    # Shrinking QS2 waives its guard alone; QS1 may be deleted with its jobs while the
+    # queue-wide default keeps every other guard on.
+    b.per_share = reference(
+        cdk.Stack(app, "PerShare"),
+        lifecycle_by_share={
+            "QS2": ShareLifecycle(allow_preemption_on_shrink=True),
+            "QS1": ShareLifecycle(
+                terminate_active_jobs_on_delete=True, removal_policy=cdk.RemovalPolicy.RETAIN
+            ),
+        },
+    )
+    # A queue-wide opt-in that one share declines.
+    b.all_but_one = reference(
+        cdk.Stack(app, "AllButOne"),
+        lifecycle=ShareLifecycle(adopt_existing=True),
+        lifecycle_by_share={"QS3": ShareLifecycle()},
+    )
+    with_provider = cdk.Stack(app, "WithProvider")
+    b.provider = QuotaShareProvider(
+        with_provider, "QuotaShareProvider", total_timeout=cdk.Duration.minutes(20)
+    )
+    b.with_provider = reference(with_provider, provider=b.provider)
     b.grown = reference(cdk.Stack(app, "Grown"), provisioning=CFN)
     b.late = b.grown.job_queue.add_quota_share(
         "Late", spec=spec("Late", SharingStrategy.LEND), provisioning=CFN
@@ -265,12 +292,17 @@ def test_more_than_twenty_shares_are_rejected() -> None:
     ("props", "field", "value", "allowed"),
     [
         ({"priority": 2000}, "priority", 2000, "between 0 and 1000"),
-        ({"provisioning": CFN, "adopt_existing": True}, "adopt_existing", True,
-         "False with ShareProvisioning.CLOUDFORMATION"),
+        ({"provisioning": CFN, "lifecycle": ShareLifecycle(adopt_existing=True)},
+         "lifecycle.adopt_existing", True, "False with ShareProvisioning.CLOUDFORMATION"),
+        ({"provisioning": CFN, "provider": "QuotaShareProvider"}, "provider",
+         "QuotaShareProvider", "None with ShareProvisioning.CLOUDFORMATION"),
         ({"capacity_limits": [CapacityLimit("NUM_INSTANCES", 3)]},
          "capacity_limits[0].unit", "NUM_INSTANCES", "never NUM_INSTANCES"),
         ({"queue_name": "a" * 129}, "queue_name", "a" * 129, "1 to 128 characters"),
-        ({"share_removal_policy": "RETAIN"}, "removal_policy", "RETAIN", "a RemovalPolicy"),
+        ({"lifecycle": ShareLifecycle(removal_policy="RETAIN")},  # type: ignore[arg-type]
+         "lifecycle.removal_policy", "RETAIN", "a RemovalPolicy"),
+        ({"lifecycle_by_share": [ShareLifecycle()]}, "lifecycle_by_share", [ShareLifecycle()],
+         "a mapping of share name to ShareLifecycle"),
         ({"shares": [spec("Tagged", tags={f"k{i}": "v" for i in range(50)})]}, "tags",
          "50 tags", "at most 49 with ShareProvisioning.CUSTOM_RESOURCE"),
     ],
@@ -282,3 +314,70 @@ def test_queue_mistakes_are_rejected_before_anything_exists(
     assert error.field == field
     assert error.value == value
     assert allowed in error.allowed
+
+
+# -- per-share lifecycle ----------------------------------------------------------------
+
+GUARD_PROPERTIES = ("AdoptExisting", "AllowPreemptionOnShrink", "TerminateActiveJobsOnDelete")
+
+
+def guards_by_share(queue: QuotaManagedTrainingQueue) -> dict[str, dict[str, bool]]:
+    return {
+        r["Properties"]["QuotaShareName"]: {k: r["Properties"][k] for k in GUARD_PROPERTIES}
+        for r in resources(queue, "Custom::BatchQuotaShare")
+    }
+
+
+def guards(adopt: bool = False, shrink: bool = False, terminate: bool = False) -> dict[str, bool]:
+    return dict(zip(GUARD_PROPERTIES, (adopt, shrink, terminate), strict=True))
+
+
+def test_each_share_takes_its_own_lifecycle(built: SimpleNamespace) -> None:
+    assert guards_by_share(built.per_share) == {
+        "QS1": guards(terminate=True), "QS2": guards(shrink=True), "QS3": guards(),
+    }
+    assert built.per_share.share("QS2").lifecycle == ShareLifecycle(
+        allow_preemption_on_shrink=True
+    )
+    policies = {
+        r["Properties"]["QuotaShareName"]: r["DeletionPolicy"]
+        for r in resources(built.per_share, "Custom::BatchQuotaShare")
+    }
+    assert policies == {"QS1": "Retain", "QS2": "Delete", "QS3": "Delete"}
+
+
+def test_the_queue_wide_lifecycle_is_the_default_a_share_can_decline(
+    built: SimpleNamespace,
+) -> None:
+    assert guards_by_share(built.all_but_one) == {
+        "QS1": guards(adopt=True), "QS2": guards(adopt=True), "QS3": guards(),
+    }
+
+
+def test_a_lifecycle_for_an_undeclared_share_is_rejected_naming_it() -> None:
+    error = build_failing(lifecycle_by_share={"QS4": ShareLifecycle()})
+    assert_config_error(
+        error, "quota share 'QS4'", "lifecycle_by_share", "QS4",
+        "the name of a declared share: QS1, QS2, QS3",
+    )
+
+
+def test_a_per_share_guard_without_the_custom_resource_names_the_share() -> None:
+    error = build_failing(
+        provisioning=CFN,
+        lifecycle_by_share={"QS2": ShareLifecycle(allow_preemption_on_shrink=True)},
+    )
+    assert_config_error(
+        error, "quota share 'QS2'", "lifecycle_by_share['QS2'].allow_preemption_on_shrink",
+        True, "False with ShareProvisioning.CLOUDFORMATION",
+    )
+
+
+def test_an_explicit_provider_serves_the_shares(built: SimpleNamespace) -> None:
+    stack = cdk.Stack.of(built.with_provider)
+    token = stack.resolve(built.provider.service_token)
+    services = [
+        r["Properties"]["ServiceToken"]
+        for r in resources(built.with_provider, "Custom::BatchQuotaShare")
+    ]
+    assert services == [token] * 3

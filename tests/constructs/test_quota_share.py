@@ -17,12 +17,15 @@ from quota_constructs import (
     QuotaShare,
     QuotaSharePolicy,
     QuotaShareSpec,
+    ShareGrant,
+    ShareLifecycle,
     ShareProvisioning,
     SharingStrategy,
     TrainingJobQueue,
     TrainingServiceEnvironment,
 )
 from quota_constructs.model import resource_properties
+from quota_constructs.quota_share import SHARE_TAG_KEY
 from quota_constructs.share_provider import QuotaShareProvider
 
 from .support import (
@@ -98,7 +101,10 @@ def built() -> SimpleNamespace:
     b.guarded = QuotaShare(
         custom_stack, "Guarded", job_queue=b.custom_queue,
         spec=spec("Guarded", SharingStrategy.RESERVE),
-        adopt_existing=True, allow_preemption_on_shrink=True, terminate_active_jobs_on_delete=True,
+        lifecycle=ShareLifecycle(
+            adopt_existing=True, allow_preemption_on_shrink=True,
+            terminate_active_jobs_on_delete=True,
+        ),
     )
 
     # A queue in a platform stack, shares in two team stacks (one per provisioning mode).
@@ -145,7 +151,7 @@ def built() -> SimpleNamespace:
         mode: QuotaShare(
             custom_stack, f"Retained{mode.name}", job_queue=b.custom_queue,
             spec=spec(f"Retained{mode.name}"), provisioning=mode,
-            removal_policy=cdk.RemovalPolicy.RETAIN,
+            lifecycle=ShareLifecycle(removal_policy=cdk.RemovalPolicy.RETAIN),
         )
         for mode in (CFN, CUSTOM)
     }
@@ -357,14 +363,31 @@ def service_jobs() -> dict[str, Any]:
     }
 
 
-def test_grant_submit_is_limited_to_queue_share_priority_and_execution_roles(
+def tag_on_submission(share: str, jobs: Any) -> dict[str, Any]:
+    """The TagResource that submitting with the share's tag needs: only that tag, and never on
+    a job already tagged with another share."""
+    return {
+        "Action": "batch:TagResource",
+        "Condition": {
+            "StringEquals": {f"aws:RequestTag/{SHARE_TAG_KEY}": share},
+            "StringEqualsIfExists": {f"aws:ResourceTag/{SHARE_TAG_KEY}": share},
+        },
+        "Effect": "Allow",
+        "Resource": jobs,
+    }
+
+
+def test_grant_submit_is_limited_to_queue_share_tag_priority_and_execution_roles(
     built: SimpleNamespace,
 ) -> None:
     share = built.cfn["Detailed"]
     assert policy_statements(built.submitter) == [
         {
             "Action": "batch:SubmitServiceJob",
-            "Condition": {"NumericLessThanEquals": {"batch:SchedulingPriority": 50}},
+            "Condition": {
+                "NumericLessThanEquals": {"batch:SchedulingPriority": 50},
+                "StringEquals": {f"aws:RequestTag/{SHARE_TAG_KEY}": "Detailed"},
+            },
             "Effect": "Allow",
             "Resource": [
                 queue_arn(built.cfn_queue),
@@ -372,6 +395,7 @@ def test_grant_submit_is_limited_to_queue_share_priority_and_execution_roles(
                 service_jobs(),
             ],
         },
+        tag_on_submission("Detailed", service_jobs()),
         {
             "Action": "iam:PassRole",
             "Condition": {"StringEquals": {"iam:PassedToService": "sagemaker.amazonaws.com"}},
@@ -389,6 +413,7 @@ def test_grant_submit_without_ceiling_or_roles(built: SimpleNamespace) -> None:
     assert policy_statements(built.open_submitter) == [
         {
             "Action": "batch:SubmitServiceJob",
+            "Condition": {"StringEquals": {f"aws:RequestTag/{SHARE_TAG_KEY}": "Lend"}},
             "Effect": "Allow",
             "Resource": [
                 queue_arn(built.cfn_queue),
@@ -396,6 +421,7 @@ def test_grant_submit_without_ceiling_or_roles(built: SimpleNamespace) -> None:
                 service_jobs(),
             ],
         },
+        tag_on_submission("Lend", service_jobs()),
     ]
 
 
@@ -404,23 +430,63 @@ def test_grant_submit_on_a_custom_resource_share_uses_its_physical_id(
 ) -> None:
     statement = policy_statements(built.custom_submitter)[0]
     assert statement["Resource"][1] == {"Ref": logical_id(built.custom)}
-    assert statement["Condition"] == {"NumericLessThanEquals": {"batch:SchedulingPriority": 0}}
+    assert statement["Condition"] == {
+        "NumericLessThanEquals": {"batch:SchedulingPriority": 0},
+        "StringEquals": {f"aws:RequestTag/{SHARE_TAG_KEY}": "Detailed"},
+    }
 
 
-def test_grant_update_priority_covers_service_jobs_with_the_ceiling(
+def test_grant_update_priority_covers_only_the_shares_tagged_jobs_with_the_ceiling(
     built: SimpleNamespace,
 ) -> None:
+    own_jobs = {"StringEquals": {f"aws:ResourceTag/{SHARE_TAG_KEY}": "Detailed"}}
     assert policy_statements(built.updater) == [
         {
             "Action": "batch:UpdateServiceJob",
-            "Condition": {"NumericLessThanEquals": {"batch:SchedulingPriority": 9999}},
+            "Condition": {
+                "NumericLessThanEquals": {"batch:SchedulingPriority": 9999}, **own_jobs
+            },
             "Effect": "Allow",
             "Resource": service_jobs(),
         }
     ]
     assert policy_statements(built.open_updater) == [
-        {"Action": "batch:UpdateServiceJob", "Effect": "Allow", "Resource": service_jobs()}
+        {
+            "Action": "batch:UpdateServiceJob", "Condition": own_jobs, "Effect": "Allow",
+            "Resource": service_jobs(),
+        }
     ]
+
+
+def test_grants_are_recorded_on_the_share(built: SimpleNamespace) -> None:
+    assert built.cfn["Detailed"].grants == (
+        ShareGrant("Cfn/Submitter", "submit", 50),
+        ShareGrant("Cfn/Updater", "update_priority", 9999),
+        ShareGrant("Cfn/OpenUpdater", "update_priority", None),
+    )
+    assert built.cfn["Lend"].grants == (ShareGrant("Cfn/OpenSubmitter", "submit", None),)
+    assert built.share_import.grants == (
+        ShareGrant("ImportedShare/Submitter", "submit", 10),
+        ShareGrant("ImportedShare/Updater", "update_priority", None),
+    )
+    assert built.cfn["Unlimited"].grants == ()
+
+
+def test_a_grant_names_an_imported_role_by_its_arn() -> None:
+    stack = scratch_stack()
+    share = QuotaShare.from_quota_share_arn(stack, "Share", SHARE_ARN)
+    arn = "arn:aws:iam::123456789012:role/team-a-submitter"
+    share.grant_submit(iam.Role.from_role_arn(stack, "Existing", arn), max_priority=5)
+    user = iam.User(stack, "User")
+    share.grant_update_priority(user)
+    assert share.grants == (
+        ShareGrant(arn, "submit", 5), ShareGrant("Scratch/User", "update_priority", None)
+    )
+
+
+def test_submission_tags_name_the_share(built: SimpleNamespace) -> None:
+    assert built.cfn["Detailed"].submission_tags == {SHARE_TAG_KEY: "Detailed"}
+    assert built.share_import.submission_tags == {SHARE_TAG_KEY: "team-a"}
 
 
 def test_an_imported_share_grants_in_its_own_account_and_region(built: SimpleNamespace) -> None:
@@ -431,13 +497,22 @@ def test_an_imported_share_grants_in_its_own_account_and_region(built: SimpleNam
     assert policy_statements(built.import_submitter) == [
         {
             "Action": "batch:SubmitServiceJob",
-            "Condition": {"NumericLessThanEquals": {"batch:SchedulingPriority": 10}},
+            "Condition": {
+                "NumericLessThanEquals": {"batch:SchedulingPriority": 10},
+                "StringEquals": {f"aws:RequestTag/{SHARE_TAG_KEY}": "team-a"},
+            },
             "Effect": "Allow",
             "Resource": [QUEUE_ARN, SHARE_ARN, jobs],
-        }
+        },
+        tag_on_submission("team-a", jobs),
     ]
     assert policy_statements(built.import_updater) == [
-        {"Action": "batch:UpdateServiceJob", "Effect": "Allow", "Resource": jobs}
+        {
+            "Action": "batch:UpdateServiceJob",
+            "Condition": {"StringEquals": {f"aws:ResourceTag/{SHARE_TAG_KEY}": "team-a"}},
+            "Effect": "Allow",
+            "Resource": jobs,
+        }
     ]
 
 
@@ -464,10 +539,10 @@ def test_guards_need_the_custom_resource(queue: TrainingJobQueue, guard: str) ->
     with pytest.raises(QuotaConfigError) as caught:
         QuotaShare(
             queue, "Share", job_queue=queue, spec=spec("Team"), provisioning=CFN,
-            **{guard: True},
+            lifecycle=ShareLifecycle(**{guard: True}),
         )
     assert_config_error(
-        caught.value, "quota share 'Team'", guard, True,
+        caught.value, "quota share 'Team'", f"lifecycle.{guard}", True,
         "False with ShareProvisioning.CLOUDFORMATION",
     )
     assert queue.node.try_find_child("Share") is None
@@ -505,11 +580,17 @@ def test_custom_resource_shares_keep_one_tag_for_the_ownership_marker(
 @pytest.mark.parametrize(
     ("props", "field", "value", "allowed"),
     [
-        ({"removal_policy": "RETAIN"}, "removal_policy", "RETAIN", "a RemovalPolicy"),
+        ({"lifecycle": ShareLifecycle(removal_policy="RETAIN")},  # type: ignore[arg-type]
+         "lifecycle.removal_policy", "RETAIN", "a RemovalPolicy"),
         ({"provisioning": "CLOUDFORMATION"}, "provisioning", "CLOUDFORMATION",
          "ShareProvisioning.CUSTOM_RESOURCE or ShareProvisioning.CLOUDFORMATION"),
-        ({"adopt_existing": "true"}, "adopt_existing", "true", "True or False"),
+        ({"lifecycle": ShareLifecycle(adopt_existing="true")},  # type: ignore[arg-type]
+         "lifecycle.adopt_existing", "true", "True or False"),
+        ({"lifecycle": {"adopt_existing": True}}, "lifecycle", {"adopt_existing": True},
+         "a ShareLifecycle"),
         ({"job_queue": QUEUE_ARN}, "job_queue", QUEUE_ARN, "a TrainingJobQueue"),
+        ({"provider": "QuotaShareProvider"}, "provider", "QuotaShareProvider",
+         "a QuotaShareProvider or None"),
     ],
 )
 def test_share_prop_mistakes_name_the_share(
@@ -540,6 +621,19 @@ def test_priority_ceilings_outside_0_to_9999_are_rejected(priority: Any) -> None
         assert_config_error(
             caught.value, "quota share 'team-a'", "max_priority", priority, "between 0 and 9999"
         )
+
+
+def test_one_execution_role_must_still_come_in_a_list() -> None:
+    stack = scratch_stack()
+    share = QuotaShare.from_quota_share_arn(stack, "Share", SHARE_ARN)
+    execution = iam.Role(stack, "Execution", assumed_by=iam.ServicePrincipal("sagemaker"))
+    with pytest.raises(QuotaConfigError) as caught:
+        share.grant_submit(role(stack, "Grantee"), execution_roles=execution)  # type: ignore[arg-type]
+    assert_config_error(
+        caught.value, "quota share 'team-a'", "execution_roles", "Scratch/Execution",
+        "for one role pass execution_roles=[role]",
+    )
+    assert share.grants == ()
 
 
 def test_execution_roles_must_be_roles() -> None:

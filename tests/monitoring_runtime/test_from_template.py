@@ -85,19 +85,21 @@ class DeployedMonitor:
 
 @pytest.fixture(scope="module")
 def deployed() -> Iterator[dict[str, DeployedMonitor]]:
+    # One app per deployment: both create the job queue "training" in the same account and
+    # region, which one app refuses (AWS Batch names are unique there).
     with TemporaryDirectory() as outdir:
-        app = cdk.App(outdir=outdir, context={"aws:cdk:enable-asset-metadata": True})
+        monitors = {}
         for stack_name, enforce in (("Watched", False), ("Enforcing", True)):
+            app_outdir = Path(outdir, stack_name)
+            app = cdk.App(outdir=str(app_outdir), context={"aws:cdk:enable-asset-metadata": True})
             stack = cdk.Stack(app, stack_name, env=ENV)
             QuotaManagedTrainingQueue(
                 stack, "TrainingQueue", capacity_limits=[CapacityLimit(G5, 3)], shares=SHARES,
                 queue_name="training",
             ).add_monitoring(enforce_interruption_budget=enforce)
-        assembly = app.synth()
-        yield {
-            name: _monitor_of(assembly.get_stack_by_name(name).template, Path(outdir))
-            for name in ("Watched", "Enforcing")
-        }
+            template = app.synth().get_stack_by_name(stack_name).template
+            monitors[stack_name] = _monitor_of(template, app_outdir)
+        yield monitors
 
 
 def _monitor_of(template: Mapping[str, Any], outdir: Path) -> DeployedMonitor:

@@ -47,9 +47,21 @@ def test_team_share_points_at_the_platform_queue_across_stacks(team: Template) -
 def test_team_may_submit_only_into_its_share_up_to_its_ceiling(team: Template) -> None:
     submit = [s for s in statements(team) if s["Action"] == "batch:SubmitServiceJob"]
     assert len(submit) == 1
-    assert submit[0]["Condition"] == {"NumericLessThanEquals": {"batch:SchedulingPriority": 50}}
+    assert submit[0]["Condition"] == {
+        "NumericLessThanEquals": {"batch:SchedulingPriority": 50},
+        "StringEquals": {"aws:RequestTag/quota-constructs:quota-share": "vision"},
+    }
     pass_role = [s for s in statements(team) if s["Action"] == "iam:PassRole"]
     assert len(pass_role) == 1
     assert pass_role[0]["Condition"] == {
         "StringEquals": {"iam:PassedToService": "sagemaker.amazonaws.com"}
+    }
+
+
+def test_team_may_reprioritise_only_its_own_jobs(team: Template) -> None:
+    update = [s for s in statements(team) if s["Action"] == "batch:UpdateServiceJob"]
+    assert len(update) == 1
+    assert update[0]["Condition"] == {
+        "NumericLessThanEquals": {"batch:SchedulingPriority": 50},
+        "StringEquals": {"aws:ResourceTag/quota-constructs:quota-share": "vision"},
     }

@@ -1,0 +1,232 @@
+"""The record of every quota share an app declares on one job queue.
+
+A queue can stand in an app as several constructs — the queue created here and any number of
+imports of it (``TrainingJobQueue.from_job_queue_arn`` twice, in two team stacks). They all
+share one ledger, so a share added through any of them is checked against all the others: the
+20-share limit, unique names and, once any of them knows the environment's capacity, the
+capacity rules. Queues are recognised as the same queue by account, region and name when all
+three are literal, or by the very same ARN token.
+
+The ledger belongs to no construct module: queues create ledgers and shares write to them, so
+``job_queue`` depends on ``quota_share`` and never the other way round.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from weakref import WeakKeyDictionary
+
+import jsii
+from aws_cdk import Annotations, Aspects, IAspect
+from constructs import IConstruct
+
+from ._construct_props import CONSTRUCT_PATH, PathSource, errors_name_path, with_path
+from .model import (
+    CapacityLimit,
+    QuotaAllocation,
+    QuotaConfigError,
+    QuotaShareSpec,
+    check_share_set,
+    is_unresolved,
+    queue_subject,
+)
+
+ALLOCATION_WARNING_ID = "quota_constructs:allocation"
+"""Id of the synth warnings about how a queue's capacity is divided (over-allocation, capacity
+no share owns); acknowledge them with ``Annotations.of(queue).acknowledge_warning(...)``."""
+
+QueueKey = tuple[str, str, str] | str
+"""``(account, region, name)`` of a queue whose three are literal, else its ARN token."""
+
+_LEDGERS: WeakKeyDictionary[IConstruct, ShareLedger] = WeakKeyDictionary()
+_BY_APP: WeakKeyDictionary[IConstruct, dict[QueueKey, ShareLedger]] = WeakKeyDictionary()
+
+
+class ShareLedger:
+    """The shares declared on one queue, checked together; see the module docstring.
+
+    Every change is checked first and applied after, so a construct that fails a check is
+    never created and leaves the ledger as it was."""
+
+    def __init__(self, *, label: str) -> None:
+        self._label = label
+        self._owner: IConstruct | None = None
+        self._environment: tuple[str, str] | None = None
+        self._capacity_limits: tuple[CapacityLimit, ...] | None = None
+        self._capacity_from: IConstruct | None = None
+        self._created_at: PathSource | None = None
+        self._specs: list[QuotaShareSpec] = []
+        self._allocation: QuotaAllocation | None = None
+
+    @property
+    def label(self) -> str:
+        return self._label
+
+    @property
+    def capacity_limits(self) -> tuple[CapacityLimit, ...] | None:
+        return self._capacity_limits
+
+    @property
+    def environment(self) -> tuple[str, str] | None:
+        """The queue's ``(account, region)`` when a construct for it knew them without a call
+        into the jsii runtime (an import's literal ARN, a named queue's stack); else None."""
+        return self._environment
+
+    @property
+    def specs(self) -> tuple[QuotaShareSpec, ...]:
+        return tuple(self._specs)
+
+    @property
+    def allocation(self) -> QuotaAllocation | None:
+        allocation = self._allocation
+        if allocation is None or not any(CONSTRUCT_PATH in w for w in allocation.warnings):
+            return allocation
+        owner = self._owner
+        assert owner is not None, "a ledger with an allocation has a queue"
+        return replace(
+            allocation, warnings=tuple(with_path(w, owner) for w in allocation.warnings)
+        )
+
+    def check_creation(self, queue: PathSource) -> None:
+        """Check that ``queue`` (the future path of a construct) may create this queue. A second
+        construct creating a queue of the same name in the same account and region is refused:
+        AWS Batch names are unique there, so CloudFormation would fail on the second one, and
+        their shares would otherwise be checked as if they were one queue's."""
+        created_at = self._created_at
+        if created_at is not None:
+            earlier = created_at() if callable(created_at) else created_at.node.path
+            with errors_name_path(queue):
+                raise QuotaConfigError(
+                    queue_subject(self._label), "job_queue_name", self._label,
+                    f"a name no other job queue of this app has in the same account and region: "
+                    f"{earlier} already creates a job queue named {self._label!r} there "
+                    "(AWS Batch job queue names are unique per account and region); import "
+                    "it with TrainingJobQueue.from_job_queue_arn to add shares to it",
+                )
+
+    def check_capacity(
+        self, capacity_limits: Sequence[CapacityLimit] | None, *, queue: PathSource
+    ) -> QuotaAllocation | None:
+        """What a new construct for this queue (``queue``: it or its future path) knows of the
+        environment's capacity, checked: the first to know it has every share so far checked
+        against it (the allocation is returned for :meth:`attach`); a later one that knows a
+        different capacity is refused."""
+        if capacity_limits is None:
+            return None
+        if self._capacity_limits is not None:
+            if set(self._capacity_limits) != set(capacity_limits):
+                with errors_name_path(queue):
+                    raise QuotaConfigError(
+                        queue_subject(self._label), "capacity_limits", _text(capacity_limits),
+                        f"{_text(self._capacity_limits)}, the capacity "
+                        f"{self._capacity_from_path()} already gives this queue (one queue, one "
+                        "environment): import it with the same capacity or without any",
+                    )
+            return None
+        with errors_name_path(self._owner or queue):
+            return QuotaAllocation.check(
+                environment_limits=capacity_limits, shares=self._specs, queue_name=self._label
+            )
+
+    def attach(
+        self,
+        queue: IConstruct,
+        *,
+        environment: tuple[str, str] | None,
+        capacity_limits: Sequence[CapacityLimit] | None,
+        allocation: QuotaAllocation | None,
+        warnings_host: IConstruct,
+        creates: bool = False,
+    ) -> None:
+        """Make ``queue`` one of the constructs standing for this queue, with what
+        :meth:`check_capacity` returned for it; ``creates`` when it creates the queue (checked
+        by :meth:`check_creation`)."""
+        if creates:
+            self._created_at = queue
+        if self._owner is None:
+            self._owner = queue
+        if self._environment is None:
+            self._environment = environment
+        _LEDGERS[queue] = self
+        if allocation is None or capacity_limits is None:
+            return
+        self._capacity_limits = tuple(capacity_limits)
+        self._capacity_from = queue
+        self._allocation = allocation
+        # Warnings describe the finished allocation, which exists only once every share
+        # (including those declared in other stacks) has been added; an aspect runs at synth
+        # time, after construction, so each warning is reported once and only if it still
+        # holds. It is hosted on a leaf where there is one (the L1), because every node it
+        # visits is a call from the jsii runtime back into Python.
+        Aspects.of(warnings_host).add(_AllocationWarnings(self, queue, warnings_host))
+
+    def check(self, spec: QuotaShareSpec) -> QuotaAllocation | None:
+        """Check ``spec`` against the shares already recorded (and the capacity, when
+        known); the allocation it would make, for :meth:`record`."""
+        shares = (*self._specs, spec)
+        assert self._owner is not None, "shares are added through an attached queue"
+        with errors_name_path(self._owner):
+            if self._capacity_limits is not None:
+                return QuotaAllocation.check(
+                    environment_limits=self._capacity_limits, shares=shares,
+                    queue_name=self._label,
+                )
+            check_share_set(shares, subject=queue_subject(self._label))
+            return None
+
+    def record(self, spec: QuotaShareSpec, allocation: QuotaAllocation | None) -> None:
+        """Record ``spec`` as :meth:`check` passed it."""
+        self._specs.append(spec)
+        self._allocation = allocation
+
+    def _capacity_from_path(self) -> str:
+        return self._capacity_from.node.path if self._capacity_from is not None else "?"
+
+
+def _text(limits: Sequence[CapacityLimit]) -> str:
+    return ", ".join(f"{limit.capacity_unit}={limit.max_capacity}" for limit in limits)
+
+
+@jsii.implements(IAspect)
+class _AllocationWarnings:
+    def __init__(self, ledger: ShareLedger, queue: IConstruct, host: IConstruct) -> None:
+        self._ledger = ledger
+        self._queue = queue
+        self._host = host
+
+    def visit(self, node: IConstruct) -> None:
+        if node is not self._host:
+            return
+        allocation = self._ledger.allocation
+        if allocation is None:
+            return
+        for warning in allocation.warnings:
+            Annotations.of(self._queue).add_warning_v2(ALLOCATION_WARNING_ID, warning)
+
+
+def ledger_for(scope: IConstruct, *, key: QueueKey | None, label: str) -> ShareLedger:
+    """The ledger of the queue a construct about to be created in ``scope`` stands for: the one
+    a construct of the same ``key`` already uses in this app, else a new one."""
+    if key is None:
+        return ShareLedger(label=label)
+    known = _BY_APP.setdefault(scope.node.root, {})
+    ledger = known.get(key)
+    if ledger is None:
+        ledger = known[key] = ShareLedger(label=label)
+    return ledger
+
+
+def ledger_of(queue: object) -> ShareLedger | None:
+    """The ledger of a queue construct of this library; None for anything else."""
+    try:
+        return _LEDGERS.get(queue)  # type: ignore[call-overload, no-any-return]
+    except TypeError:  # not weak-referenceable, hence not one of ours
+        return None
+
+
+def queue_key(account: str, region: str, name: str | None) -> QueueKey | None:
+    """The key of a queue known by account, region and name; None when any is a token."""
+    if name is None or any(is_unresolved(part) for part in (account, region, name)):
+        return None
+    return (account, region, name)

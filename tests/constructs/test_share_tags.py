@@ -1,0 +1,97 @@
+"""Quota shares are taggable the CDK way in both provisioning modes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk.assertions import Template
+
+from quota_constructs import (
+    CapacityLimit,
+    QuotaManagedTrainingQueue,
+    QuotaShare,
+    ShareProvisioning,
+    TrainingJobQueue,
+)
+
+from .support import ENV, G5, QUEUE_ARN, logical_id, spec
+
+CFN = ShareProvisioning.CLOUDFORMATION
+CUSTOM = ShareProvisioning.CUSTOM_RESOURCE
+
+
+def share_tags(share: QuotaShare) -> Any:
+    template = Template.from_stack(cdk.Stack.of(share)).to_json()
+    return template["Resources"][logical_id(share)]["Properties"].get("Tags")
+
+
+def imported_share(mode: ShareProvisioning, **options: Any) -> QuotaShare:
+    stack = cdk.Stack(cdk.App(), "Team", env=ENV)
+    queue = TrainingJobQueue.from_job_queue_arn(stack, "Queue", QUEUE_ARN)
+    return queue.add_quota_share("Share", spec=spec("vision", **options), provisioning=mode)
+
+
+@pytest.mark.parametrize("mode", [CUSTOM, CFN])
+def test_tags_of_the_stack_reach_the_share_in_both_modes(mode: ShareProvisioning) -> None:
+    share = imported_share(mode, tags={"team": "vision"})
+    cdk.Tags.of(cdk.Stack.of(share)).add("cost-center", "ml-42")
+    assert share_tags(share) == {"cost-center": "ml-42", "team": "vision"}
+
+
+@pytest.mark.parametrize("mode", [CUSTOM, CFN])
+def test_tags_of_win_over_a_spec_tag_of_the_same_key(mode: ShareProvisioning) -> None:
+    share = imported_share(mode, tags={"environment": "spec", "team": "vision"})
+    cdk.Tags.of(cdk.Stack.of(share)).add("environment", "prod")
+    assert share_tags(share) == {"environment": "prod", "team": "vision"}
+
+
+@pytest.mark.parametrize("mode", [CUSTOM, CFN])
+def test_a_lower_priority_tags_of_lets_the_spec_tag_win(mode: ShareProvisioning) -> None:
+    share = imported_share(mode, tags={"environment": "spec"})
+    cdk.Tags.of(cdk.Stack.of(share)).add("environment", "prod", priority=10)
+    assert share_tags(share) == {"environment": "spec"}
+
+
+def test_a_share_without_tags_renders_none() -> None:
+    assert share_tags(imported_share(CUSTOM)) is None
+
+
+def test_tags_can_be_aimed_at_the_custom_resource_type_and_removed() -> None:
+    share = imported_share(CUSTOM, tags={"team": "vision"})
+    stack = cdk.Stack.of(share)
+    cdk.Tags.of(stack).add("only-shares", "yes", include_resource_types=["Custom::BatchQuotaShare"])
+    cdk.Tags.of(stack).add("not-shares", "no", exclude_resource_types=["Custom::BatchQuotaShare"])
+    cdk.Tags.of(share).remove("team")
+    assert share_tags(share) == {"only-shares": "yes"}
+
+
+def test_the_l3_passes_stack_tags_to_every_share() -> None:
+    stack = cdk.Stack(cdk.App(), "Env", env=ENV)
+    cdk.Tags.of(stack).add("environment", "prod")
+    queue = QuotaManagedTrainingQueue(
+        stack, "Queue", capacity_limits=[CapacityLimit(G5, 2)],
+        shares=[spec("A", tags={"team": "a"}), spec("B")],
+    )
+    assert [share_tags(share) for share in queue.shares] == [
+        {"environment": "prod", "team": "a"}, {"environment": "prod"}
+    ]
+
+
+@pytest.mark.parametrize(("mode", "limit"), [(CUSTOM, 49), (CFN, 50)])
+def test_too_many_tags_with_tags_of_fail_the_synth_naming_the_share(
+    mode: ShareProvisioning, limit: int
+) -> None:
+    fitting = imported_share(mode, tags={f"spec{i}": "v" for i in range(limit - 1)})
+    cdk.Tags.of(cdk.Stack.of(fitting)).add("environment", "prod")
+    assert len(share_tags(fitting)) == limit
+    share = imported_share(mode, tags={f"spec{i}": "v" for i in range(limit - 1)})
+    stack = cdk.Stack.of(share)
+    cdk.Tags.of(stack).add("environment", "prod")
+    cdk.Tags.of(stack).add("one-too-many", "x")
+    with pytest.raises(RuntimeError) as caught:
+        Template.from_stack(stack)
+    message = str(caught.value)
+    assert f"quota share 'vision': tags got '{limit + 1} tags'" in message
+    assert f"at most {limit}" in message
