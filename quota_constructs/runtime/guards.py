@@ -104,8 +104,9 @@ def check_shrink(
         f"quota share {arn.share_name!r} on job queue {arn.job_queue_name!r}: refusing to lower "
         f"{changes} (usage from {source}). Jobs that would become eligible for preemption: "
         f"{list_jobs(at_risk, truncated=False)}. Nothing was changed. Let these jobs finish "
-        "before lowering the limit, or set allow_preemption_on_shrink=True on the QuotaShare "
-        "construct to accept the preemption."
+        "before lowering the limit, or give this share "
+        "ShareLifecycle(allow_preemption_on_shrink=True) (its lifecycle= or lifecycle_by_share "
+        "entry) to accept the preemption."
     )
 
 
@@ -125,11 +126,12 @@ def check_no_active_jobs(
         f"quota share {arn.share_name!r} on job queue {arn.job_queue_name!r} still has {count} "
         f"active job(s) (SUBMITTED through RUNNING) that deleting it would terminate: "
         f"{list_jobs(active, truncated=truncated)}. Nothing was changed. Let the jobs finish "
-        "or stop them, then retry; or set terminate_active_jobs_on_delete=True on the "
-        "QuotaShare construct to delete it anyway. That setting takes effect only once it is "
-        "deployed before the deployment that removes or renames the share: a delete acts on "
-        "the properties the share was last deployed with. (When the share is being replaced "
-        "by a renamed or moved one, the new share is in place and this one is left as it is.)"
+        "or stop them, then retry; or give this share "
+        "ShareLifecycle(terminate_active_jobs_on_delete=True) to delete it anyway. That "
+        "setting takes effect only once it is deployed before the deployment that removes or "
+        "renames the share: a delete acts on the properties the share was last deployed "
+        "with. (When the share is being replaced by a renamed or moved one, the new share is "
+        "in place and this one is left as it is.)"
     )
 
 

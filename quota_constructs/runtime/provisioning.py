@@ -116,8 +116,8 @@ class ShareProvisioner:
         if not owned and not decl.opt_ins.adopt_existing:
             raise QuotaShareLifecycleError(
                 f"quota share {decl.name!r} already exists on job queue {decl.job_queue!r} "
-                f"({share.arn}) and this stack does not manage it; set adopt_existing=True on "
-                "the QuotaShare construct to manage it, or choose another name"
+                f"({share.arn}) and this stack does not manage it; give the share "
+                "ShareLifecycle(adopt_existing=True) to manage it, or choose another name"
             )
         self._refuse_deleting(share, arn)
         if owned:

@@ -79,7 +79,7 @@ def test_a_share_someone_else_made_is_not_taken_over_without_adopt_existing(batc
 
     assert not outcome.ok
     assert "quota share 'team-a' already exists on job queue" in outcome.reason
-    assert "set adopt_existing=True on the QuotaShare construct" in outcome.reason
+    assert "ShareLifecycle(adopt_existing=True)" in outcome.reason
     # The failed create reported no share, so the rollback Delete touches nothing.
     assert outcome.rollback is not None and outcome.rollback.ok
     assert len(batch.state.mutations()) == calls_before

@@ -49,7 +49,7 @@ def test_delete_of_a_share_with_active_jobs_fails_listing_them_and_changes_nothi
     assert "still has 6 active job(s)" in outcome.reason
     for job in jobs:
         assert job in outcome.reason
-    assert "terminate_active_jobs_on_delete=True" in outcome.reason
+    assert "ShareLifecycle(terminate_active_jobs_on_delete=True)" in outcome.reason
     # The opt-in travels in the properties of the last deployment: say when it takes effect.
     assert "takes effect only once it is deployed before the deployment that removes or " \
         "renames the share" in outcome.reason

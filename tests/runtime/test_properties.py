@@ -69,7 +69,7 @@ def test_absent_opt_ins_mean_every_guard_stays_on(batch: Batch) -> None:
     bare = {k: v for k, v in props(batch).items()
             if k not in ("AdoptExisting", "AllowPreemptionOnShrink", "TerminateActiveJobsOnDelete")}
     outcome = StackResource().create(bare)
-    assert not outcome.ok and "set adopt_existing=True" in outcome.reason
+    assert not outcome.ok and "ShareLifecycle(adopt_existing=True)" in outcome.reason
 
 
 def test_a_bad_opt_in_on_delete_fails_readably_and_deletes_nothing(batch: Batch) -> None:

@@ -115,7 +115,7 @@ def test_lowering_a_limit_below_live_usage_fails_naming_the_jobs(batch: Batch) -
     assert f"finetune ({small}, STARTING)" in outcome.reason
     assert other_unit not in outcome.reason
     assert "Nothing was changed" in outcome.reason
-    assert "allow_preemption_on_shrink=True" in outcome.reason
+    assert "ShareLifecycle(allow_preemption_on_shrink=True)" in outcome.reason
     # The rollback re-sends the old properties, which match the share: nothing changes at all.
     assert outcome.rollback is not None and outcome.rollback.ok
     assert batch.state.mutations() == before
