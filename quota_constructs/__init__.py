@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from .quota_share import IQuotaShare, QuotaShare, ShareProvisioning
     from .scheduling_policy import IQuotaSharePolicy, QuotaSharePolicy
     from .service_environment import ITrainingServiceEnvironment, TrainingServiceEnvironment
+    from .summary import allocation_summary
 
 _CONSTRUCTS = {
     "QuotaSharePolicy": "scheduling_policy",
@@ -37,6 +38,7 @@ _CONSTRUCTS = {
     "IQuotaShare": "quota_share",
     "ShareProvisioning": "quota_share",
     "QuotaManagedTrainingQueue": "quota_managed_queue",
+    "allocation_summary": "summary",
 }
 
 
@@ -64,4 +66,5 @@ __all__ = [
     "SharingStrategy",
     "TrainingJobQueue",
     "TrainingServiceEnvironment",
+    "allocation_summary",
 ]
