@@ -20,7 +20,7 @@ from .model import (
 )
 
 if TYPE_CHECKING:
-    from .job_queue import ITrainingJobQueue, TrainingJobQueue
+    from .job_queue import ALLOCATION_WARNING_ID, ITrainingJobQueue, TrainingJobQueue
     from .quota_managed_queue import QuotaManagedTrainingQueue
     from .quota_share import IQuotaShare, QuotaShare, ShareProvisioning
     from .scheduling_policy import IQuotaSharePolicy, QuotaSharePolicy
@@ -33,6 +33,7 @@ _CONSTRUCTS = {
     "TrainingServiceEnvironment": "service_environment",
     "ITrainingServiceEnvironment": "service_environment",
     "TrainingJobQueue": "job_queue",
+    "ALLOCATION_WARNING_ID": "job_queue",
     "ITrainingJobQueue": "job_queue",
     "QuotaShare": "quota_share",
     "IQuotaShare": "quota_share",
@@ -50,6 +51,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "ALLOCATION_WARNING_ID",
     "CapacityLimit",
     "CapacityUnit",
     "IQuotaShare",

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from aws_cdk import App, Stack, Stage
+from aws_cdk import Annotations, App, Stack, Stage
 
 from quota_constructs import (
+    ALLOCATION_WARNING_ID,
     CapacityLimit,
     QuotaManagedTrainingQueue,
     QuotaShare,
@@ -63,3 +64,17 @@ def test_queues_in_stages_and_imported_queues_are_summarized() -> None:
         "(imported without capacity_limits); shares declared here: audio"
     )
     assert len(lines) == 4
+
+
+def test_an_acknowledged_allocation_warning_leaves_the_cli_quiet_and_the_summary_whole() -> None:
+    app = App()
+    stack = Stack(app, "Training")
+    queue = QuotaManagedTrainingQueue(
+        stack, "Queue", capacity_limits=[CapacityLimit(G5, 4)],
+        shares=[spec("research", SharingStrategy.LEND_AND_BORROW, count=2)],
+        provisioning=ShareProvisioning.CLOUDFORMATION,
+    )
+    Annotations.of(queue).acknowledge_warning(ALLOCATION_WARNING_ID, "kept for borrowing")
+    app.synth()
+    assert warnings_of(queue.job_queue) == []
+    assert "2 of 4 ml.g5.xlarge belong to no share" in allocation_summary(app)[-1]
