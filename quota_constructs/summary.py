@@ -2,6 +2,10 @@
 
 The allocation warnings (over-allocation, capacity no share owns) are CDK annotations, which only
 the CDK CLI prints; an app run as ``python app.py`` shows them only if it prints this summary.
+
+``queue_allocations`` is the one walk over the tree: other renderings of the same facts (such as
+a Markdown allocation agreement written into the cloud assembly) build on it, and the summary is
+where a person would be pointed to them.
 """
 
 from __future__ import annotations
