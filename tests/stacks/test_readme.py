@@ -50,13 +50,18 @@ class UserProject:
     python: Path
 
     def run(self, code: str) -> subprocess.CompletedProcess[str]:
-        # Nothing of the checkout may leak in: no PYTHONPATH (dev.py sets it), another cwd.
-        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH" and not k.startswith(
-            "CDK_")}
         return subprocess.run(
-            [str(self.python), "-c", code], cwd=self.directory, env=env,
+            [str(self.python), "-c", code], cwd=self.directory, env=checkout_free_environment(),
             capture_output=True, text=True, timeout=600, check=False,
         )
+
+
+def checkout_free_environment() -> dict[str, str]:
+    """This process's environment without what would make the checkout importable
+    (dev.py puts it on PYTHONPATH) or make an app think it runs under the CDK CLI."""
+    return {
+        k: v for k, v in os.environ.items() if k != "PYTHONPATH" and not k.startswith("CDK_")
+    }
 
 
 @pytest.fixture(scope="session")
@@ -72,7 +77,7 @@ def user_project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UserProje
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "--wheel-dir",
          str(wheels), str(PROJECT_ROOT)],
-        check=True, capture_output=True, timeout=600,
+        check=True, capture_output=True, timeout=600, env=checkout_free_environment(),
     )
     (wheel,) = wheels.glob("quota_constructs-*.whl")
     environment = root / "venv"
@@ -83,10 +88,12 @@ def user_project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UserProje
         check=True, capture_output=True, text=True,
     ).stdout.strip())
     (site_packages / "dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n")
+    # --ignore-installed: an older .venv may still list the project (an editable install of
+    # it); the wheel must be installed here regardless.
     subprocess.run(
         [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps",
-         "--quiet", str(wheel)],
-        check=True, capture_output=True, timeout=600,
+         "--ignore-installed", "--quiet", str(wheel)],
+        check=True, capture_output=True, timeout=600, env=checkout_free_environment(),
     )
     project = root / "my-training-platform"
     project.mkdir()
