@@ -1,5 +1,9 @@
 #!/usr/bin/env python3
-"""Synthesize the quota stacks: every deployment environment, or one with ``-c env=NAME``."""
+"""Synthesize the quota stacks: every deployment environment, or one with ``-c env=NAME``.
+
+stdout belongs to the CDK CLI (``cdk synth`` prints the template there, ``cdk ls`` the stack
+names), so everything this app has to say goes to stderr.
+"""
 
 from __future__ import annotations
 
@@ -15,10 +19,9 @@ dev.use_project_environment()
 from aws_cdk import App, Validations
 from cdk_nag import AwsSolutionsChecks, ServerlessChecks
 
-from quota_constructs import write_allocation_agreements
+from quota_constructs import allocation_summary, write_allocation_agreements
 from stacks.environments import UnknownEnvironmentError
 from stacks.launch import app_settings, clear_previous_assembly
-from stacks.summary import queue_summaries
 from stacks.wiring import add_stacks
 
 
@@ -32,15 +35,16 @@ def main() -> None:
         sys.exit(f"error: {error}")
     Validations.of(app).add_plugins(AwsSolutionsChecks(app), ServerlessChecks(app))
     assembly = app.synth()
-    print(
-        f"synthesized {len(stacks)} stacks into {assembly.directory} "
-        "(cdk-nag AwsSolutions and Serverless: no unacknowledged findings)"
-    )
-    for line in queue_summaries(app):
-        print(line)
-    # Human output goes to stderr: stdout stays free for the CDK CLI and for tools.
-    for path in write_allocation_agreements(app, assembly.directory):
-        print(f"allocation agreement: {os.path.relpath(path)}", file=sys.stderr)
+    agreements = write_allocation_agreements(app, assembly.directory)
+    count = f"{len(stacks)} stack{'' if len(stacks) == 1 else 's'}"
+    # Human output goes to stderr: stdout belongs to the CDK CLI (templates, stack lists).
+    report = [
+        f"synthesized {count} into {assembly.directory} "
+        "(cdk-nag AwsSolutions and Serverless: no unacknowledged findings)",
+        *allocation_summary(app),
+        *(f"allocation agreement: {os.path.relpath(path)}" for path in agreements),
+    ]
+    print("\n".join(report), file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -7,18 +7,25 @@
 
 Needs only Python >= 3.11 (and Node.js, which aws-cdk-lib's jsii runtime uses). The virtual
 environment is reused while pyproject.toml and constraints.txt are unchanged.
+
+.venv holds the project's dependencies, not the project: every job runs from this checkout (its
+root is on the path), so nothing has to be built or reinstalled when the code changes. Messages
+about setting up go to stderr: under the CDK CLI, stdout is the CLI's.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import importlib.util
 import os
 import subprocess
 import sys
+import tomllib
 import venv
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TextIO
 
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
@@ -29,20 +36,34 @@ STAMP = VENV / ".installed-from"
 
 def ensure_environment() -> None:
     if not PYTHON.exists():
-        print("creating .venv", flush=True)
+        say("creating .venv (first run: a minute or two)")
         venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
     wanted = hashlib.sha256(
         (ROOT / "pyproject.toml").read_bytes() + (ROOT / "constraints.txt").read_bytes()
     ).hexdigest()
     if STAMP.exists() and STAMP.read_text() == wanted:
         return
-    print("installing quota-constructs with its dev extras into .venv", flush=True)
-    run(PYTHON, "-m", "pip", "install", "--quiet", "--upgrade", "pip")
+    say("installing the dependencies and dev tools of quota-constructs into .venv")
+    run(PYTHON, "-m", "pip", "install", "--quiet", "--upgrade", "pip", stdout=sys.stderr)
+    # The requirements, not the project itself: an editable install would build the project
+    # with setuptools, whose editable mode announces itself on every first setup (pip shows a
+    # build backend's warnings), and would add nothing, since the jobs run from this checkout.
     run(
-        PYTHON, "-m", "pip", "install", "--quiet",
-        "-c", ROOT / "constraints.txt", "-e", f"{ROOT}[dev]",
+        PYTHON, "-m", "pip", "install", "--quiet", "-c", ROOT / "constraints.txt",
+        *requirements(ROOT / "pyproject.toml"),
+        stdout=sys.stderr,
     )
     STAMP.write_text(wanted)
+
+
+def requirements(pyproject: Path) -> list[str]:
+    """The project's dependencies and its ``dev`` extra, as pyproject.toml declares them."""
+    project = tomllib.loads(pyproject.read_text())["project"]
+    return [*project["dependencies"], *project["optional-dependencies"]["dev"]]
+
+
+def say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
 
 
 def use_project_environment() -> None:
@@ -53,15 +74,36 @@ def use_project_environment() -> None:
     """
     if importlib.util.find_spec("aws_cdk") is not None:
         return
-    with contextlib.redirect_stdout(sys.stderr):
+    with stdout_to_stderr():
         ensure_environment()
     os.execv(PYTHON, [str(PYTHON), *sys.argv])
 
 
-def run(*command: object) -> None:
+@contextmanager
+def stdout_to_stderr() -> Iterator[None]:
+    """Send everything written to stdout meanwhile to stderr, by this process and by the
+    processes it starts (ensurepip, pip): file descriptor 1 is redirected, not just sys.stdout."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1)
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def run(*command: object, stdout: TextIO | None = None) -> None:
     env = dict(os.environ, JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION="20")
     env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
-    result = subprocess.run([str(c) for c in command], cwd=ROOT, env=env, check=False)
+    # The checkout is what every job runs: scripts outside its root (benchmarks/) included.
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p
+    )
+    result = subprocess.run(
+        [str(c) for c in command], cwd=ROOT, env=env, stdout=stdout, check=False
+    )
     if result.returncode != 0:
         sys.exit(result.returncode)
 

@@ -22,7 +22,7 @@ from .model import (
 
 if TYPE_CHECKING:
     from .agreements import write_allocation_agreements
-    from .job_queue import ITrainingJobQueue, TrainingJobQueue
+    from .job_queue import ALLOCATION_WARNING_ID, ITrainingJobQueue, TrainingJobQueue
     from .monitoring import QuotaShareMonitoring, ShareAlarmThresholds
     from .quota_managed_queue import QuotaManagedTrainingQueue
     from .quota_share import SHARE_TAG_KEY, IQuotaShare, QuotaShare, ShareGrant
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from .service_environment import ITrainingServiceEnvironment, TrainingServiceEnvironment
     from .share_options import ShareLifecycle, ShareProvisioning
     from .share_provider import QuotaShareProvider
+    from .summary import allocation_summary
 
 _CONSTRUCTS = {
     "QuotaSharePolicy": "scheduling_policy",
@@ -37,6 +38,7 @@ _CONSTRUCTS = {
     "TrainingServiceEnvironment": "service_environment",
     "ITrainingServiceEnvironment": "service_environment",
     "TrainingJobQueue": "job_queue",
+    "ALLOCATION_WARNING_ID": "job_queue",
     "ITrainingJobQueue": "job_queue",
     "QuotaShare": "quota_share",
     "IQuotaShare": "quota_share",
@@ -49,6 +51,7 @@ _CONSTRUCTS = {
     "QuotaShareMonitoring": "monitoring",
     "ShareAlarmThresholds": "monitoring",
     "write_allocation_agreements": "agreements",
+    "allocation_summary": "summary",
 }
 
 
@@ -60,6 +63,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "ALLOCATION_WARNING_ID",
     "SHARE_TAG_KEY",
     "CapacityLimit",
     "CapacityUnit",
@@ -83,5 +87,6 @@ __all__ = [
     "SharingStrategy",
     "TrainingJobQueue",
     "TrainingServiceEnvironment",
+    "allocation_summary",
     "write_allocation_agreements",
 ]

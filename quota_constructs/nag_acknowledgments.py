@@ -33,20 +33,49 @@ def acknowledge_wildcard_resource(
     _WildcardResourceAcknowledgment(policy, resource, reason, recheck_at_synth=not same_stack)
 
 
-def acknowledge_grant_wildcards(grantee: iam.Role, grant: iam.Grant, reason: str) -> None:
-    """Acknowledge each wildcard resource ``grant`` added to ``grantee``'s default policy.
+def acknowledge_grant_wildcards(
+    grantee: iam.IRole | iam.IUser | iam.IGroup, grant: iam.Grant, reason: str
+) -> None:
+    """Acknowledge each wildcard resource ``grant`` added to ``grantee``'s policy.
 
     For grants whose wildcards are inherent (jobs that exist only at run time, actions IAM
-    cannot scope), acknowledged on the grantee — which the caller, not this library, owns.
+    cannot scope), acknowledged on the grantee's policy — which the caller, not this library,
+    owns. ``grantee`` may be created in the app (``iam.Role``, ``iam.User``, ``iam.Group``) or
+    imported (``iam.Role.from_role_arn``, ``iam.User.from_user_name``,
+    ``iam.Group.from_group_name`` …): CDK gives created principals and imported groups a
+    ``DefaultPolicy``, imported roles and users a policy of their own (``Policy…``), and the
+    acknowledgment goes on whichever the grant was added to. A grant that added no policy (to an
+    immutable role, ``mutable=False``) produces no cdk-nag finding, so there is nothing to
+    acknowledge. A finding on a policy this function did not find still fails cdk-nag.
     """
-    policy = grantee.node.try_find_child("DefaultPolicy")
-    resource = policy.node.default_child if policy is not None else None
-    if resource is None:
-        raise ValueError(f"{grantee.node.path} has no default policy: nothing was granted to it")
-    for statement in grant.principal_statements:
-        for arn in statement.resources:
-            if "*" in arn:
-                acknowledge_wildcard_resource(resource, arn, reason)
+    wildcards = [
+        arn
+        for statement in grant.principal_statements
+        for arn in statement.resources
+        if "*" in arn
+    ]
+    if not wildcards:
+        return
+    for policy in grantee_policies(grantee):
+        for arn in wildcards:
+            acknowledge_wildcard_resource(policy, arn, reason)
+
+
+def grantee_policies(grantee: IConstruct) -> list[iam.CfnPolicy]:
+    """The ``AWS::IAM::Policy`` resources CDK created for ``grantee``'s grants.
+
+    A created role, user or group (and an imported group) holds them in its child
+    ``DefaultPolicy``; an imported role or user in a child ``Policy`` (``Policy<unique id>``
+    under the feature flag ``@aws-cdk/aws-iam:importedRoleStackSafeDefaultPolicyName``, or the
+    name the import gave).
+    """
+    found: list[iam.CfnPolicy] = []
+    for child in grantee.node.children:
+        if isinstance(child, iam.Policy) and isinstance(
+            child.node.default_child, iam.CfnPolicy
+        ):
+            found.append(child.node.default_child)
+    return found
 
 
 @jsii.implements(IValidation)

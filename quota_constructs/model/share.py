@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from .agreement import ShareAgreement, validate_agreement
-from .capacity import CapacityLimit, CapacityUnit, check_count, validate_capacity_limits
+from .capacity import CapacityLimit, CapacityUnit, validate_capacity_limits
 from .errors import QuotaConfigError
 from .tags import validate_tags
 from .tokens import is_unresolved
@@ -96,9 +96,7 @@ class QuotaShareSpec:
                     f"only with strategy LEND_AND_BORROW (strategy is {strategy.value}); "
                     "leave it None",
                 )
-            check_count(
-                self.borrow_limit_percent, subject=subject, field="borrow_limit_percent", minimum=0
-            )
+            _check_borrow_limit_percent(self.borrow_limit_percent, subject=subject)
         for flag in ("in_share_preemption", "enabled"):
             if not isinstance(getattr(self, flag), bool):
                 raise QuotaConfigError(subject, flag, getattr(self, flag), "True or False")
@@ -132,6 +130,28 @@ class QuotaShareSpec:
         if borrow == UNLIMITED_BORROW:
             return math.inf
         return own + own * borrow / 100
+
+
+BORROW_LIMIT_ALLOWED = (
+    "a whole percentage >= 0 of the share's own limit it may borrow on top, e.g. 50 (half "
+    "its limit again) or 200 (twice its limit); None borrows without limit, 0 never borrows"
+)
+
+
+def _check_borrow_limit_percent(value: object, *, subject: str) -> None:
+    """A whole percentage; the two likely mix-ups (AWS Batch's -1 for unlimited, a fraction
+    for a percentage) are named in the message."""
+    if is_unresolved(value):
+        return
+    valid = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    if valid:
+        return
+    hint = ""
+    if value == UNLIMITED_BORROW and not isinstance(value, bool):
+        hint = "None, not -1, means unlimited here (the library sends AWS Batch its -1); "
+    elif isinstance(value, float) and 0 < value < 1:
+        hint = f"it is a percentage, not a fraction: {round(value * 100)} for {value}; "
+    raise QuotaConfigError(subject, "borrow_limit_percent", value, hint + BORROW_LIMIT_ALLOWED)
 
 
 def _one_of(values: object) -> str:

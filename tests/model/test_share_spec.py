@@ -80,6 +80,28 @@ class TestBorrowLimit:
         assert error.field == "borrow_limit_percent"
         assert error.value == value
 
+    def test_minus_one_is_told_that_none_means_unlimited(self) -> None:
+        error = error_of(strategy=SharingStrategy.LEND_AND_BORROW, borrow_limit_percent=-1)
+        assert str(error) == (
+            "quota share 'QS1': borrow_limit_percent got -1; allowed: None, not -1, means "
+            "unlimited here (the library sends AWS Batch its -1); a whole percentage >= 0 of "
+            "the share's own limit it may borrow on top, e.g. 50 (half its limit again) or 200 "
+            "(twice its limit); None borrows without limit, 0 never borrows"
+        )
+
+    @pytest.mark.parametrize(("fraction", "percent"), [(0.5, "50"), (0.25, "25")])
+    def test_a_fraction_is_told_it_is_a_percentage(self, fraction: float, percent: str) -> None:
+        error = error_of(strategy=SharingStrategy.LEND_AND_BORROW, borrow_limit_percent=fraction)
+        assert error.allowed.startswith(
+            f"it is a percentage, not a fraction: {percent} for {fraction}; a whole percentage"
+        )
+
+    @pytest.mark.parametrize("value", [-5, 1.5, True])
+    def test_other_mistakes_get_the_general_rule(self, value: object) -> None:
+        error = error_of(strategy=SharingStrategy.LEND_AND_BORROW, borrow_limit_percent=value)
+        assert error.allowed.startswith("a whole percentage >= 0")
+        assert "None borrows without limit" in error.allowed
+
 
 class TestName:
     @given(st.from_regex(r"[A-Za-z0-9_-]{1,128}", fullmatch=True))

@@ -27,7 +27,7 @@ def test_monitoring_example_runs_and_writes_the_agreement(
     monkeypatch.chdir(tmp_path)  # App() writes its assembly under the working directory
     out = io.StringIO()
     namespace: dict[str, object] = {}
-    with contextlib.redirect_stdout(out):
+    with contextlib.redirect_stderr(out):
         exec(compile(monitoring_block(), "README.md", "exec"), namespace)
     [written] = out.getvalue().split()
     assert written.endswith(os.path.join("agreements", "MonitoredQuotas.md"))
