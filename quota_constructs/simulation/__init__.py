@@ -88,6 +88,7 @@ from .results import (
     ShareFigures,
     SimulationResult,
 )
+from .simulate import compare_policies, simulate
 
 __all__ = [
     "JOB_RECORD_FIELDS",
@@ -102,4 +103,6 @@ __all__ = [
     "SimulationOptions",
     "SimulationResult",
     "VictimOrder",
+    "compare_policies",
+    "simulate",
 ]

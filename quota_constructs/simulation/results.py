@@ -91,8 +91,11 @@ class ShareFigures:
     not_runnable: int
     """Jobs this arrangement can never run (only for the comparison arrangements)."""
     own_capacity_hours: float
+    """The share's own limits (all units) over the run's span."""
     used_capacity_hours: float
+    """Use within its own limits (borrowed use excluded)."""
     utilization: float
+    """used_capacity_hours / own_capacity_hours (0 when the span is empty)."""
     borrowed_capacity_hours: float
     lent_capacity_hours: float
     wait_p50: float | None
