@@ -365,65 +365,118 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
             started_any = True
         return started_any
 
-    def candidate(q: int, full: bool) -> tuple[int, float, float, int, int, bool] | None:
-        j = head(q)
-        if j < 0:
-            return None
+    Entry = tuple[int, float, float, int, int, int]
+    # Heads that failed only for want of free capacity, per unit and job size, so that freed
+    # capacity wakes the first of them in order without looking at every queue.
+    blocked: list[dict[int, list[Entry]]] = [{} for _ in range(n_units)]
+    blocked_token = [0] * n_queues
+
+    def candidate(q: int, j: int) -> Entry:
+        nonlocal tokens
+        tokens += 1
+        blocked_token[q] = tokens  # any older blocked entry of q is now stale
         phase = 0 if use[q] + job_count[j] <= limit[q] else 1
         if fifo_borrowers:
-            return (phase, submitted[j], 0.0, j, q, full)
-        return (phase, -priority[j], submitted[j], j, q, full)
+            return (phase, submitted[j], 0.0, j, q, tokens)
+        return (phase, -priority[j], submitted[j], j, q, tokens)
+
+    def defer(j: int, q: int, k: int) -> None:
+        """Remember a head that waits for free capacity (and nothing else)."""
+        n = job_count[j]
+        if use[q] + n > limit[q] and not (
+            borrows[queue_share[q]] and use[q] + n <= ceiling[q]
+        ):
+            return  # only its own share's jobs ending can help it: they re-examine it
+        entry = candidate(q, j)
+        buckets = blocked[k]
+        bucket = buckets.get(n)
+        if bucket is None:
+            buckets[n] = [entry]
+        else:
+            heappush(bucket, entry)
+
+    def best_blocked(k: int) -> tuple[Entry, list[Entry]] | None:
+        free = env[k] - in_use[k] - reserved_idle[k]
+        reach = free + borrowed_total[k]
+        if reach <= 0:
+            return None
+        best: Entry | None = None
+        best_bucket: list[Entry] = []
+        for n, bucket in blocked[k].items():
+            if n > reach:
+                continue
+            while bucket:
+                top = bucket[0]
+                q = top[4]
+                if blocked_token[q] == top[5] and head(q) == top[3]:
+                    break
+                heappop(bucket)
+            if not bucket:
+                continue
+            top = bucket[0]
+            if n > free and top[0] == 1:
+                continue  # a borrower needs free capacity; reclaiming is not for borrowing
+            if best is None or top < best:
+                best, best_bucket = top, bucket
+        if best is None:
+            return None
+        return best, best_bucket
 
     def schedule_unit(k: int, full_queues: set[int], freed: bool) -> None:
-        """Start what can start on unit k; queues in full_queues may also preempt in-share."""
-        rescan = freed
-        first = True
-        while rescan or first:
-            work: list[tuple[int, float, float, int, int, bool]] = []
-            chosen = queues_of_unit[k] if rescan else full_queues
-            for q in chosen:
-                if not n_waiting[q]:
-                    continue
-                full = first and q in full_queues
-                if not full:
-                    # Cheap bound: without in-share preemption the head needs free capacity,
-                    # plus borrowed capacity it could reclaim if it fits within its limit.
+        """Start what can start on unit k, in order: jobs within their share's limit first,
+        then borrowers, each group first come first served. Queues in ``full_queues`` (a new
+        head, a changed priority, their own job ended) may also preempt."""
+        work: list[Entry] = []
+        full: set[int] = set()
+        for q in full_queues:
+            j = head(q)
+            if j >= 0:
+                work.append(candidate(q, j))
+                full.add(q)
+        if backfill and freed:
+            for q in queues_of_unit[k]:
+                if q not in full:
                     j = head(q)
-                    if j < 0:
-                        continue
-                    n = job_count[j]
-                    free = available(q, k)
-                    if n > free and (
-                        use[q] + n > limit[q] or n > free + borrowed_total[k]
-                    ) and not backfill:
-                        continue
-                entry = candidate(q, full)
-                if entry is not None:
-                    work.append(entry)
-            first = False
-            rescan = False
-            heapify(work)
-            while work:
-                phase, _, _, j, q, full = heappop(work)
-                if head(q) != j:
-                    continue
-                if (0 if use[q] + job_count[j] <= limit[q] else 1) < phase:
-                    entry = candidate(q, full)
-                    if entry is not None:
-                        heappush(work, entry)
-                    continue
-                touched: list[int] = []
-                before = in_use[k]
-                if try_start(j, q, k, full, touched):
-                    if in_use[k] < before:
-                        rescan = True  # a preemption freed more than the preemptor took
-                    for other in (q, *touched):
-                        if n_waiting[other]:
-                            entry = candidate(other, True)
-                            if entry is not None:
-                                heappush(work, entry)
-                elif backfill and backfill_queue(q, k):
-                    pass
+                    if j >= 0:
+                        work.append(candidate(q, j))
+        heapify(work)
+        retry: list[tuple[int, int]] = []
+        while True:
+            # Without freed capacity no blocked head can start: every pass leaves them needing
+            # more than is free, and starts and requeues never add to it.
+            found = best_blocked(k) if freed and blocked[k] else None
+            if work and (found is None or work[0] < found[0]):
+                entry = heappop(work)
+                from_work = True
+            elif found is not None:
+                entry = heappop(found[1])
+                from_work = False
+            else:
+                break
+            j = entry[3]
+            q = entry[4]
+            if blocked_token[q] != entry[5] or head(q) != j:
+                continue
+            if (0 if use[q] + job_count[j] <= limit[q] else 1) != entry[0]:
+                heappush(work, candidate(q, j))
+                continue
+            touched: list[int] = []
+            before = in_use[k]
+            if try_start(j, q, k, from_work and q in full, touched):
+                if in_use[k] < before:
+                    freed = True  # a preemption freed more than the preemptor took
+                for other in (q, *touched):
+                    other_head = head(other)
+                    if other_head >= 0:
+                        full.add(other)
+                        heappush(work, candidate(other, other_head))
+            else:
+                if backfill and backfill_queue(q, k):
+                    freed = True
+                retry.append((j, q))
+        for j, q in retry:
+            if head(q) == j:
+                defer(j, q, k)
 
     ended_jobs: list[int] = []
     arrival_order = sorted(range(n_jobs), key=submitted.__getitem__)

@@ -1,0 +1,151 @@
+"""Rules every simulation must obey, checked from the public result only (no engine state).
+
+Usage at a moment ``t`` is counted over attempts with ``started_at <= t < ended_at``: a job
+that ends at ``t`` has given its capacity back to one that starts at ``t``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+
+from quota_constructs import CapacityLimit, QuotaShareSpec, SharingStrategy
+from quota_constructs.simulation import PriorityChange, SimJob, SimulationResult
+
+
+def usage_by_moment(
+    result: SimulationResult, shares: Sequence[QuotaShareSpec]
+) -> dict[str, list[tuple[float, dict[str, int]]]]:
+    """Per unit: after each change time, the instances each share holds."""
+    events: dict[str, list[tuple[float, int, str]]] = defaultdict(list)
+    for job in result.jobs.values():
+        for attempt in job.attempts:
+            if attempt.ended_at > attempt.started_at:
+                events[job.instance_type].append(
+                    (attempt.started_at, job.instance_count, job.share)
+                )
+                events[job.instance_type].append(
+                    (attempt.ended_at, -job.instance_count, job.share)
+                )
+    moments: dict[str, list[tuple[float, dict[str, int]]]] = {}
+    for unit, changes in events.items():
+        changes.sort(key=lambda e: (e[0], e[1]))
+        held = {spec.name: 0 for spec in shares}
+        series: list[tuple[float, dict[str, int]]] = []
+        for index, (t, delta, share) in enumerate(changes):
+            held[share] += delta
+            if index + 1 == len(changes) or changes[index + 1][0] != t:
+                series.append((t, dict(held)))
+        moments[unit] = series
+    return moments
+
+
+def check_invariants(
+    result: SimulationResult,
+    *,
+    capacity_limits: Sequence[CapacityLimit],
+    shares: Sequence[QuotaShareSpec],
+    jobs: Sequence[SimJob],
+    priority_changes: Sequence[PriorityChange] = (),
+) -> None:
+    environment = {str(limit.unit): limit.max_capacity for limit in capacity_limits}
+    spec_of = {spec.name: spec for spec in shares}
+    submitted = {job.job_id: job for job in jobs}
+    changed = {change.job_id for change in priority_changes}
+
+    # Every job ends, once, after it was submitted, with attempts in order.
+    assert set(result.jobs) == set(submitted)
+    for job_id, job in result.jobs.items():
+        given = submitted[job_id]
+        assert job.status in ("SUCCEEDED", "FAILED")
+        assert job.attempts, f"{job_id} never ran"
+        previous_end = given.submitted_at
+        for attempt in job.attempts:
+            assert attempt.started_at >= previous_end
+            assert attempt.ended_at >= attempt.started_at
+            previous_end = attempt.ended_at
+        for attempt in job.attempts[:-1]:
+            assert attempt.ended_by == "PREEMPTED"
+        last = job.attempts[-1]
+        assert job.finished_at == last.ended_at
+        preemptions = sum(a.ended_by == "PREEMPTED" for a in job.attempts)
+        if job.status == "SUCCEEDED":
+            assert last.ended_by == "SUCCEEDED"
+            assert given.preemption_retries is None or preemptions <= given.preemption_retries
+        else:
+            assert last.ended_by == "PREEMPTED"
+            assert given.preemption_retries is not None
+            assert preemptions == given.preemption_retries + 1
+        # Run time adds up: what was lost plus the last run is the job's duration
+        # (checkpointed work is kept, the rest is counted as lost).
+        ran = sum(a.ended_at - a.started_at for a in job.attempts)
+        assert job.lost_seconds >= -1e-6
+        if job.status == "SUCCEEDED":
+            assert math.isclose(ran - job.lost_seconds, given.duration, abs_tol=1e-6)
+        if given.checkpoint_interval is None and job.status == "SUCCEEDED":
+            assert math.isclose(last.ended_at - last.started_at, given.duration, abs_tol=1e-6)
+
+        for attempt in job.attempts:
+            if attempt.preemption is None:
+                assert attempt.preempted_by is None
+                continue
+            assert attempt.ended_by == "PREEMPTED"
+            assert attempt.preempted_by is not None
+            preemptor = result.jobs[attempt.preempted_by]
+            assert any(a.started_at == attempt.ended_at for a in preemptor.attempts), (
+                f"{attempt.preempted_by} preempted {job_id} but did not start then"
+            )
+            if attempt.preemption == "IN_SHARE":
+                assert preemptor.share == job.share
+                assert spec_of[job.share].in_share_preemption
+                if job_id not in changed and attempt.preempted_by not in changed:
+                    assert submitted[attempt.preempted_by].priority > given.priority
+            else:
+                assert preemptor.share != job.share
+                # Only borrowed capacity is reclaimed.
+                assert attempt.borrowed, f"{job_id} was reclaimed but ran within its limit"
+
+    # Capacity, reservations and borrow limits at every moment.
+    reserved = {
+        unit: sum(
+            spec.limit_of(unit) for spec in shares if spec.strategy is SharingStrategy.RESERVE
+        )
+        for unit in environment
+    }
+    for unit, series in usage_by_moment(result, shares).items():
+        for t, held in series:
+            total = sum(held.values())
+            assert total <= environment[unit], f"{unit} over capacity at {t}: {held}"
+            others = sum(
+                count
+                for name, count in held.items()
+                if spec_of[name].strategy is not SharingStrategy.RESERVE
+            )
+            assert others <= environment[unit] - reserved[unit], (
+                f"a RESERVE share's allocation of {unit} was used by another share at {t}"
+            )
+            for name, count in held.items():
+                spec = spec_of[name]
+                assert count <= spec.ceiling_of(unit) + 1e-9, (
+                    f"{name} holds {count} {unit} at {t}, over its borrow limit"
+                )
+                if not spec.strategy.borrows:
+                    assert count <= spec.limit_of(unit), f"{name} borrowed {unit} at {t}"
+
+    # Cross-share preemption never pushes the victim's share below its own limit.
+    for job in result.jobs.values():
+        for attempt in job.attempts:
+            if attempt.preemption != "CROSS_SHARE":
+                continue
+            t = attempt.ended_at
+            still = sum(
+                other.instance_count
+                for other in result.jobs.values()
+                if other.share == job.share and other.instance_type == job.instance_type
+                for a in other.attempts
+                if a.started_at <= t < a.ended_at
+            )
+            assert still >= spec_of[job.share].limit_of(job.instance_type), (
+                f"{job.job_id} reclaimed at {t} although its share would drop below its limit"
+            )
