@@ -162,8 +162,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--hours", type=float, default=168.0,
                    help="synthetic: hours over which they arrive (168, a week)")
     p.add_argument("--seed", type=int, default=1, help="synthetic: random seed (1)")
-    p.add_argument("--load", type=float, default=0.8,
-                   help="synthetic: demand scale (0.8); 1.0 = borrowers ask 1.5×, lenders 0.7×, "
+    p.add_argument("--load", type=float, default=0.7,
+                   help="synthetic: demand scale (0.7); 1.0 = borrowers ask 1.5×, lenders 0.7×, "
                    "reservers 0.5× their allocation")
     p.add_argument("--save-workload", type=Path, metavar="FILE",
                    help="also write the (synthetic) workload to this .csv or .json file")

@@ -46,7 +46,7 @@ def test_synthetic_dev_run_writes_the_three_files_and_reports_progress(tmp_path:
         assert f"{arrangement}: 100 % (150 of 150 jobs)" in err
     metrics = json.loads((tmp_path / "r" / "metrics.json").read_text())
     assert metrics["workload"]["synthetic"] == {"seed": 3, "jobs": 150, "hours": 48.0,
-                                                "load": 0.8}
+                                                "load": 0.7}
     assert len((tmp_path / "r" / "jobs.csv").read_text().splitlines()) == 151
 
 

@@ -145,7 +145,7 @@ def test_a_workload_needs_a_bound_and_distinct_shares() -> None:
 def test_default_traffic_offers_the_documented_load_per_strategy() -> None:
     env = ENVIRONMENTS["prod"]
     hours = 500.0
-    shares = default_traffic(env.capacity_limits, env.shares, jobs=40000, hours=hours)
+    shares = default_traffic(env.capacity_limits, env.shares, jobs=40000, hours=hours, load=1.0)
     assert [t.share for t in shares] == ["research", "product", "evaluation"]
     workload = synthesize(shares, seed=11, hours=hours)
     assert len(workload.jobs) == pytest.approx(40000, rel=0.03)

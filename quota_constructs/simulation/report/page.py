@@ -39,6 +39,7 @@ h1{font-size:26px;margin:0 0 4px}h2{font-size:20px;margin:32px 0 6px;border-bott
  position:relative}.summary li:before{position:absolute;left:0;font-weight:bold}
 li.better:before{content:'\\25BC';color:#1a7f37}li.worse:before{content:'\\25B2';color:#c62828}
 li.neutral:before{content:'\\25CF';color:#777}
+svg{max-width:100%;height:auto}
 .grid{display:flex;flex-wrap:wrap;gap:18px 28px;align-items:flex-start}
 .chart{margin:8px 0}.chart p{margin:2px 0 0;color:#555;font-size:13px;max-width:640px}
 table{border-collapse:collapse;font-size:13px;margin:8px 0}th,td{border:1px solid #ddd;
@@ -46,7 +47,8 @@ table{border-collapse:collapse;font-size:13px;margin:8px 0}th,td{border:1px soli
 td.l,th.l{text-align:left}
 .sw{display:inline-block;width:12px;height:12px;border-radius:2px;margin-right:6px;
  vertical-align:-1px}
-details{margin:6px 0}summary{cursor:pointer;font-weight:600}footer{color:#666;font-size:12px;
+details{margin:6px 0}.wide{overflow-x:auto}
+summary{cursor:pointer;font-weight:600}footer{color:#666;font-size:12px;
  margin:32px 0}
 """
 
@@ -152,8 +154,8 @@ def _summary(headline: str, notes: Sequence[Finding]) -> str:
 
 
 def _chart(svg: str, name: str, caption: str) -> str:
-    return (f"<figure class='chart' id='chart-{escape(name)}' style='margin:0'>{svg}"
-            f"<p>{escape(caption)}</p></figure>")
+    text = f"<p>{escape(caption)}</p>" if caption else ""
+    return f"<figure class='chart' id='chart-{escape(name)}' style='margin:0'>{svg}{text}</figure>"
 
 
 def _environment_line(capacity_limits: Sequence[CapacityLimit]) -> str:
@@ -231,9 +233,7 @@ def _capacity_section(
                     height=220,
                 ).render(f"cap-{spec.name}-{unit}"),
                 f"capacity-{spec.name}-{unit}",
-                "Solid: instances the share uses within its own limit; hatched: borrowed "
-                "instances (above its own limit). Gaps below the dashed line are allocation "
-                "it left idle (lent if its strategy lends).",
+                "",
             ))
         overview.append(_chart(
             AreaChart(
@@ -245,14 +245,20 @@ def _capacity_section(
                 lines=[Line(f"environment capacity ({limit.max_capacity})", "#000",
                             [float(limit.max_capacity)] * len(xs), dash="6 4")],
                 y_max=float(limit.max_capacity),
-                width=1300,
+                width=1280,
                 height=280,
             ).render(f"overview-{unit}"),
             f"overview-{unit}",
             f"Instances of {unit} each share holds (borrowed included), stacked, averaged over "
             f"{buckets} equal intervals.",
         ))
-    return "".join(overview) + "<div class='grid'>" + "".join(panels) + "</div>"
+    legend = (
+        "<p class='sub'>Per share and instance type: <b>solid</b> = instances it uses within its "
+        "own limit, <b>hatched</b> = borrowed instances (above its own limit), <b>dashed "
+        "line</b> = its own limit. Room below the dashed line is allocation it left idle (lent "
+        "to borrowers if its strategy lends).</p>"
+    )
+    return "".join(overview) + legend + "<div class='grid'>" + "".join(panels) + "</div>"
 
 
 def _range_rows(
@@ -443,8 +449,8 @@ def _figure_tables(
             )
         out.append(
             f"<details{' open' if index == 0 else ''}><summary>"
-            f"{escape(ARRANGEMENT_TITLES[name])}</summary><table><tr><th class='l'>share</th>"
-            f"{head}</tr>{''.join(rows)}</table></details>"
+            f"{escape(ARRANGEMENT_TITLES[name])}</summary><div class='wide'><table><tr>"
+            f"<th class='l'>share</th>{head}</tr>{''.join(rows)}</table></div></details>"
         )
     return out
 

@@ -6,7 +6,8 @@ The assumptions, each a parameter of :func:`default_traffic`:
   because it has more work than its allocation: it offers ``borrower_demand`` (1.5) times its own
   capacity. ``LEND`` shares offer ``lender_demand`` (0.7) and ``RESERVE`` shares
   ``reserver_demand`` (0.5) of theirs: they lend idle time or keep room to start at once.
-  ``load`` scales all three (1.0 = as above).
+  ``load`` scales all three (default 0.7: the borrower then asks about 1.05 times its own
+  capacity, which it can only serve by borrowing).
 - **Job sizes** are drawn from the share's own instance types, weighted by its allocation of
   each; most jobs take one instance, some two or four where the share's allocation has room.
 - **Durations** are log-normal (sigma 1: a long tail), with the mean chosen so that the share
@@ -35,7 +36,7 @@ def default_traffic(
     *,
     jobs: int,
     hours: float,
-    load: float = 1.0,
+    load: float = 0.7,
     borrower_demand: float = 1.5,
     lender_demand: float = 0.7,
     reserver_demand: float = 0.5,
