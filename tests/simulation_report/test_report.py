@@ -10,9 +10,15 @@ from pathlib import Path
 
 import pytest
 
+from quota_constructs import CapacityLimit, QuotaShareSpec, SharingStrategy
 from quota_constructs.simulation import JOB_RECORD_FIELDS, PolicyComparison, compare_policies
 from quota_constructs.simulation.report import write_report
-from quota_constructs.simulation.report.summary import compare, findings, human_seconds
+from quota_constructs.simulation.report.summary import (
+    MOST_SHARES,
+    compare,
+    findings,
+    human_seconds,
+)
 from quota_constructs.simulation.report.svg import nice_ticks, share_colour
 from quota_constructs.simulation.report.timeline import bucket_averages
 from quota_constructs.simulation.workloads import default_traffic, read_workload, synthesize
@@ -142,3 +148,32 @@ def test_words_and_ticks() -> None:
     assert human_seconds(3 * 86400) == "3.0 days"
     assert nice_ticks(7.3) == [0.0, 2.0, 4.0, 6.0, 8.0]
     assert nice_ticks(0) == [0.0, 1.0]
+
+
+def test_twenty_shares_stay_readable(tmp_path: Path) -> None:
+    unit = "ml.g5.xlarge"
+    strategies = [SharingStrategy.LEND_AND_BORROW, SharingStrategy.LEND, SharingStrategy.RESERVE]
+    shares = [
+        QuotaShareSpec(name=f"team-{i:02d}", capacity_limits=[CapacityLimit(unit, 2)],
+                       strategy=strategies[i % 3])
+        for i in range(20)
+    ]
+    capacity = [CapacityLimit(unit, 44)]
+    workload = synthesize(default_traffic(capacity, shares, jobs=600, hours=24), seed=2,
+                          jobs=600)
+    comparison = compare_policies(capacity_limits=capacity, shares=shares, jobs=workload.jobs,
+                                  priority_changes=workload.priority_changes)
+    _, notes = findings(comparison, capacity_limits=capacity, shares=shares)
+    per_share = [n for n in notes if n.subject.startswith("team-")]
+    assert len(per_share) == MOST_SHARES
+    rest = next(n for n in notes if n.subject == f"{20 - MOST_SHARES} other shares")
+    assert all(f"team-{i:02d}" in rest.text or f"team-{i:02d}" in {n.subject for n in per_share}
+               for i in range(20))
+    write_report(tmp_path, comparison, capacity_limits=capacity, shares=shares)
+    html = (tmp_path / "report.html").read_text()
+    colours = {share_colour(i) for i in range(20)}
+    assert len(colours) == 20
+    preemptions = re.search(r"id='chart-preemptions'.*?</svg>", html)
+    assert preemptions is not None
+    for spec in shares:
+        assert f">{spec.name}</text>" in preemptions.group(0)

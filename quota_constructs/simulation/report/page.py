@@ -41,7 +41,7 @@ li.better:before{content:'\\25BC';color:#1a7f37}li.worse:before{content:'\\25B2'
 li.neutral:before{content:'\\25CF';color:#777}
 svg{max-width:100%;height:auto}
 .grid{display:flex;flex-wrap:wrap;gap:18px 28px;align-items:flex-start}
-.chart{margin:8px 0}.chart p{margin:2px 0 0;color:#555;font-size:13px;max-width:640px}
+.chart{margin:8px 0;min-width:0}.chart p{margin:2px 0 0;color:#555;font-size:13px;max-width:640px}
 table{border-collapse:collapse;font-size:13px;margin:8px 0}th,td{border:1px solid #ddd;
  padding:3px 8px;text-align:right;white-space:nowrap}th{background:#f2f2f2}
 td.l,th.l{text-align:left}

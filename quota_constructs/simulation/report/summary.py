@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ...model import CapacityLimit, QuotaShareSpec
@@ -12,6 +13,9 @@ SAME_WITHIN = 0.10
 """Relative differences below this read as "about the same"."""
 NEGLIGIBLE_SECONDS = 60.0
 """Waits both under a minute read as "about the same"."""
+MOST_SHARES = 6
+"""Shares described one by one; with more, those whose p95 wait changes most."""
+HEADLINE_NAMES = 3
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,8 @@ def compare(value: float | None, other: float | None) -> tuple[str, str]:
     ratio = value / other
     if abs(ratio - 1) < SAME_WITHIN:
         return "about the same", "neutral"
+    if ratio < 0.01:
+        return "over 99 % shorter", "better"
     if ratio < 1:
         return f"{(1 - ratio) * 100:.0f} % shorter", "better"
     if ratio >= 2:
@@ -70,43 +76,47 @@ def findings(
     capacity_limits: Sequence[CapacityLimit],
     shares: Sequence[QuotaShareSpec],
 ) -> tuple[str, list[Finding]]:
-    """A one-line headline and one finding per share plus the environment-wide ones."""
+    """A one-line headline, a finding for each share whose p95 wait changes most (at most
+    :data:`MOST_SHARES`; the rest in one line), then the pool and the environment."""
     declared = comparison.declared.shares
     hard = comparison.hard_partition.shares
     pool = comparison.shared_pool.shares
-    out: list[Finding] = []
+    ranked: list[tuple[float, Finding]] = []
     better: list[str] = []
     worse: list[str] = []
+    same: list[str] = []
     for spec in shares:
         mine = declared.get(spec.name)
         if mine is None or mine.jobs == 0:
             continue
         other = hard.get(spec.name)
-        words, tone = compare(mine.wait_p95, other.wait_p95 if other else None)
+        theirs = other.wait_p95 if other else None
+        words, tone = compare(mine.wait_p95, theirs)
         text = (
             f"({spec.strategy.value}) waits {words} at the 95th percentile than under a hard "
-            f"partition: {human_seconds(mine.wait_p95)} instead of "
-            f"{human_seconds(other.wait_p95 if other else None)}."
+            f"partition: {human_seconds(mine.wait_p95)} instead of {human_seconds(theirs)}."
         )
         text += _activity(mine)
         if tone == "better":
             better.append(f"{spec.name} ({words})")
         elif tone == "worse":
             worse.append(f"{spec.name} ({words})")
-        out.append(Finding(spec.name, text, tone))
-    pool_parts = []
-    for spec in shares:
-        mine, alt = declared.get(spec.name), pool.get(spec.name)
-        if mine is None or alt is None or mine.jobs == 0:
-            continue
-        words, _ = compare(alt.wait_p95, mine.wait_p95)
-        pool_parts.append(f"{spec.name} {human_seconds(alt.wait_p95)} ({words})")
-    if pool_parts:
+        else:
+            same.append(spec.name)
+        ranked.append((_change(mine.wait_p95, theirs), Finding(spec.name, text, tone)))
+    out: list[Finding]
+    if len(ranked) <= MOST_SHARES:
+        out = [finding for _, finding in ranked]
+    else:
+        order = sorted(range(len(ranked)), key=lambda i: -ranked[i][0])
+        shown = sorted(order[:MOST_SHARES])
+        out = [ranked[i][1] for i in shown]
+        rest = [ranked[i][1].subject for i in sorted(order[MOST_SHARES:])]
         out.append(Finding(
-            "One shared FIFO pool",
-            "instead of the shares would give these p95 waits (against the declared policy): "
-            + "; ".join(pool_parts) + ".",
+            f"{len(rest)} other shares",
+            f"({', '.join(rest)}) change less; their figures are in the charts and tables below.",
         ))
+    out.extend(_pool_findings(shares, declared, pool))
     busy = {
         name: busy_fraction(result, capacity_limits)
         for name, result in (
@@ -129,6 +139,44 @@ def findings(
             "neutral",
         ))
     return _headline(better, worse), out
+
+
+def _pool_findings(
+    shares: Sequence[QuotaShareSpec],
+    declared: Mapping[str, ShareFigures],
+    pool: Mapping[str, ShareFigures],
+) -> list[Finding]:
+    parts: list[tuple[float, str]] = []
+    shorter = longer = 0
+    for spec in shares:
+        mine, alt = declared.get(spec.name), pool.get(spec.name)
+        if mine is None or alt is None or mine.jobs == 0:
+            continue
+        words, tone = compare(alt.wait_p95, mine.wait_p95)
+        shorter += tone == "better"
+        longer += tone == "worse"
+        parts.append((_change(alt.wait_p95, mine.wait_p95),
+                      f"{spec.name} {human_seconds(alt.wait_p95)} ({words})"))
+    if not parts:
+        return []
+    if len(parts) <= MOST_SHARES:
+        listed = "; ".join(text for _, text in parts)
+        text = f"instead of the shares would give these p95 waits (against the declared " \
+            f"policy): {listed}."
+    else:
+        largest = "; ".join(text for _, text in sorted(parts, key=lambda p: -p[0])[:3])
+        text = (
+            f"instead of the shares would shorten the p95 wait of {shorter} shares and lengthen "
+            f"it for {longer} (against the declared policy); largest changes: {largest}."
+        )
+    return [Finding("One shared FIFO pool", text)]
+
+
+def _change(value: float | None, other: float | None) -> float:
+    """Size of the change from ``other`` to ``value`` (0 when negligible or not comparable)."""
+    if value is None or other is None or max(value, other) < NEGLIGIBLE_SECONDS:
+        return 0.0
+    return abs(math.log(max(value, 1.0) / max(other, 1.0)))
 
 
 def _activity(figures: ShareFigures) -> str:
@@ -159,9 +207,15 @@ def _headline(better: list[str], worse: list[str]) -> str:
         return "Against a hard partition, the declared policy changes no share's p95 wait much."
     parts = []
     if better:
-        parts.append("shorter p95 waits than a hard partition for " + ", ".join(better))
+        parts.append("shorter p95 waits than a hard partition for " + _some(better))
     if worse:
-        parts.append("longer for " + ", ".join(worse))
+        parts.append("longer for " + _some(worse))
     text = "; ".join(parts)
     return "The declared policy gives " + text + "."
 
+
+
+def _some(names: list[str]) -> str:
+    if len(names) <= HEADLINE_NAMES:
+        return ", ".join(names)
+    return ", ".join(names[:HEADLINE_NAMES]) + f" and {len(names) - HEADLINE_NAMES} more shares"

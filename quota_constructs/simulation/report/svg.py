@@ -8,16 +8,18 @@ keeps its colour across charts.
 
 from __future__ import annotations
 
+import colorsys
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from html import escape
 
-# Colour-blind-safe palette (Okabe–Ito, then Tableau) in the order shares are declared.
+# In the order shares are declared: Okabe–Ito first (colour-blind safe; yellow darkened to read
+# on white), then Kelly's colours of maximum contrast, for the 20 shares a queue can hold.
 PALETTE = (
-    "#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#8C564B", "#F0C419",
-    "#4E79A7", "#F28E2B", "#59A14F", "#B07AA1", "#E15759", "#76B7B2", "#9C755F", "#EDC948",
-    "#BAB0AC", "#FF9DA7", "#1B9E77", "#7570B3",
+    "#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#8C564B", "#C9A800",
+    "#875692", "#BE0032", "#8DB600", "#848482", "#604E97", "#F99379", "#2B3D26", "#B3446C",
+    "#C2B280", "#882D17", "#0FA3A3", "#654522",
 )
 POLICY_OPACITY = (1.0, 0.5, 0.25)
 """Declared, hard partition, shared pool: the same share colour, lighter for the alternatives."""
@@ -26,8 +28,24 @@ TEXT = "#222"
 GRID = "#e3e3e3"
 
 
+COMPACT_GROUPS = 8
+"""Bar charts with more shares than this switch to narrow bars."""
+
+
 def share_colour(index: int) -> str:
-    return PALETTE[index % len(PALETTE)]
+    """The share's colour; beyond the palette, hues a golden angle apart."""
+    if index < len(PALETTE):
+        return PALETTE[index]
+    hue = (index * 137.508) % 360
+    lightness = 0.38 if index % 2 else 0.55
+    r, g, b = colorsys.hls_to_rgb(hue / 360, lightness, 0.65)
+    return f"#{round(r * 255):02X}{round(g * 255):02X}{round(b * 255):02X}"
+
+
+def _fit(label: str, room: float, char_width: float) -> str:
+    """``label`` cut with an ellipsis to about ``room`` pixels."""
+    most = max(int(room / char_width), 3)
+    return label if len(label) <= most else label[: most - 1] + "…"
 
 
 def nice_ticks(top: float, count: int = 5) -> list[float]:
@@ -256,18 +274,20 @@ class BarChart:
     segments: Sequence[str] = ()
     height: int = 260
     percent: bool = False
-    notes: Sequence[str] = field(default_factory=tuple)
 
     def render(self, chart_id: str) -> str:
-        left, right, top, bottom = 56, 16, 34, 58
         n_series = max(len(self.series), 1)
-        bar_w = 26 if n_series > 1 else 34
-        group_w = n_series * bar_w + 26
+        # Many shares: narrower bars, values written upwards, no per-bar series labels.
+        compact = len(self.groups) > COMPACT_GROUPS
+        left, right, top, bottom = 56, 16, (64 if compact else 34), 58
+        bar_w = (13 if compact else 26) if n_series > 1 else (20 if compact else 34)
+        group_w = n_series * bar_w + (14 if compact else 26)
         width = max(640, left + right + group_w * len(self.groups))
         plot_w = width - left - right
-        plot_h = self.height - top - bottom
-        legend, legend_height = _legend(self._legend_items(), left, self.height + 8, plot_w)
-        height = self.height + legend_height + 4
+        height_base = self.height + (top - 34)
+        plot_h = height_base - top - bottom
+        legend, legend_height = _legend(self._legend_items(), left, height_base + 8, plot_w)
+        height = height_base + legend_height + 4
         totals = [sum(seg) for g in self.groups for seg in g.values]
         ticks = nice_ticks(max([*totals, 0.0]) or 1.0)
         y_top = ticks[-1]
@@ -308,13 +328,20 @@ class BarChart:
                     base += value
                 total = sum(segments)
                 shown = f"{total:.0f}%" if self.percent else fmt(total)
-                body.append(_text(x + bar_w / 2, py(total) - 4, shown, size=10, anchor="middle"))
-                if self.series_short and n_series > 1:
+                if compact:
+                    body.append(_text(x + bar_w / 2 + 3, py(total) - 3, shown, size=10,
+                                      rotate=-90))
+                else:
+                    body.append(_text(x + bar_w / 2, py(total) - 4, shown, size=10,
+                                      anchor="middle"))
+                if self.series_short and n_series > 1 and not compact:
                     body.append(_text(x + bar_w / 2, top + plot_h + 12,
                                       self.series_short[s_index], size=9, anchor="middle",
                                       fill="#666"))
-            body.append(_text(left + slot * (g_index + 0.5), top + plot_h + 28, group.label,
-                              size=12, anchor="middle", weight="bold", fill=group.colour))
+            body.append(_text(left + slot * (g_index + 0.5), top + plot_h + (18 if compact else 28),
+                              _fit(group.label, slot, 6.5 if compact else 7.5),
+                              size=11 if compact else 12, anchor="middle", weight="bold",
+                              fill=group.colour))
         body.append(f"<line x1='{left}' y1='{top + plot_h}' x2='{left + plot_w}' "
                     f"y2='{top + plot_h}' stroke='#999'/>")
         body.append(_text(16, top + plot_h / 2, self.y_label, anchor="middle", rotate=-90))
