@@ -152,19 +152,6 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
         if borrowed_now[j]:
             heappush(borrowed_victims[k], entry)
 
-    def change_use(q: int, k: int, delta: int) -> None:
-        i = queue_share[q]
-        lim = limit[q]
-        before = use[q]
-        after = before + delta
-        use[q] = after
-        in_use[k] += delta
-        if reserve[i]:
-            reserved_idle[k] -= delta
-        borrowed_total[k] += (after - lim if after > lim else 0) - (
-            before - lim if before > lim else 0
-        )
-
     def start(j: int, q: int, k: int, borrowed: bool) -> None:
         nonlocal tokens
         n = job_count[j]
@@ -174,7 +161,15 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
         tokens += 1
         run_token[j] = tokens
         heappush(finishing, (now + duration[j] - saved[j], tokens, j))
-        change_use(q, k, n)
+        lim = limit[q]
+        before = use[q]
+        after = before + n
+        use[q] = after
+        in_use[k] += n
+        if reserve[queue_share[q]]:
+            reserved_idle[k] -= n
+        if after > lim:
+            borrowed_total[k] += after - lim if before <= lim else n
         running[q] += 1
         borrowed_now[j] = borrowed
         if borrowed:
@@ -188,7 +183,15 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
 
     def release(j: int, q: int, k: int, record: RawAttempt) -> None:
         n = job_count[j]
-        change_use(q, k, -n)
+        lim = limit[q]
+        before = use[q]
+        after = before - n
+        use[q] = after
+        in_use[k] -= n
+        if reserve[queue_share[q]]:
+            reserved_idle[k] += n
+        if before > lim:
+            borrowed_total[k] -= before - lim if after <= lim else n
         running[q] -= 1
         if borrowed_now[j]:
             borrowed_running[k] -= 1
@@ -479,6 +482,11 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
                 defer(j, q, k)
 
     ended_jobs: list[int] = []
+    # Units the events at one moment touched, to schedule once they are all applied.
+    dirty: list[int] = []
+    dirty_mark = bytearray(n_units)
+    freed_flag = bytearray(n_units)
+    full_sets: list[set[int]] = [set() for _ in range(n_units)]
     arrival_order = sorted(range(n_jobs), key=submitted.__getitem__)
     change_at = p.change_at
     change_job = p.change_job
@@ -506,8 +514,6 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
         if t == _INF:
             break
         now = t
-        freed_units: dict[int, set[int]] = {}
-        full_by_unit: dict[int, set[int]] = {}
 
         while finishing and finishing[0][0] <= now:
             _, token, j = heappop(finishing)
@@ -521,7 +527,11 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
             finished[j] = now
             completed += 1
             # The share's own head may now fit within its limit or preempt in-share.
-            freed_units.setdefault(k, set()).add(q)
+            if not dirty_mark[k]:
+                dirty_mark[k] = 1
+                dirty.append(k)
+            freed_flag[k] = 1
+            full_sets[k].add(q)
 
         while next_arrival < n_jobs and submitted[arrival_order[next_arrival]] <= now:
             j = arrival_order[next_arrival]
@@ -529,7 +539,11 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
             enqueue(j)
             q = job_queue[j]
             if backfill or head(q) == j:
-                full_by_unit.setdefault(job_unit[j], set()).add(q)
+                k = job_unit[j]
+                if not dirty_mark[k]:
+                    dirty_mark[k] = 1
+                    dirty.append(k)
+                full_sets[k].add(q)
 
         while next_change < n_changes and change_at[next_change] <= now:
             j = change_job[next_change]
@@ -539,19 +553,25 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
                 continue
             priority[j] = new
             q = job_queue[j]
+            k = job_unit[j]
             if state[j] == _WAITING:
                 enqueue(j)
                 n_waiting[q] -= 1  # requeued, not added: the old entry is now stale
             else:
-                push_victim(j, q, job_unit[j])
-            full_by_unit.setdefault(job_unit[j], set()).add(q)
+                push_victim(j, q, k)
+            if not dirty_mark[k]:
+                dirty_mark[k] = 1
+                dirty.append(k)
+            full_sets[k].add(q)
 
-        for k in sorted(freed_units.keys() | full_by_unit.keys()):
-            full = full_by_unit.get(k, set())
-            freed = k in freed_units
-            if freed:
-                full |= freed_units[k]
-            schedule_unit(k, full, freed)
+        if len(dirty) > 1:
+            dirty.sort()
+        for k in dirty:
+            schedule_unit(k, full_sets[k], bool(freed_flag[k]))
+            full_sets[k].clear()
+            freed_flag[k] = 0
+            dirty_mark[k] = 0
+        dirty.clear()
 
         completed += len(ended_jobs)
         ended_jobs.clear()

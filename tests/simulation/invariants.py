@@ -149,3 +149,65 @@ def check_invariants(
             assert still >= spec_of[job.share].limit_of(job.instance_type), (
                 f"{job.job_id} reclaimed at {t} although its share would drop below its limit"
             )
+
+
+def check_no_needless_waiting(
+    result: SimulationResult,
+    *,
+    capacity_limits: Sequence[CapacityLimit],
+    shares: Sequence[QuotaShareSpec],
+    jobs: Sequence[SimJob],
+    priority_changes: Sequence[PriorityChange] = (),
+) -> None:
+    """With head-of-line blocking: after each moment, no share's first waiting job for a unit
+    could have started without preempting anyone (within its limit on free capacity, or by
+    borrowing idle lendable capacity within its borrow limit)."""
+    environment = {str(limit.unit): limit.max_capacity for limit in capacity_limits}
+    spec_of = {spec.name: spec for spec in shares}
+    order = {job.job_id: index for index, job in enumerate(jobs)}
+    moments = sorted(
+        {job.submitted_at for job in jobs}
+        | {a.ended_at for o in result.jobs.values() for a in o.attempts}
+        | {c.at for c in priority_changes}
+    )
+    for t in moments:
+        priority = {job.job_id: job.priority for job in jobs}
+        for change in sorted(priority_changes, key=lambda c: c.at):
+            if change.at <= t and result.jobs[change.job_id].finished_at >= change.at:
+                priority[change.job_id] = change.priority
+        held: dict[tuple[str, str], int] = defaultdict(int)
+        heads: dict[tuple[str, str], SimJob] = {}
+        for job in jobs:
+            outcome = result.jobs[job.job_id]
+            key = (job.share, job.instance_type)
+            if any(a.started_at <= t < a.ended_at for a in outcome.attempts):
+                held[key] += job.instance_count
+                continue
+            waiting = job.submitted_at <= t and any(
+                a.started_at > t for a in outcome.attempts
+            )
+            if not waiting:
+                continue
+            rank = (-priority[job.job_id], job.submitted_at, order[job.job_id])
+            best = heads.get(key)
+            if best is None or rank < (-priority[best.job_id], best.submitted_at,
+                                       order[best.job_id]):
+                heads[key] = job
+        for (share_name, unit), job in heads.items():
+            spec = spec_of[share_name]
+            in_use = sum(v for (s, u), v in held.items() if u == unit)
+            reserved_idle = sum(
+                max(0, s.limit_of(unit) - held[(s.name, unit)])
+                for s in shares
+                if s.strategy is SharingStrategy.RESERVE
+            )
+            own = held[(share_name, unit)]
+            free = environment[unit] - in_use - reserved_idle
+            if spec.strategy is SharingStrategy.RESERVE:
+                free += spec.limit_of(unit) - own
+            n = job.instance_count
+            within = own + n <= spec.limit_of(unit)
+            can_borrow = spec.strategy.borrows and own + n <= spec.ceiling_of(unit)
+            assert not (n <= free and (within or can_borrow)), (
+                f"{job.job_id} waits at {t} although {free} {unit} are free for it"
+            )

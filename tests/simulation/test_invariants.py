@@ -18,7 +18,7 @@ from quota_constructs.simulation import (
     simulate,
 )
 
-from .invariants import check_invariants
+from .invariants import check_invariants, check_no_needless_waiting
 
 UNITS = ("ml.g5.xlarge", "ml.p4d.24xlarge")
 
@@ -121,7 +121,7 @@ OPTIONS = st.builds(
 )
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios())
 def test_default_options_obey_every_rule(scenario: Scenario) -> None:
     result = simulate(
@@ -131,6 +131,24 @@ def test_default_options_obey_every_rule(scenario: Scenario) -> None:
         priority_changes=scenario.priority_changes,
     )
     check_invariants(
+        result,
+        capacity_limits=scenario.capacity_limits,
+        shares=scenario.shares,
+        jobs=scenario.jobs,
+        priority_changes=scenario.priority_changes,
+    )
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios())
+def test_nobody_waits_for_capacity_that_is_free_for_them(scenario: Scenario) -> None:
+    result = simulate(
+        capacity_limits=scenario.capacity_limits,
+        shares=scenario.shares,
+        jobs=scenario.jobs,
+        priority_changes=scenario.priority_changes,
+    )
+    check_no_needless_waiting(
         result,
         capacity_limits=scenario.capacity_limits,
         shares=scenario.shares,
