@@ -73,7 +73,7 @@ class Progress:
             return
         self.last[label] = math.inf if finished else now
         percent = 100 if total <= 0 else min(100, done * 100 // total)
-        text = f"[{self.elapsed()}] {label}: {percent:3d} % ({done:,} of {total:,} jobs)"
+        text = f"[{self.elapsed()}] {label}: {percent:3d} % ({done:,} of {total:,})"
         if self.live:
             print("\r" + text, end="\n" if finished else "", file=self.stream, flush=True)
             self.open_line = not finished
@@ -194,7 +194,8 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
         if args.save_workload:
             write_workload(args.save_workload, workload)
             progress.note(f"workload saved to {args.save_workload}")
-        progress.note(f"simulating {len(workload.jobs):,} jobs under three arrangements")
+        progress.note(f"simulating {len(workload.jobs):,} jobs under three arrangements "
+                      "(progress: jobs ended)")
         comparison = compare_policies(
             capacity_limits=declaration.capacity_limits,
             shares=declaration.shares,
@@ -209,7 +210,7 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
             shares=declaration.shares,
             title=args.title or f"Quota share simulation: {declaration.name}",
             workload=described,
-            progress=progress.note,
+            progress=progress.step,
         )
     except QuotaConfigError as error:
         progress.note(f"error: {error}")
@@ -246,6 +247,7 @@ def _workload(
             changes.append(change)
         if len(jobs) % 50_000 == 0:
             progress.step("generating", len(jobs), args.jobs)
+    progress.step("generating", len(jobs), len(jobs))
     changes.sort(key=lambda c: c.at)
     return Workload(jobs, changes), {
         "source": f"synthetic (seed {args.seed}, {args.hours:g} h, load {args.load:g})",

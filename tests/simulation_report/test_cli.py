@@ -43,7 +43,8 @@ def test_synthetic_dev_run_writes_the_three_files_and_reports_progress(tmp_path:
         assert f"wrote {tmp_path / 'r' / name}" in out
     assert out.startswith("The declared policy")
     for arrangement in ("declared", "hard_partition", "shared_pool"):
-        assert f"{arrangement}: 100 % (150 of 150 jobs)" in err
+        assert f"{arrangement}: 100 % (150 of 150)" in err
+    assert "jobs.csv: 100 % (150 of 150)" in err
     metrics = json.loads((tmp_path / "r" / "metrics.json").read_text())
     assert metrics["workload"]["synthetic"] == {"seed": 3, "jobs": 150, "hours": 48.0,
                                                 "load": 0.7}

@@ -39,26 +39,26 @@ def write_report(
     title: str = "Quota share simulation",
     workload: Mapping[str, Any] | None = None,
     buckets: int = 300,
-    progress: Callable[[str], None] | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> ReportFiles:
     """Write ``report.html``, ``metrics.json`` and ``jobs.csv`` (declared policy) into
     ``directory`` (created when missing) and return their paths.
 
     ``workload`` describes the input in the report and metrics (e.g. ``jobs``, ``source``,
     ``seed``); ``buckets`` is how many intervals the capacity charts average over.
+    ``progress(task, done, total)`` is called as each file is written, like
+    :func:`~quota_constructs.simulation.compare_policies`'s.
     """
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     described = dict(workload or {})
     described.setdefault("jobs", len(comparison.declared.jobs))
-    say = progress or (lambda _: None)
-    say(f"writing {JOBS_FILE}")
-    rows = write_job_csv(out / JOBS_FILE, comparison.declared)
-    say(f"writing {METRICS_FILE}")
+    step = progress or _silent
+    rows = write_job_csv(out / JOBS_FILE, comparison.declared, progress=step)
     write_metrics(out / METRICS_FILE, metrics_document(
         comparison, capacity_limits=capacity_limits, shares=shares, workload=described
     ))
-    say(f"writing {REPORT_FILE}")
+    step(METRICS_FILE, 1, 1)
     html = render_page(
         comparison,
         capacity_limits=capacity_limits,
@@ -67,10 +67,14 @@ def write_report(
         workload=described,
         files=(METRICS_FILE, JOBS_FILE),
         buckets=buckets,
-        progress=say,
+        progress=step,
     )
     (out / REPORT_FILE).write_text(html, encoding="utf-8")
     return ReportFiles(out / REPORT_FILE, out / METRICS_FILE, out / JOBS_FILE, rows)
+
+
+def _silent(task: str, done: int, total: int) -> None:
+    del task, done, total
 
 
 __all__ = ["JOBS_FILE", "METRICS_FILE", "REPORT_FILE", "ReportFiles", "write_report"]

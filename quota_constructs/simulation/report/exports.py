@@ -5,13 +5,14 @@ from __future__ import annotations
 import csv
 import dataclasses
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ...model import CapacityLimit, QuotaShareSpec
 from ..results import JOB_RECORD_FIELDS, PolicyComparison, SimulationResult
 
+PROGRESS_ROWS = 10_000
 ARRANGEMENTS = ("declared", "hard_partition", "shared_pool")
 ARRANGEMENT_TITLES = {
     "declared": "declared policy",
@@ -81,9 +82,15 @@ def write_metrics(path: Path, document: Mapping[str, Any]) -> None:
     path.write_text(json.dumps(document, indent=2, allow_nan=False) + "\n", encoding="utf-8")
 
 
-def write_job_csv(path: Path, result: SimulationResult) -> int:
+def write_job_csv(
+    path: Path,
+    result: SimulationResult,
+    *,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> int:
     """One row per job (columns :data:`JOB_RECORD_FIELDS`); returns the number of rows."""
     rows = 0
+    total = len(result.jobs)
     with path.open("w", newline="", encoding="utf-8") as stream:
         writer = csv.writer(stream, lineterminator="\n")
         writer.writerow(JOB_RECORD_FIELDS)
@@ -91,4 +98,8 @@ def write_job_csv(path: Path, result: SimulationResult) -> int:
             writer.writerow(["" if record[name] is None else record[name]
                              for name in JOB_RECORD_FIELDS])
             rows += 1
+            if progress is not None and rows % PROGRESS_ROWS == 0:
+                progress(path.name, rows, total)
+    if progress is not None:
+        progress(path.name, rows, total)
     return rows

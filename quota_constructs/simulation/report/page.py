@@ -85,7 +85,7 @@ def render_page(
     workload: Mapping[str, Any],
     files: Sequence[str] = (),
     buckets: int = 300,
-    progress: Callable[[str], None] | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> str:
     colours = {spec.name: share_colour(i) for i, spec in enumerate(shares)}
     active = [
@@ -96,10 +96,8 @@ def render_page(
     headline, notes = findings(comparison, capacity_limits=capacity_limits, shares=shares)
     declared = comparison.declared
     axis = TimeAxis.of(declared.started_at, declared.ended_at)
-    say = progress or (lambda _: None)
-    say("capacity charts")
-    capacity_html = _capacity_section(declared, capacity_limits, shares, colours, axis, buckets)
-    say("comparison charts")
+    capacity_html = _capacity_section(declared, capacity_limits, shares, colours, axis, buckets,
+                                      progress)
     parts = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
         f"<title>{escape(title)}</title><style>{CSS}</style></head><body>",
@@ -202,15 +200,21 @@ def _capacity_section(
     colours: Mapping[str, str],
     axis: TimeAxis,
     buckets: int,
+    progress: Callable[[str, int, int], None] | None,
 ) -> str:
     xs = axis.xs(buckets)
     overview, panels = [], []
+    pairs = sum(1 for limit in capacity_limits for spec in shares if spec.limit_of(limit.unit))
+    done = 0
     for limit in capacity_limits:
         unit = str(limit.unit)
         bands = []
         for spec in shares:
             if spec.limit_of(unit) == 0:
                 continue
+            if progress is not None:
+                progress("capacity charts", done, pairs)
+            done += 1
             timeline = result.capacity_timeline(spec.name, unit)
             in_use = bucket_averages(timeline.times, timeline.in_use, start=axis.start,
                                      end=axis.end, buckets=buckets)
@@ -252,6 +256,8 @@ def _capacity_section(
             f"Instances of {unit} each share holds (borrowed included), stacked, averaged over "
             f"{buckets} equal intervals.",
         ))
+    if progress is not None:
+        progress("capacity charts", pairs, pairs)
     legend = (
         "<p class='sub'>Per share and instance type: <b>solid</b> = instances it uses within its "
         "own limit, <b>hatched</b> = borrowed instances (above its own limit), <b>dashed "
