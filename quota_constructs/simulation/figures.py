@@ -68,19 +68,33 @@ def share_figures(
 
     log_share, log_unit, log_delta = data.log_share, data.log_unit, data.log_delta
     for i, t in enumerate(data.log_time):
+        # advance() inlined: this loop runs twice per attempt.
         g = log_share[i]
         k = log_unit[i]
-        rate_total[k] += (t - rate_time[k]) * rate[k]
+        total = rate_total[k] + (t - rate_time[k]) * rate[k]
+        rate_total[k] = total
         rate_time[k] = t
         cell = g * n_units + k
-        advance(cell, g, k, t)
         lim = limits[cell]
         before = use[cell]
+        if before:
+            dt = t - last[cell]
+            if before > lim:
+                own[cell] += dt * lim
+                over[cell] += dt * (before - lim)
+            else:
+                own[cell] += dt * before
+        last[cell] = t
         after = before + log_delta[i]
         use[cell] = after
-        borrowed[k] += max(0, after - lim) - max(0, before - lim)
+        if after > lim or before > lim:
+            borrowed[k] += max(0, after - lim) - max(0, before - lim)
         if lends[g]:
-            idle[k] += max(0, lim - after) - max(0, lim - before)
+            if before < lim:
+                lent[cell] += (lim - before) * (total - rate_mark[cell])
+            rate_mark[cell] = total
+            if after < lim or before < lim:
+                idle[k] += max(0, lim - after) - max(0, lim - before)
         pool = unowned[k] + idle[k]
         rate[k] = min(1.0, borrowed[k] / pool) if pool > 0 else 0.0
     for k in range(n_units):
