@@ -142,6 +142,8 @@ def test_words_and_ticks() -> None:
     assert compare(105.0, 100.0)[1] == "neutral"
     assert compare(10.0, 50.0)[1] == "neutral"  # both under a minute
     assert compare(None, 5.0)[1] == "neutral"
+    assert compare(3000.0, 0.0) == ("longer", "worse")
+    assert compare(1.0, 3000.0) == ("over 99 % shorter", "better")
     assert human_seconds(45) == "45 s"
     assert human_seconds(1800) == "30 min"
     assert human_seconds(7200) == "2.0 h"

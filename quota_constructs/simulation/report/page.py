@@ -163,9 +163,10 @@ def _environment_line(capacity_limits: Sequence[CapacityLimit]) -> str:
 
 
 def _workload_line(workload: Mapping[str, Any]) -> str:
-    line = f"{workload.get('jobs', 0):,} jobs"
-    if workload.get("priority_changes"):
-        line += f", {workload['priority_changes']:,} priority changes"
+    jobs, changes = workload.get("jobs", 0), workload.get("priority_changes", 0)
+    line = f"{jobs:,} job{'' if jobs == 1 else 's'}"
+    if changes:
+        line += f", {changes:,} priority change{'' if changes == 1 else 's'}"
     source = workload.get("source")
     if source:
         line += f" from {source}"

@@ -46,8 +46,8 @@ def compare(value: float | None, other: float | None) -> tuple[str, str]:
         return "not comparable", "neutral"
     if max(value, other) < NEGLIGIBLE_SECONDS:
         return "about the same (both under a minute)", "neutral"
-    if other == 0:
-        return "longer (none otherwise)", "worse"
+    if other < NEGLIGIBLE_SECONDS:
+        return "longer", "worse"
     ratio = value / other
     if abs(ratio - 1) < SAME_WITHIN:
         return "about the same", "neutral"
