@@ -28,7 +28,14 @@ from ..model import CapacityLimit, QuotaConfigError, QuotaShareSpec
 from . import compare_policies
 from .report import write_report
 from .report.summary import findings
-from .workloads import Workload, default_traffic, iter_synthetic, read_workload, write_workload
+from .workloads import (
+    Workload,
+    WorkloadError,
+    default_traffic,
+    iter_synthetic,
+    read_workload,
+    write_workload,
+)
 
 DEFAULT_OUT = "simulation-report"
 ENVIRONMENTS = "stacks.environments:ENVIRONMENTS"
@@ -213,7 +220,12 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
             progress=progress.step,
         )
     except QuotaConfigError as error:
-        progress.note(f"error: {error}")
+        # Always shown, --quiet or not: it is the reason for the exit status.
+        progress.note("stopped")
+        print(f"error: {error}", file=err_stream)
+        if args.workload is not None and not isinstance(error, WorkloadError):
+            print(f"  (a job of {args.workload}, checked against the declaration)",
+                  file=err_stream)
         return 2
     headline, _ = findings(comparison, capacity_limits=declaration.capacity_limits,
                            shares=declaration.shares)

@@ -70,6 +70,7 @@ def test_any_declaration_by_module_or_file(tmp_path: Path) -> None:
     # The walkthrough names a share (evaluation) this declaration does not have.
     assert code == 2
     assert "evaluation" in err
+    assert f"(a job of {WALKTHROUGH}, checked against the declaration)" in err
     module = tmp_path / "platform_quotas.py"
     module.write_text(
         "from quota_constructs import CapacityLimit, QuotaShareSpec, SharingStrategy\n"
@@ -111,7 +112,7 @@ def test_a_bad_workload_file_is_named_with_its_line(tmp_path: Path) -> None:
     bad = tmp_path / "jobs.csv"
     bad.write_text("job_id,share,submitted_at,duration,instance_type\n"
                    "a,research,0,-1,ml.g5.xlarge\n")
-    code, _, err = run("--workload", str(bad), "--out", str(tmp_path / "r"))
+    code, _, err = run("--workload", str(bad), "--out", str(tmp_path / "r"), "--quiet")
     assert code == 2
     assert f"workload '{bad}' line 2: duration got '-1'" in err
     assert not (tmp_path / "r").exists()
