@@ -49,8 +49,8 @@ class Declaration:
 
 
 class Progress:
-    """Percent done and elapsed time on stderr: rewritten in place on a terminal, a line per
-    tenth otherwise (CI logs stay short)."""
+    """Percent done and elapsed time on stderr: rewritten in place on a terminal, otherwise a
+    line every two seconds per task and one when it finishes (CI logs stay short)."""
 
     INTERVAL = 2.0
     """Seconds between two lines for one task: short runs print only their last line."""
