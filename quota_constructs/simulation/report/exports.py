@@ -60,6 +60,11 @@ def metrics_document(
     """
     return {
         "format": "quota_constructs.simulation.metrics/1",
+        "units": {
+            "times": "seconds",
+            "capacity": "instance-hours",
+            "utilization": "fraction of the share's own allocation (0-1)",
+        },
         "declaration": declaration_document(capacity_limits, shares),
         "workload": dict(workload),
         "arrangements": {
