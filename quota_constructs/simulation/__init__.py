@@ -66,8 +66,9 @@ Those a user could reasonably want otherwise are fields of :class:`SimulationOpt
    restart are instantaneous (no start-up time is modelled).
 10. Events at one time: jobs ending are processed first, then submissions, then priority
     changes; scheduling then sees them all at once, so jobs submitted together are ordered by
-    priority, not by list order (list order breaks remaining ties). A zero-duration job is
-    started and ends at the same time.
+    priority, not by list order (list order breaks remaining ties). A zero-duration job starts
+    and ends at once and never holds capacity (it cannot be a victim or make its share look
+    busier).
 11. Figures: the span is first submission to last end. Lent capacity-hours attribute other
     shares' borrowing to the idle allocations of lending shares and to capacity no share owns,
     in proportion to each one's idle amount at that moment. Percentiles interpolate linearly

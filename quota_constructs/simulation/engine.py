@@ -155,12 +155,28 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
     def start(j: int, q: int, k: int, borrowed: bool) -> None:
         nonlocal tokens
         n = job_count[j]
-        state[j] = _RUNNING
         n_waiting[q] -= 1
+        remaining = duration[j] - saved[j]
+        if remaining <= 0.0:
+            # A job with no work left ends as it starts: it never holds capacity, so it
+            # can neither be a victim nor make its share look busier than it is.
+            state[j] = _ENDED
+            finished[j] = now
+            record: RawAttempt = (now, now, ENDED_SUCCEEDED, -1, NO_PREEMPTION, borrowed)
+            previous = attempts[j]
+            if previous is None:
+                attempts[j] = record
+            elif isinstance(previous, tuple):
+                attempts[j] = [previous, record]
+            else:
+                previous.append(record)
+            ended_jobs.append(j)
+            return
+        state[j] = _RUNNING
         started[j] = now
         tokens += 1
         run_token[j] = tokens
-        heappush(finishing, (now + duration[j] - saved[j], tokens, j))
+        heappush(finishing, (now + remaining, tokens, j))
         lim = limit[q]
         before = use[q]
         after = before + n
@@ -176,6 +192,11 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
             borrowed_running[k] += 1
         if in_share[queue_share[q]] or borrowed:
             push_victim(j, q, k)
+        else:
+            # Not a victim candidate this time: entries left from an earlier (borrowed)
+            # attempt must not look valid.
+            tokens += 1
+            victim_token[j] = tokens
         log_t(now)
         log_s(job_group[j])
         log_u(k)
@@ -338,7 +359,6 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
             if victims is not None:
                 for v in victims:
                     preempt(v, j, IN_SHARE)
-                touched.append(q)
                 start(j, q, k, use[q] + n > lim)
                 return True
         return False
@@ -443,43 +463,56 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
                     if j >= 0:
                         work.append(candidate(q, j))
         heapify(work)
-        retry: list[tuple[int, int]] = []
+        releases = 0  # how often a preemption left more capacity free than before
         while True:
-            # Without freed capacity no blocked head can start: every pass leaves them needing
-            # more than is free, and starts and requeues never add to it.
-            found = best_blocked(k) if freed and blocked[k] else None
-            if work and (found is None or work[0] < found[0]):
-                entry = heappop(work)
-                from_work = True
-            elif found is not None:
-                entry = heappop(found[1])
-                from_work = False
-            else:
+            retry: list[tuple[int, int, int]] = []
+            while True:
+                # Without freed capacity no blocked head can start: every pass leaves them
+                # needing more than is free, and starts and requeues never add to it.
+                found = best_blocked(k) if freed and blocked[k] else None
+                if work and (found is None or work[0] < found[0]):
+                    entry = heappop(work)
+                    from_work = True
+                elif found is not None:
+                    entry = heappop(found[1])
+                    from_work = False
+                else:
+                    break
+                j = entry[3]
+                q = entry[4]
+                if blocked_token[q] != entry[5] or head(q) != j:
+                    continue
+                if (0 if use[q] + job_count[j] <= limit[q] else 1) != entry[0]:
+                    heappush(work, candidate(q, j))
+                    continue
+                touched: list[int] = []
+                before = in_use[k]
+                if try_start(j, q, k, from_work and q in full, touched):
+                    if in_use[k] < before:
+                        freed = True  # a preemption freed more than the preemptor took
+                        releases += 1
+                    # The share's next job may start too, with every power. A share that
+                    # lost borrowed capacity may start again only on what is free: letting
+                    # its requeued job preempt in-share at the same moment would push the
+                    # share below its own limit right after a reclaim that must not; it may
+                    # preempt in-share at its share's next event.
+                    full.add(q)
+                    for other in (q, *touched):
+                        other_head = head(other)
+                        if other_head >= 0:
+                            heappush(work, candidate(other, other_head))
+                else:
+                    if backfill:
+                        backfill_queue(q, k)
+                    retry.append((j, q, releases))
+            again = False
+            for j, q, seen in retry:
+                if head(q) == j:
+                    defer(j, q, k)
+                    again = again or seen < releases
+            if not again:
                 break
-            j = entry[3]
-            q = entry[4]
-            if blocked_token[q] != entry[5] or head(q) != j:
-                continue
-            if (0 if use[q] + job_count[j] <= limit[q] else 1) != entry[0]:
-                heappush(work, candidate(q, j))
-                continue
-            touched: list[int] = []
-            before = in_use[k]
-            if try_start(j, q, k, from_work and q in full, touched):
-                if in_use[k] < before:
-                    freed = True  # a preemption freed more than the preemptor took
-                for other in (q, *touched):
-                    other_head = head(other)
-                    if other_head >= 0:
-                        full.add(other)
-                        heappush(work, candidate(other, other_head))
-            else:
-                if backfill and backfill_queue(q, k):
-                    freed = True
-                retry.append((j, q))
-        for j, q in retry:
-            if head(q) == j:
-                defer(j, q, k)
+            # Capacity was freed after some of these failed: offer it to them too.
 
     ended_jobs: list[int] = []
     # Units the events at one moment touched, to schedule once they are all applied.

@@ -133,22 +133,29 @@ def check_invariants(
                 if not spec.strategy.borrows:
                     assert count <= spec.limit_of(unit), f"{name} borrowed {unit} at {t}"
 
-    # Cross-share preemption never pushes the victim's share below its own limit.
+    # Cross-share preemption never pushes the victim's share below its own limit: what the
+    # share held at t (jobs that succeeded at t had already ended; jobs started at t are
+    # counted, as they may have started first), less every job of it reclaimed at t, is
+    # still at least its limit.
+    reclaimed: dict[tuple[str, str, float], int] = defaultdict(int)
     for job in result.jobs.values():
         for attempt in job.attempts:
-            if attempt.preemption != "CROSS_SHARE":
-                continue
-            t = attempt.ended_at
-            still = sum(
-                other.instance_count
-                for other in result.jobs.values()
-                if other.share == job.share and other.instance_type == job.instance_type
-                for a in other.attempts
-                if a.started_at <= t < a.ended_at
-            )
-            assert still >= spec_of[job.share].limit_of(job.instance_type), (
-                f"{job.job_id} reclaimed at {t} although its share would drop below its limit"
-            )
+            if attempt.preemption == "CROSS_SHARE":
+                reclaimed[(job.share, job.instance_type, attempt.ended_at)] += (
+                    job.instance_count
+                )
+    for (name, unit, t), taken in reclaimed.items():
+        before = sum(
+            other.instance_count
+            for other in result.jobs.values()
+            if other.share == name and other.instance_type == unit
+            for a in other.attempts
+            if (a.started_at <= t < a.ended_at)
+            or (a.started_at <= t == a.ended_at and a.preemption is not None)
+        )
+        assert before - taken >= spec_of[name].limit_of(unit), (
+            f"{name} was reclaimed from at {t} below its own limit of {unit}"
+        )
 
 
 def check_no_needless_waiting(

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from quota_constructs import CapacityLimit, QuotaShareSpec
 from quota_constructs.simulation import BorrowerOrder, SimulationOptions
 
+from .invariants import check_no_needless_waiting
 from .support import G5, LEND, LEND_AND_BORROW, P4, RESERVE, job, run, share, starts
+
+P5 = "ml.p5.48xlarge"
 
 
 def test_jobs_submitted_together_start_by_priority_not_list_order() -> None:
@@ -68,22 +73,40 @@ def test_huge_jobs_take_the_whole_environment() -> None:
     assert starts(result, "whole") == [10.0]
 
 
-def test_a_messy_trace_like_workload_obeys_every_rule() -> None:
-    rng = random.Random(3)
-    shares = [share("A", LEND_AND_BORROW, 4, in_share=True), share("B", LEND, 3),
-              share("C", LEND_AND_BORROW, 2, borrow=50), share("R", RESERVE, 2)]
-    limit = {"A": 8, "B": 3, "C": 3, "R": 2}  # what each can ever reach
+@pytest.mark.parametrize("seed", [1, 3])
+def test_a_messy_trace_like_workload_obeys_every_rule(seed: int) -> None:
+    """Heavy-tailed sizes, many jobs at one moment, zero durations, priorities 0-99."""
+    rng = random.Random(seed)
+    units = {G5: 120, P4: 60, P5: 36}
+    strategies = [LEND_AND_BORROW, LEND, RESERVE, LEND_AND_BORROW]
+    shares = [
+        QuotaShareSpec(
+            name=f"s{i}",
+            capacity_limits=[CapacityLimit(u, c // 12) for u, c in units.items()],
+            strategy=strategies[i % 4],
+            in_share_preemption=i % 2 == 0,
+        )
+        for i in range(10)
+    ]
+    environment = [CapacityLimit(u, c) for u, c in units.items()]
     jobs = []
-    for i in range(600):
-        name = rng.choice("ABCR")
+    for i in range(700):
+        spec = shares[rng.randrange(10)]
+        unit, capacity = rng.choice(list(units.items()))
+        own = capacity // 12
+        # What the share can reach: its own limit, or all but the RESERVE shares' limits.
+        most = own if not spec.strategy.borrows else capacity - 3 * own
         jobs.append(job(
-            f"j{i}", name, float(rng.choice([0, 0, 0, rng.randrange(500)])),
-            float(rng.choice([0, rng.randrange(1, 80)])),
-            count=rng.randint(1, limit[name]), priority=rng.randrange(4),
-            checkpoint=rng.choice([None, 7.0]), retries=rng.choice([None, None, 1, 3]),
+            f"j{i}", spec.name, float(rng.randrange(70)),
+            float(rng.choice([0, rng.randrange(1, 400)])),
+            count=min(most, max(1, int(rng.paretovariate(1.1)))), unit=unit,
+            priority=rng.randrange(100), checkpoint=rng.choice([None, 60.0]),
+            retries=rng.choice([None, None, 2]),
         ))
-    result = run(10, shares, jobs)
-    assert len(result.jobs) == 600
+    result = run(environment, shares, jobs)
+    check_no_needless_waiting(result, capacity_limits=environment, shares=shares, jobs=jobs)
+    assert sum(f.cross_share_preemptions for f in result.shares.values()) > 0
+    assert sum(f.in_share_preemptions for f in result.shares.values()) > 0
 
 
 def test_progress_is_reported() -> None:
