@@ -17,6 +17,7 @@ changes, that queue with every power.
 from __future__ import annotations
 
 from array import array
+from bisect import insort
 from collections.abc import Callable
 from heapq import heapify, heappop, heappush
 
@@ -392,6 +393,7 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
     # Heads that failed only for want of free capacity, per unit and job size, so that freed
     # capacity wakes the first of them in order without looking at every queue.
     blocked: list[dict[int, list[Entry]]] = [{} for _ in range(n_units)]
+    blocked_sizes: list[list[int]] = [[] for _ in range(n_units)]  # the buckets' sizes, sorted
     blocked_token = [0] * n_queues
 
     def candidate(q: int, j: int) -> Entry:
@@ -415,8 +417,14 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
         bucket = buckets.get(n)
         if bucket is None:
             buckets[n] = [entry]
+            insort(blocked_sizes[k], n)
         else:
             heappush(bucket, entry)
+            if len(bucket) > 4 * n_queues + 64:
+                # Entries of queues that moved on pile up where nothing is ever free enough.
+                live = [e for e in bucket if blocked_token[e[4]] == e[5]]
+                heapify(live)
+                buckets[n] = live
 
     def best_blocked(k: int) -> tuple[Entry, list[Entry]] | None:
         free = env[k] - in_use[k] - reserved_idle[k]
@@ -425,9 +433,12 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
             return None
         best: Entry | None = None
         best_bucket: list[Entry] = []
-        for n, bucket in blocked[k].items():
+        buckets = blocked[k]
+        emptied: list[int] = []
+        for n in blocked_sizes[k]:
             if n > reach:
-                continue
+                break
+            bucket = buckets[n]
             while bucket:
                 top = bucket[0]
                 q = top[4]
@@ -435,12 +446,16 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
                     break
                 heappop(bucket)
             if not bucket:
+                emptied.append(n)
                 continue
             top = bucket[0]
             if n > free and top[0] == 1:
                 continue  # a borrower needs free capacity; reclaiming is not for borrowing
             if best is None or top < best:
                 best, best_bucket = top, bucket
+        for n in emptied:
+            del buckets[n]
+            blocked_sizes[k].remove(n)
         if best is None:
             return None
         return best, best_bucket
