@@ -77,6 +77,14 @@ Those a user could reasonably want otherwise are fields of :class:`SimulationOpt
     (a DISABLED share accepts no new jobs); a job larger than its share can ever hold (own limit
     plus borrow limit, capped by the environment less other RESERVE shares' allocations) can
     never start and is rejected before simulating, as AWS would leave it RUNNABLE forever.
+
+Cost
+----
+One pass over time with an event heap; waiting jobs in one priority queue per (share, instance
+type), running jobs indexed for victim choice, priority changes by lazy deletion. Each event
+costs O(log n) and re-examines only the queues it can affect, so time grows about linearly
+with the number of jobs: a million jobs over 20 shares and four instance types take about 20 s
+on one core (``python3 dev.py bench-sim``, ``benchmarks/simulator_throughput.py``).
 """
 
 from .inputs import BorrowerOrder, PriorityChange, SimJob, SimulationOptions, VictimOrder

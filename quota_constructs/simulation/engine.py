@@ -355,7 +355,8 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
         elif borrows[queue_share[q]] and current + n <= ceiling[q] and n <= free:
             start(j, q, k, True)
             return True
-        if full and running[q] and in_share[queue_share[q]]:
+        # (free + current < n: even preempting all of the share would not make room.)
+        if full and running[q] and in_share[queue_share[q]] and free + current >= n:
             victims = in_share_victim_set(q, j, free)
             if victims is not None:
                 for v in victims:
