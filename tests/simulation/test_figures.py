@@ -98,3 +98,17 @@ def test_outcome_mapping() -> None:
     assert list(result.jobs) == ["a1", "a2", "b1"]
     a2 = result.jobs["a2"]
     assert (a2.wait_seconds, a2.completion_seconds, a2.preemptions) == (0.0, 200.0, 1)
+
+
+def test_comparison_when_limits_add_up_to_more_than_the_environment() -> None:
+    shares = [share("A", LEND, 2), share("B", LEND_AND_BORROW, 2)]
+    jobs = [job("a1", "A", 0.0), job("a2", "A", 0.0), job("b1", "B", 10.0),
+            job("b2", "B", 10.0, count=3)]
+    comparison = compare_policies(capacity_limits=[CapacityLimit(G5, 3)], shares=shares,
+                                  jobs=jobs)
+    partition = comparison.hard_partition
+    assert partition.not_runnable == ("b2",)
+    # Nobody borrows, but the environment still caps what the shares hold together.
+    assert [a.started_at for a in partition.jobs["b1"].attempts] == [10.0]
+    # b2 needs all three instances: it waits for b1 as well as for A.
+    assert [a.started_at for a in comparison.declared.jobs["b2"].attempts] == [110.0]
