@@ -56,7 +56,10 @@ Those a user could reasonably want otherwise are fields of :class:`SimulationOpt
    Cross-share victims come from any borrowing share (capacity is not tagged with its lender).
 7. A waiting job that fits within its own limit first uses free capacity, then reclaims borrowed
    capacity, then (where enabled) preempts lower-priority jobs of its share. A job that must
-   borrow never causes cross-share preemption, but may use in-share preemption.
+   borrow never causes cross-share preemption, but may use in-share preemption. A job just
+   reclaimed from a borrowing share may start again at once only on free capacity; it may
+   preempt in-share from its share's next event on, so a reclaim never leaves that share
+   below its own limit at that instant.
 8. Priority changes apply immediately: a waiting job moves in its share's queue; a running job
    becomes a more or less likely victim. A change before the job's submission is an input
    error; a change after it ended does nothing.
