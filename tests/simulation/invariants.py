@@ -165,10 +165,16 @@ def check_no_needless_waiting(
     shares: Sequence[QuotaShareSpec],
     jobs: Sequence[SimJob],
     priority_changes: Sequence[PriorityChange] = (),
+    reclaim: bool = False,
 ) -> None:
     """With head-of-line blocking: after each moment, no share's first waiting job for a unit
     could have started without preempting anyone (within its limit on free capacity, or by
-    borrowing idle lendable capacity within its borrow limit)."""
+    borrowing idle lendable capacity within its borrow limit).
+
+    With ``reclaim`` (single-instance workloads only, where which borrowed job may be taken
+    is unambiguous) a first waiting job within its share's limit also never waits while
+    enough borrowed capacity could be reclaimed for it.
+    """
     environment = {str(limit.unit): limit.max_capacity for limit in capacity_limits}
     spec_of = {spec.name: spec for spec in shares}
     order = {job.job_id: index for index, job in enumerate(jobs)}
@@ -183,12 +189,16 @@ def check_no_needless_waiting(
             if change.at <= t and result.jobs[change.job_id].finished_at >= change.at:
                 priority[change.job_id] = change.priority
         held: dict[tuple[str, str], int] = defaultdict(int)
+        borrowed_running: dict[tuple[str, str], int] = defaultdict(int)
         heads: dict[tuple[str, str], SimJob] = {}
         for job in jobs:
             outcome = result.jobs[job.job_id]
             key = (job.share, job.instance_type)
-            if any(a.started_at <= t < a.ended_at for a in outcome.attempts):
+            running = [a for a in outcome.attempts if a.started_at <= t < a.ended_at]
+            if running:
                 held[key] += job.instance_count
+                if running[0].borrowed:
+                    borrowed_running[key] += job.instance_count
                 continue
             waiting = job.submitted_at <= t and any(
                 a.started_at > t for a in outcome.attempts
@@ -218,3 +228,14 @@ def check_no_needless_waiting(
             assert not (n <= free and (within or can_borrow)), (
                 f"{job.job_id} waits at {t} although {free} {unit} are free for it"
             )
+            if reclaim and within:
+                reclaimable = sum(
+                    max(0, min(count - other.limit_of(unit), borrowed_running[(other.name, unit)]))
+                    for other in shares
+                    if other.name != share_name
+                    for count in [held[(other.name, unit)]]
+                )
+                assert free + reclaimable < n, (
+                    f"{job.job_id} waits at {t} within its limit although {reclaimable} "
+                    f"borrowed {unit} could be reclaimed"
+                )

@@ -41,7 +41,7 @@ def reach(spec: QuotaShareSpec, unit: str, environment: dict[str, int],
 
 
 @st.composite
-def scenarios(draw: st.DrawFn) -> Scenario:
+def scenarios(draw: st.DrawFn, single_instance: bool = False) -> Scenario:
     units = UNITS[: draw(st.integers(1, 2))]
     environment = {unit: draw(st.integers(1, 6)) for unit in units}
     shares: list[QuotaShareSpec] = []
@@ -88,7 +88,7 @@ def scenarios(draw: st.DrawFn) -> Scenario:
                 submitted_at=float(draw(st.integers(0, 20))),
                 duration=float(draw(st.integers(0, 15))),
                 instance_type=unit,
-                instance_count=draw(st.integers(1, most)),
+                instance_count=1 if single_instance else draw(st.integers(1, most)),
                 priority=draw(st.integers(0, 3)),
                 checkpoint_interval=draw(st.sampled_from([None, 2.0, 5.0])),
                 preemption_retries=draw(st.sampled_from([None, None, 0, 1, 2])),
@@ -154,6 +154,27 @@ def test_nobody_waits_for_capacity_that_is_free_for_them(scenario: Scenario) -> 
         shares=scenario.shares,
         jobs=scenario.jobs,
         priority_changes=scenario.priority_changes,
+    )
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios(single_instance=True))
+def test_within_limit_jobs_never_wait_for_capacity_that_could_be_reclaimed(
+    scenario: Scenario,
+) -> None:
+    result = simulate(
+        capacity_limits=scenario.capacity_limits,
+        shares=scenario.shares,
+        jobs=scenario.jobs,
+        priority_changes=scenario.priority_changes,
+    )
+    check_no_needless_waiting(
+        result,
+        capacity_limits=scenario.capacity_limits,
+        shares=scenario.shares,
+        jobs=scenario.jobs,
+        priority_changes=scenario.priority_changes,
+        reclaim=True,
     )
 
 
