@@ -461,6 +461,33 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
             return None
         return best, best_bucket
 
+    # Heads that could not preempt in-share only because too little was free: capacity freed
+    # elsewhere on the unit may be what they lack.
+    in_share_blocked: list[set[int]] = [set() for _ in range(n_units)]
+
+    def could_preempt_in_share(q: int, j: int) -> bool:
+        """Whether q's share preempts in-share and runs a job j outranks (cheap, may say yes
+        wrongly under the NEWEST victim order, whose heap is not in priority order)."""
+        if not in_share[queue_share[q]] or not running[q]:
+            return False
+        heap = in_share_victims[q]
+        while heap:
+            top = heap[0]
+            v = top[3]
+            if state[v] == _RUNNING and victim_token[v] == top[4]:
+                return not by_priority or priority[v] < priority[j]
+            heappop(heap)
+        return False
+
+    def wake_in_share(k: int, work: list[Entry], full: set[int]) -> None:
+        waiting_heads = in_share_blocked[k]
+        for q in waiting_heads:
+            j = head(q)
+            if j >= 0:
+                heappush(work, candidate(q, j))
+                full.add(q)
+        waiting_heads.clear()
+
     def schedule_unit(k: int, full_queues: set[int], freed: bool) -> None:
         """Start what can start on unit k, in order: jobs within their share's limit first,
         then borrowers, each group first come first served. Queues in ``full_queues`` (a new
@@ -472,6 +499,8 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
             if j >= 0:
                 work.append(candidate(q, j))
                 full.add(q)
+        if freed:
+            wake_in_share(k, work, full)
         if backfill and freed:
             for q in queues_of_unit[k]:
                 if q not in full:
@@ -525,9 +554,12 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
             for j, q, seen in retry:
                 if head(q) == j:
                     defer(j, q, k)
+                    if q in full and could_preempt_in_share(q, j):
+                        in_share_blocked[k].add(q)
                     again = again or seen < releases
             if not again:
                 break
+            wake_in_share(k, work, full)
             # Capacity was freed after some of these failed: offer it to them too.
 
     ended_jobs: list[int] = []

@@ -178,3 +178,15 @@ def test_lost_work_is_counted_per_instance() -> None:
     result = run(3, shares, jobs)
     assert result.jobs["a2"].lost_seconds == 25.0
     assert result.shares["A"].lost_instance_hours == pytest.approx(50.0 / 3600)
+
+
+def test_capacity_freed_elsewhere_completes_an_in_share_preemption() -> None:
+    shares = [share("S", LEND_AND_BORROW, in_share=True), share("T", LEND), share("U", LEND)]
+    jobs = [job("low", "S", 0.0, priority=1), job("t", "T", 0.0), job("u", "U", 0.0, 50.0),
+            job("high", "S", 10.0, count=2, priority=9)]
+    result = run(3, shares, jobs)
+    # At 10 preempting "low" would free one instance of the two "high" needs; at 50 U's job
+    # ends and the two together make room.
+    assert starts(result, "high") == [50.0]
+    assert result.jobs["low"].attempts[0].preempted_by == "high"
+    assert result.jobs["low"].attempts[0].ended_at == 50.0
