@@ -58,8 +58,8 @@ Those a user could reasonably want otherwise are fields of :class:`SimulationOpt
    capacity, then (where enabled) preempts lower-priority jobs of its share. A job that must
    borrow never causes cross-share preemption, but may use in-share preemption. A job just
    reclaimed from a borrowing share may start again at once only on free capacity; it may
-   preempt in-share from its share's next event on, so a reclaim never leaves that share
-   below its own limit at that instant.
+   preempt in-share from the next moment on, so a reclaim never leaves that share below its
+   own limit at that instant.
 8. Priority changes apply immediately: a waiting job moves in its share's queue; a running job
    becomes a more or less likely victim. A change before the job's submission is an input
    error; a change after it ended does nothing.

@@ -464,6 +464,8 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
     # Heads that could not preempt in-share only because too little was free: capacity freed
     # elsewhere on the unit may be what they lack.
     in_share_blocked: list[set[int]] = [set() for _ in range(n_units)]
+    in_share_later: list[set[int]] = [set() for _ in range(n_units)]
+    later_units: list[int] = []  # units with such heads, to look at again at the next moment
 
     def could_preempt_in_share(q: int, j: int) -> bool:
         """Whether q's share preempts in-share and runs a job j outranks (cheap, may say yes
@@ -499,7 +501,13 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
             if j >= 0:
                 work.append(candidate(q, j))
                 full.add(q)
-        if freed:
+        if in_share_later[k]:
+            in_share_blocked[k] |= in_share_later[k]
+            in_share_later[k].clear()
+            freed_or_later = True
+        else:
+            freed_or_later = freed
+        if freed_or_later:
             wake_in_share(k, work, full)
         if backfill and freed:
             for q in queues_of_unit[k]:
@@ -509,6 +517,7 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
                         work.append(candidate(q, j))
         heapify(work)
         releases = 0  # how often a preemption left more capacity free than before
+        woken_at = 0  # releases when in-share heads were last woken
         while True:
             retry: list[tuple[int, int, int]] = []
             while True:
@@ -554,11 +563,19 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
             for j, q, seen in retry:
                 if head(q) == j:
                     defer(j, q, k)
-                    if q in full and could_preempt_in_share(q, j):
-                        in_share_blocked[k].add(q)
+                    if could_preempt_in_share(q, j):
+                        # A job just reclaimed from gets this power only at a later moment.
+                        if q in full:
+                            in_share_blocked[k].add(q)
+                        else:
+                            in_share_later[k].add(q)
+                            later_units.append(k)
                     again = again or seen < releases
+            if in_share_blocked[k] and releases > woken_at:
+                again = True
             if not again:
                 break
+            woken_at = releases
             wake_in_share(k, work, full)
             # Capacity was freed after some of these failed: offer it to them too.
 
@@ -595,6 +612,11 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
         if t == _INF:
             break
         now = t
+        for k in later_units:
+            if not dirty_mark[k]:
+                dirty_mark[k] = 1
+                dirty.append(k)
+        later_units.clear()
 
         while finishing and finishing[0][0] <= now:
             _, token, j = heappop(finishing)

@@ -166,6 +166,7 @@ def check_no_needless_waiting(
     jobs: Sequence[SimJob],
     priority_changes: Sequence[PriorityChange] = (),
     reclaim: bool = False,
+    in_share: bool = False,
 ) -> None:
     """With head-of-line blocking: after each moment, no share's first waiting job for a unit
     could have started without preempting anyone (within its limit on free capacity, or by
@@ -174,6 +175,10 @@ def check_no_needless_waiting(
     With ``reclaim`` (single-instance workloads only, where which borrowed job may be taken
     is unambiguous) a first waiting job within its share's limit also never waits while
     enough borrowed capacity could be reclaimed for it.
+
+    With ``in_share``, a first waiting job of a share with in-share preemption never waits
+    while preempting all of its share's strictly lower-priority running jobs of that type
+    would make room for it (a job reclaimed from at that very moment excepted).
     """
     environment = {str(limit.unit): limit.max_capacity for limit in capacity_limits}
     spec_of = {spec.name: spec for spec in shares}
@@ -190,6 +195,7 @@ def check_no_needless_waiting(
                 priority[change.job_id] = change.priority
         held: dict[tuple[str, str], int] = defaultdict(int)
         borrowed_running: dict[tuple[str, str], int] = defaultdict(int)
+        lower: dict[tuple[str, str], list[tuple[int, int]]] = defaultdict(list)
         heads: dict[tuple[str, str], SimJob] = {}
         for job in jobs:
             outcome = result.jobs[job.job_id]
@@ -199,6 +205,7 @@ def check_no_needless_waiting(
                 held[key] += job.instance_count
                 if running[0].borrowed:
                     borrowed_running[key] += job.instance_count
+                lower[key].append((priority[job.job_id], job.instance_count))
                 continue
             waiting = job.submitted_at <= t and any(
                 a.started_at > t for a in outcome.attempts
@@ -228,6 +235,20 @@ def check_no_needless_waiting(
             assert not (n <= free and (within or can_borrow)), (
                 f"{job.job_id} waits at {t} although {free} {unit} are free for it"
             )
+            reclaimed_now = any(
+                a.ended_at == t and a.preemption == "CROSS_SHARE"
+                for a in result.jobs[job.job_id].attempts
+            )
+            if in_share and spec.in_share_preemption and not reclaimed_now:
+                freed = sum(
+                    count for p, count in lower[(share_name, unit)]
+                    if p < priority[job.job_id]
+                )
+                top = spec.ceiling_of(unit) if spec.strategy.borrows else spec.limit_of(unit)
+                assert not (freed and own - freed + n <= top and free + freed >= n), (
+                    f"{job.job_id} waits at {t} although preempting lower-priority jobs of "
+                    "its share would make room"
+                )
             if reclaim and within:
                 reclaimable = sum(
                     max(0, min(count - other.limit_of(unit), borrowed_running[(other.name, unit)]))

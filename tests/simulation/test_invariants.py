@@ -154,6 +154,7 @@ def test_nobody_waits_for_capacity_that_is_free_for_them(scenario: Scenario) -> 
         shares=scenario.shares,
         jobs=scenario.jobs,
         priority_changes=scenario.priority_changes,
+        in_share=True,
     )
 
 

@@ -104,7 +104,8 @@ def test_a_messy_trace_like_workload_obeys_every_rule(seed: int) -> None:
             retries=rng.choice([None, None, 2]),
         ))
     result = run(environment, shares, jobs)
-    check_no_needless_waiting(result, capacity_limits=environment, shares=shares, jobs=jobs)
+    check_no_needless_waiting(result, capacity_limits=environment, shares=shares, jobs=jobs,
+                              in_share=True)
     assert sum(f.cross_share_preemptions for f in result.shares.values()) > 0
     assert sum(f.in_share_preemptions for f in result.shares.values()) > 0
 
