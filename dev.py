@@ -4,6 +4,9 @@
     python3 dev.py synth   # create .venv, install, synthesize every stack into cdk.out (+ cdk-nag)
     python3 dev.py test    # create .venv, install, run ruff, mypy and the whole pytest suite
     python3 dev.py bench   # synth-time benchmark: library against raw Cfn* resources
+    python3 dev.py bench-sim [--jobs N]   # simulator throughput: 250k, 500k, 1M jobs
+    python3 dev.py simulate [--env dev] [--workload FILE | --synthetic --jobs N --hours H]
+                           # replay a workload; HTML report + metrics.json + jobs.csv
 
 Needs only Python >= 3.11 (and Node.js, which aws-cdk-lib's jsii runtime uses). The virtual
 environment is reused while pyproject.toml and constraints.txt are unchanged.
@@ -111,8 +114,8 @@ def run(*command: object, stdout: TextIO | None = None) -> None:
 def main(argv: list[str]) -> None:
     job = argv[0] if argv else "synth"
     extra = argv[1:]
-    if job not in {"synth", "test", "bench"}:
-        sys.exit(f"unknown job {job!r}; use one of: synth, test, bench")
+    if job not in {"synth", "test", "bench", "bench-sim", "simulate"}:
+        sys.exit(f"unknown job {job!r}; use one of: synth, test, bench, bench-sim, simulate")
     ensure_environment()
     if job == "synth":
         run(PYTHON, "app.py", *extra)
@@ -120,6 +123,10 @@ def main(argv: list[str]) -> None:
         run(PYTHON, "-m", "ruff", "check", ".")
         run(PYTHON, "-m", "mypy")
         run(PYTHON, "-m", "pytest", "-q", *extra)
+    elif job == "bench-sim":
+        run(PYTHON, "benchmarks/simulator_throughput.py", *extra)
+    elif job == "simulate":
+        run(PYTHON, "-m", "quota_constructs.simulation.cli", *extra)
     else:
         run(PYTHON, "benchmarks/synth_time.py", *extra)
 

@@ -1,0 +1,273 @@
+"""Check a simulation's inputs and compile them into the engine's flat columns.
+
+Every mistake is a QuotaConfigError naming the job (or priority change) and the field, raised
+before anything is simulated, so a million-job replay never fails half way.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from ..model import CapacityLimit, QuotaAllocation, QuotaConfigError, QuotaShareSpec
+from ..model.share import SharingStrategy
+from .inputs import PriorityChange, SimJob
+
+MIN_PRIORITY, MAX_PRIORITY = 0, 9999
+
+
+@dataclass(slots=True)
+class Problem:
+    """A workload compiled for the engine.
+
+    Engine shares are what the scheduler sees (for the shared pool, one share); groups are the
+    declared shares that figures are reported by (a job's group is its declared share).
+    Per-(share, unit) values are flat lists indexed ``share * n_units + unit``.
+    """
+
+    unit_names: list[str]
+    environment: list[int]
+    share_names: list[str]
+    limit: list[int]
+    ceiling: list[float]
+    reserve: list[bool]
+    borrows: list[bool]
+    in_share: list[bool]
+    group_names: list[str]
+    group_limits: list[list[int]]
+    group_lends: list[bool]
+    job_ids: list[str]
+    job_share: list[int]
+    job_group: list[int]
+    job_unit: list[int]
+    job_count: list[int]
+    duration: list[float]
+    submitted: list[float]
+    priority: list[int]
+    checkpoint: list[float]
+    """Seconds between checkpoints; 0.0 for none."""
+    retries: list[int]
+    """Preemptions allowed before failing; -1 for unlimited."""
+    change_at: list[float]
+    change_job: list[int]
+    change_priority: list[int]
+
+    @property
+    def n_units(self) -> int:
+        return len(self.unit_names)
+
+
+def job_subject(job_id: object) -> str:
+    return f"simulated job {job_id!r}"
+
+
+def compile_problem(
+    *,
+    capacity_limits: Sequence[CapacityLimit],
+    shares: Sequence[QuotaShareSpec],
+    jobs: Iterable[SimJob],
+    priority_changes: Iterable[PriorityChange] = (),
+) -> Problem:
+    allocation = QuotaAllocation.check(environment_limits=capacity_limits, shares=shares)
+    unit_names = [limit.capacity_unit for limit in allocation.environment_limits]
+    environment = [limit.max_capacity for limit in allocation.environment_limits]
+    unit_index = {name: k for k, name in enumerate(unit_names)}
+    specs = allocation.shares
+    share_index = {spec.name: i for i, spec in enumerate(specs)}
+    n_units = len(unit_names)
+
+    limit: list[int] = []
+    ceiling: list[float] = []
+    for spec in specs:
+        for unit in unit_names:
+            limit.append(spec.limit_of(unit))
+            ceiling.append(spec.ceiling_of(unit))
+    reserve = [spec.strategy is SharingStrategy.RESERVE for spec in specs]
+    # The most each (share, unit) can ever hold: its ceiling, capped by what the environment
+    # has once other RESERVE shares' allocations (never lent) are set aside.
+    reach: list[float] = []
+    for i, spec in enumerate(specs):
+        for k, unit in enumerate(unit_names):
+            reserved_by_others = sum(
+                limit[r * n_units + k] for r in range(len(specs)) if reserve[r] and r != i
+            )
+            listed = spec.limit_of(unit) > 0
+            reach.append(
+                min(ceiling[i * n_units + k], environment[k] - reserved_by_others)
+                if listed
+                else 0
+            )
+
+    problem = Problem(
+        unit_names=unit_names,
+        environment=environment,
+        share_names=[spec.name for spec in specs],
+        limit=limit,
+        ceiling=ceiling,
+        reserve=reserve,
+        borrows=[spec.strategy.borrows for spec in specs],
+        in_share=[spec.in_share_preemption for spec in specs],
+        group_names=[spec.name for spec in specs],
+        group_limits=[limit[i * n_units : (i + 1) * n_units] for i in range(len(specs))],
+        group_lends=[spec.strategy.lends for spec in specs],
+        job_ids=[],
+        job_share=[],
+        job_group=[],
+        job_unit=[],
+        job_count=[],
+        duration=[],
+        submitted=[],
+        priority=[],
+        checkpoint=[],
+        retries=[],
+        change_at=[],
+        change_job=[],
+        change_priority=[],
+    )
+    seen: dict[str, int] = {}
+    for job in jobs:
+        _add_job(problem, job, seen, share_index, unit_index, specs, reach)
+    changes: list[tuple[float, int, int]] = []
+    for change in priority_changes:
+        changes.append(_check_change(change, seen, problem.submitted))
+    changes.sort(key=lambda c: c[0])
+    problem.change_at = [c[0] for c in changes]
+    problem.change_job = [c[1] for c in changes]
+    problem.change_priority = [c[2] for c in changes]
+    return problem
+
+
+def _add_job(
+    problem: Problem,
+    job: SimJob,
+    seen: dict[str, int],
+    share_index: dict[str, int],
+    unit_index: dict[str, int],
+    specs: Sequence[QuotaShareSpec],
+    reach: list[float],
+) -> None:
+    if not isinstance(job, SimJob):
+        raise QuotaConfigError("simulation", "jobs", job, "SimJob instances")
+    job_id = job.job_id
+    subject = job_subject(job_id)
+    if not isinstance(job_id, str) or not job_id:
+        raise QuotaConfigError(subject, "job_id", job_id, "a non-empty string")
+    if job_id in seen:
+        raise QuotaConfigError(subject, "job_id", job_id, "an id no other job has")
+    share = share_index.get(job.share) if isinstance(job.share, str) else None
+    if share is None:
+        raise QuotaConfigError(
+            subject, "share", job.share, _one_of("one of the declared shares", share_index)
+        )
+    spec = specs[share]
+    if not spec.enabled:
+        raise QuotaConfigError(
+            subject, "share", job.share, "an enabled share (a DISABLED share accepts no jobs)"
+        )
+    unit = unit_index.get(job.instance_type) if isinstance(job.instance_type, str) else None
+    if unit is None:
+        raise QuotaConfigError(
+            subject,
+            "instance_type",
+            job.instance_type,
+            _one_of("an instance type the service environment lists", unit_index),
+        )
+    if spec.limit_of(job.instance_type) == 0:
+        raise QuotaConfigError(
+            subject,
+            "instance_type",
+            job.instance_type,
+            _one_of(
+                f"an instance type quota share {spec.name!r} lists",
+                [limit.capacity_unit for limit in spec.capacity_limits],
+            ),
+        )
+    submitted = _time(job.submitted_at, subject, "submitted_at")
+    duration = _time(job.duration, subject, "duration")
+    count = _integer(job.instance_count, subject, "instance_count", 1, None)
+    n_units = len(unit_index)
+    most = reach[share * n_units + unit]
+    if count > most:
+        raise QuotaConfigError(
+            subject,
+            "instance_count",
+            count,
+            f"at most {int(most)} x {job.instance_type}: the most quota share "
+            f"{spec.name!r} can ever hold (its limit plus what it may borrow, within the "
+            "environment less other RESERVE shares); a larger job would wait forever",
+        )
+    priority = _integer(job.priority, subject, "priority", MIN_PRIORITY, MAX_PRIORITY)
+    checkpoint = 0.0
+    if job.checkpoint_interval is not None:
+        checkpoint = _time(job.checkpoint_interval, subject, "checkpoint_interval")
+        if checkpoint <= 0:
+            raise QuotaConfigError(
+                subject, "checkpoint_interval", job.checkpoint_interval,
+                "None (no checkpoints) or a number of seconds > 0",
+            )
+    retries = -1
+    if job.preemption_retries is not None:
+        retries = _integer(job.preemption_retries, subject, "preemption_retries", 0, None)
+    seen[job_id] = len(problem.job_ids)
+    problem.job_ids.append(job_id)
+    problem.job_share.append(share)
+    problem.job_group.append(share)
+    problem.job_unit.append(unit)
+    problem.job_count.append(count)
+    problem.duration.append(duration)
+    problem.submitted.append(submitted)
+    problem.priority.append(priority)
+    problem.checkpoint.append(checkpoint)
+    problem.retries.append(retries)
+
+
+def _check_change(
+    change: PriorityChange, seen: dict[str, int], submitted: list[float]
+) -> tuple[float, int, int]:
+    if not isinstance(change, PriorityChange):
+        raise QuotaConfigError("simulation", "priority_changes", change, "PriorityChange instances")
+    subject = f"priority change for {job_subject(change.job_id)}"
+    index = seen.get(change.job_id) if isinstance(change.job_id, str) else None
+    if index is None:
+        raise QuotaConfigError(subject, "job_id", change.job_id, "the id of a simulated job")
+    at = _time(change.at, subject, "at")
+    if at < submitted[index]:
+        raise QuotaConfigError(
+            subject, "at", change.at,
+            f"a time at or after the job's submission ({submitted[index]}): only a submitted "
+            "job's priority can be updated",
+        )
+    priority = _integer(change.priority, subject, "priority", MIN_PRIORITY, MAX_PRIORITY)
+    return at, index, priority
+
+
+def _time(value: object, subject: str, field: str) -> float:
+    # Plain ints and floats first: numbers.Real is an ABC check, slow over a million jobs.
+    if type(value) is not float and type(value) is not int and (
+        isinstance(value, bool) or not isinstance(value, numbers.Real)
+    ):
+        raise QuotaConfigError(subject, field, value, "a number of seconds >= 0")
+    number = float(value)
+    if not math.isfinite(number) or number < 0:
+        raise QuotaConfigError(subject, field, value, "a finite number of seconds >= 0")
+    return number
+
+
+def _integer(value: object, subject: str, field: str, low: int, high: int | None) -> int:
+    span = f"between {low} and {high}" if high is not None else f">= {low}"
+    if type(value) is not int:
+        # Integers from numpy or other libraries are fine; bools are not.
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise QuotaConfigError(subject, field, value, f"an integer {span}")
+        value = int(value)
+    if value < low or (high is not None and value > high):
+        raise QuotaConfigError(subject, field, value, f"an integer {span}")
+    return value
+
+
+def _one_of(what: str, names: Iterable[str]) -> str:
+    listed = sorted(names)
+    shown = ", ".join(repr(n) for n in listed[:10]) + (", ..." if len(listed) > 10 else "")
+    return f"{what} ({shown})"

@@ -1,0 +1,473 @@
+"""The HTML report: one self-contained page (inline CSS and SVG, no script, no external file)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from html import escape
+from typing import Any
+
+from ...model import CapacityLimit, QuotaShareSpec
+from ..results import PolicyComparison, ShareFigures, SimulationResult
+from .exports import ARRANGEMENT_TITLES, ARRANGEMENTS, arrangement_results
+from .summary import Finding, findings, human_seconds
+from .svg import (
+    POLICY_OPACITY,
+    AreaChart,
+    Band,
+    BarChart,
+    BarGroup,
+    Line,
+    RangeChart,
+    RangeRow,
+    share_colour,
+)
+from .timeline import bucket_averages
+
+SHORT = ("decl", "hard", "pool")
+
+CSS = """
+body{font-family:system-ui,-apple-system,'Segoe UI',Helvetica,Arial,sans-serif;color:#222;
+ margin:24px auto;max-width:1340px;padding:0 16px;line-height:1.45}
+h1{font-size:26px;margin:0 0 4px}h2{font-size:20px;margin:32px 0 6px;border-bottom:2px solid #ddd;
+ padding-bottom:4px}p.sub{color:#555;margin:2px 0}
+.summary{background:#f4f7fb;border:1px solid #c9d7ea;border-radius:8px;padding:12px 18px;
+ margin:16px 0}
+.summary .label{font-size:12px;text-transform:uppercase;letter-spacing:.06em;color:#4a6a94;
+ font-weight:700}.summary .headline{font-size:17px;font-weight:600;margin:4px 0 8px}
+.summary ul{margin:0;padding-left:0;list-style:none}.summary li{margin:5px 0;padding-left:22px;
+ position:relative}.summary li:before{position:absolute;left:0;font-weight:bold}
+li.better:before{content:'\\25BC';color:#1a7f37}li.worse:before{content:'\\25B2';color:#c62828}
+li.neutral:before{content:'\\25CF';color:#777}
+svg{max-width:100%;height:auto}
+.grid{display:flex;flex-wrap:wrap;gap:18px 28px;align-items:flex-start}
+.chart{margin:8px 0;min-width:0}.chart p{margin:2px 0 0;color:#555;font-size:13px;max-width:640px}
+table{border-collapse:collapse;font-size:13px;margin:8px 0}th,td{border:1px solid #ddd;
+ padding:3px 8px;text-align:right;white-space:nowrap}th{background:#f2f2f2}
+td.l,th.l{text-align:left}
+.sw{display:inline-block;width:12px;height:12px;border-radius:2px;margin-right:6px;
+ vertical-align:-1px}
+details{margin:6px 0}.wide{overflow-x:auto}
+summary{cursor:pointer;font-weight:600}footer{color:#666;font-size:12px;
+ margin:32px 0}
+"""
+
+
+@dataclass(frozen=True)
+class TimeAxis:
+    """Hours from the first submission (minutes for short runs)."""
+
+    start: float
+    end: float
+    divisor: float
+    label: str
+
+    @classmethod
+    def of(cls, start: float, end: float) -> TimeAxis:
+        span = max(end - start, 1.0)
+        if span < 3 * 3600:
+            return cls(start, start + span, 60.0, "minutes since the first submission")
+        if span > 21 * 86400:
+            return cls(start, start + span, 86400.0, "days since the first submission")
+        return cls(start, start + span, 3600.0, "hours since the first submission")
+
+    def xs(self, buckets: int) -> list[float]:
+        width = (self.end - self.start) / buckets / self.divisor
+        return [i * width for i in range(buckets)]
+
+
+def render_page(
+    comparison: PolicyComparison,
+    *,
+    capacity_limits: Sequence[CapacityLimit],
+    shares: Sequence[QuotaShareSpec],
+    title: str,
+    workload: Mapping[str, Any],
+    files: Sequence[str] = (),
+    buckets: int = 300,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> str:
+    colours = {spec.name: share_colour(i) for i, spec in enumerate(shares)}
+    active = [
+        spec for spec in shares
+        if any(r.shares.get(spec.name) is not None and r.shares[spec.name].jobs > 0
+               for r in arrangement_results(comparison).values())
+    ]
+    headline, notes = findings(comparison, capacity_limits=capacity_limits, shares=shares)
+    declared = comparison.declared
+    axis = TimeAxis.of(declared.started_at, declared.ended_at)
+    capacity_html = _capacity_section(declared, capacity_limits, shares, colours, axis, buckets,
+                                      progress)
+    parts = [
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+        f"<title>{escape(title)}</title><style>{CSS}</style></head><body>",
+        f"<h1>{escape(title)}</h1>",
+        f"<p class='sub'>{escape(_environment_line(capacity_limits))} · "
+        f"{escape(_workload_line(workload))} · simulated span "
+        f"{escape(human_seconds(declared.ended_at - declared.started_at))}</p>",
+        _summary(headline, notes),
+        "<h2>The declaration</h2>",
+        _declaration_table(shares, colours),
+        "<h2>Capacity per share over time (declared policy)</h2>",
+        capacity_html,
+        "<h2>Waiting and completion: declared policy against the alternatives</h2>",
+        "<p class='sub'>Each share has three rows: the <b>declared</b> policy (full colour), a "
+        "<b>hard partition</b> (every share RESERVE, nobody borrows; lighter) and one "
+        "<b>shared FIFO pool</b> without shares (lightest). Wait = submission to first start; "
+        "completion = submission to success.</p>",
+        "<div class='grid'>",
+        _chart(_wait_chart(comparison, active, colours), "waits",
+               "Shorter bars are better. A share whose declared bar is shorter than its hard "
+               "partition bar gains from borrowing; longer means it pays for others' borrowing."),
+        _chart(_completion_chart(comparison, active, colours), "completion",
+               "Completion includes run time and any work redone after preemptions."),
+        "</div>",
+        "<h2>Preemptions, lost work and failures</h2>",
+        "<div class='grid'>",
+        *_cost_charts(comparison, active, colours),
+        "</div>",
+        "<h2>Use of allocations</h2>",
+        "<div class='grid'>",
+        *_allocation_charts(comparison, active, colours),
+        "</div>",
+        "<h2>All figures</h2>",
+        *_figure_tables(comparison, shares, colours),
+        _footer(files),
+        "</body></html>",
+    ]
+    return "".join(parts)
+
+
+def _summary(headline: str, notes: Sequence[Finding]) -> str:
+    items = "".join(
+        f"<li class='{escape(n.tone)}'><b>{escape(n.subject)}</b> {escape(n.text)}</li>"
+        for n in notes
+    )
+    return (
+        "<section class='summary'><div class='label'>What this means</div>"
+        f"<div class='headline'>{escape(headline)}</div><ul>{items}</ul>"
+        "<div style='color:#666;font-size:12px;margin-top:6px'>▼ shorter wait than a hard "
+        "partition · ▲ longer · ● about the same or context</div></section>"
+    )
+
+
+def _chart(svg: str, name: str, caption: str) -> str:
+    text = f"<p>{escape(caption)}</p>" if caption else ""
+    return f"<figure class='chart' id='chart-{escape(name)}' style='margin:0'>{svg}{text}</figure>"
+
+
+def _environment_line(capacity_limits: Sequence[CapacityLimit]) -> str:
+    return "environment " + ", ".join(
+        f"{limit.max_capacity} × {limit.unit}" for limit in capacity_limits
+    )
+
+
+def _workload_line(workload: Mapping[str, Any]) -> str:
+    jobs, changes = workload.get("jobs", 0), workload.get("priority_changes", 0)
+    line = f"{jobs:,} job{'' if jobs == 1 else 's'}"
+    if changes:
+        line += f", {changes:,} priority change{'' if changes == 1 else 's'}"
+    source = workload.get("source")
+    if source:
+        line += f" from {source}"
+    return line
+
+
+def _declaration_table(shares: Sequence[QuotaShareSpec], colours: Mapping[str, str]) -> str:
+    rows = []
+    for spec in shares:
+        limits = ", ".join(f"{limit.max_capacity} × {limit.unit}" for limit in spec.capacity_limits)
+        borrow = ("—" if spec.borrow_limit is None
+                  else "unlimited" if spec.borrow_limit_percent is None
+                  else f"{spec.borrow_limit_percent} %")
+        rows.append(
+            f"<tr><td class='l'><span class='sw' style='background:{colours[spec.name]}'></span>"
+            f"{escape(spec.name)}</td><td class='l'>{escape(spec.strategy.value)}</td>"
+            f"<td class='l'>{escape(limits)}</td><td>{escape(borrow)}</td>"
+            f"<td>{'on' if spec.in_share_preemption else 'off'}</td>"
+            f"<td>{'yes' if spec.enabled else 'DISABLED'}</td></tr>"
+        )
+    return (
+        "<table><tr><th class='l'>share</th><th class='l'>strategy</th><th class='l'>own limit"
+        "</th><th>borrow limit</th><th>in-share preemption</th><th>enabled</th></tr>"
+        + "".join(rows) + "</table>"
+    )
+
+
+def _capacity_section(
+    result: SimulationResult,
+    capacity_limits: Sequence[CapacityLimit],
+    shares: Sequence[QuotaShareSpec],
+    colours: Mapping[str, str],
+    axis: TimeAxis,
+    buckets: int,
+    progress: Callable[[str, int, int], None] | None,
+) -> str:
+    xs = axis.xs(buckets)
+    overview, panels = [], []
+    pairs = sum(1 for limit in capacity_limits for spec in shares if spec.limit_of(limit.unit))
+    done = 0
+    for limit in capacity_limits:
+        unit = str(limit.unit)
+        bands = []
+        for spec in shares:
+            if spec.limit_of(unit) == 0:
+                continue
+            if progress is not None:
+                progress("capacity charts", done, pairs)
+            done += 1
+            timeline = result.capacity_timeline(spec.name, unit)
+            in_use = bucket_averages(timeline.times, timeline.in_use, start=axis.start,
+                                     end=axis.end, buckets=buckets)
+            borrowed = bucket_averages(timeline.times, timeline.borrowed, start=axis.start,
+                                       end=axis.end, buckets=buckets)
+            own = [u - b for u, b in zip(in_use, borrowed, strict=True)]
+            bands.append(Band(spec.name, colours[spec.name], in_use))
+            panels.append(_chart(
+                AreaChart(
+                    title=f"{spec.name} · {unit}",
+                    xs=xs,
+                    x_label=axis.label,
+                    y_label="instances (average)",
+                    bands=[Band("in use within own limit", colours[spec.name], own),
+                           Band("borrowed", colours[spec.name], borrowed, hatched=True)],
+                    lines=[Line(f"own limit ({spec.limit_of(unit)})", "#333",
+                                [float(spec.limit_of(unit))] * len(xs), dash="6 4")],
+                    y_max=float(limit.max_capacity),
+                    width=640,
+                    height=220,
+                ).render(f"cap-{spec.name}-{unit}"),
+                f"capacity-{spec.name}-{unit}",
+                "",
+            ))
+        overview.append(_chart(
+            AreaChart(
+                title=f"Who uses the {unit} instances",
+                xs=xs,
+                x_label=axis.label,
+                y_label="instances (average)",
+                bands=bands,
+                lines=[Line(f"environment capacity ({limit.max_capacity})", "#000",
+                            [float(limit.max_capacity)] * len(xs), dash="6 4")],
+                y_max=float(limit.max_capacity),
+                width=1280,
+                height=280,
+            ).render(f"overview-{unit}"),
+            f"overview-{unit}",
+            f"Instances of {unit} each share holds (borrowed included), stacked, averaged over "
+            f"{buckets} equal intervals.",
+        ))
+    if progress is not None:
+        progress("capacity charts", pairs, pairs)
+    legend = (
+        "<p class='sub'>Per share and instance type: <b>solid</b> = instances it uses within its "
+        "own limit, <b>hatched</b> = borrowed instances (above its own limit), <b>dashed "
+        "line</b> = its own limit. Room below the dashed line is allocation it left idle (lent "
+        "to borrowers if its strategy lends).</p>"
+    )
+    return "".join(overview) + legend + "<div class='grid'>" + "".join(panels) + "</div>"
+
+
+def _range_rows(
+    comparison: PolicyComparison,
+    active: Sequence[QuotaShareSpec],
+    colours: Mapping[str, str],
+    pick: Callable[[ShareFigures], tuple[float | None, float | None, float | None]],
+    divisor: float,
+) -> list[RangeRow]:
+    rows = []
+    results = arrangement_results(comparison)
+    for spec in active:
+        for index, name in enumerate(ARRANGEMENTS):
+            figures = results[name].shares.get(spec.name)
+            mid, high, top = pick(figures) if figures is not None else (None, None, None)
+            rows.append(RangeRow(
+                label=f"{spec.name} · {ARRANGEMENT_TITLES[name]}",
+                colour=colours[spec.name],
+                opacity=POLICY_OPACITY[index],
+                mid=(mid or 0.0) / divisor,
+                high=(high or 0.0) / divisor,
+                top=None if top is None else top / divisor,
+                group_start=index == 0,
+            ))
+    return rows
+
+
+def _time_unit(values: Sequence[float | None]) -> tuple[float, str]:
+    largest = max((v for v in values if v is not None), default=0.0)
+    if largest < 2 * 3600:
+        return 60.0, "minutes"
+    if largest > 14 * 86400:
+        return 86400.0, "days"
+    return 3600.0, "hours"
+
+
+def _wait_chart(
+    comparison: PolicyComparison, active: Sequence[QuotaShareSpec], colours: Mapping[str, str]
+) -> str:
+    p95s = [f.wait_p95 for r in arrangement_results(comparison).values()
+            for f in r.shares.values()]
+    divisor, unit = _time_unit(p95s)
+    return RangeChart(
+        title="Wait before the first start, per share",
+        x_label="wait",
+        unit=unit,
+        rows=_range_rows(comparison, active, colours,
+                         lambda f: (f.wait_p50, f.wait_p95, f.wait_max), divisor),
+        top_label="longest wait",
+    ).render("waits")
+
+
+def _completion_chart(
+    comparison: PolicyComparison, active: Sequence[QuotaShareSpec], colours: Mapping[str, str]
+) -> str:
+    p95s = [f.completion_p95 for r in arrangement_results(comparison).values()
+            for f in r.shares.values()]
+    divisor, unit = _time_unit(p95s)
+    return RangeChart(
+        title="Completion time (submission to success), per share",
+        x_label="completion time",
+        unit=unit,
+        rows=_range_rows(comparison, active, colours,
+                         lambda f: (f.completion_median, f.completion_p95, None), divisor),
+    ).render("completion")
+
+
+def _bars(
+    comparison: PolicyComparison,
+    active: Sequence[QuotaShareSpec],
+    colours: Mapping[str, str],
+    value: Callable[[ShareFigures], Sequence[float]],
+) -> list[BarGroup]:
+    results = arrangement_results(comparison)
+    groups = []
+    for spec in active:
+        series = []
+        for name in ARRANGEMENTS:
+            figures = results[name].shares.get(spec.name)
+            series.append(list(value(figures)) if figures is not None else [0.0])
+        groups.append(BarGroup(spec.name, colours[spec.name], series))
+    return groups
+
+
+def _series_names() -> list[str]:
+    return [ARRANGEMENT_TITLES[name] for name in ARRANGEMENTS]
+
+
+def _cost_charts(
+    comparison: PolicyComparison, active: Sequence[QuotaShareSpec], colours: Mapping[str, str]
+) -> list[str]:
+    return [
+        _chart(BarChart(
+            title="Preemptions suffered, per share",
+            y_label="preemptions",
+            groups=_bars(comparison, active, colours,
+                         lambda f: (f.cross_share_preemptions, f.in_share_preemptions)),
+            series=_series_names(), series_short=SHORT,
+            segments=("cross-share", "in-share"),
+        ).render("preemptions"), "preemptions",
+            "Cross-share: the job ran on borrowed capacity that its lender reclaimed. In-share: "
+            "a higher-priority job of the same share took its instances."),
+        _chart(BarChart(
+            title="Work lost to preemption, per share",
+            y_label="instance-hours lost",
+            groups=_bars(comparison, active, colours, lambda f: (f.lost_instance_hours,)),
+            series=_series_names(), series_short=SHORT,
+        ).render("lost"), "lost",
+            "Run time since the last checkpoint (or since the start, without checkpoints) "
+            "times the job's instances."),
+        _chart(BarChart(
+            title="Jobs failed by an exhausted preemption budget, per share",
+            y_label="failed jobs",
+            groups=_bars(comparison, active, colours,
+                         lambda f: (float(f.failed_preemption_budget),)),
+            series=_series_names(), series_short=SHORT,
+        ).render("failures"), "failures",
+            "Jobs preempted more often than their preemption_retries allow."),
+    ]
+
+
+def _allocation_charts(
+    comparison: PolicyComparison, active: Sequence[QuotaShareSpec], colours: Mapping[str, str]
+) -> list[str]:
+    declared = comparison.declared.shares
+    flows = [
+        BarGroup(spec.name, colours[spec.name], [
+            [declared[spec.name].borrowed_capacity_hours],
+            [declared[spec.name].lent_capacity_hours],
+        ])
+        for spec in active if spec.name in declared
+    ]
+    return [
+        _chart(BarChart(
+            title="Utilization of the share's own allocation",
+            y_label="% of own allocation",
+            groups=_bars(comparison, active, colours, lambda f: (f.utilization * 100,)),
+            series=_series_names(), series_short=SHORT, percent=True,
+        ).render("utilization"), "utilization",
+            "Instances used within the share's own limit, over its allocation for the whole "
+            "run (all instance types together)."),
+        _chart(BarChart(
+            title="Borrowed and lent capacity (declared policy)",
+            y_label="instance-hours",
+            groups=flows,
+            series=["borrowed from others", "lent to others"],
+            series_short=("borr", "lent"),
+        ).render("flows"), "flows",
+            "Borrowed: use above the share's own limit. Lent: others' borrowing attributed to "
+            "this share's idle allocation."),
+    ]
+
+
+COLUMNS: tuple[tuple[str, str, Callable[[ShareFigures], str]], ...] = (
+    ("jobs", "jobs", lambda f: f"{f.jobs:,}"),
+    ("succeeded", "succeeded", lambda f: f"{f.succeeded:,}"),
+    ("failed_preemption_budget", "failed (budget)", lambda f: f"{f.failed_preemption_budget:,}"),
+    ("not_runnable", "never runnable", lambda f: f"{f.not_runnable:,}"),
+    ("wait_p50", "wait p50", lambda f: human_seconds(f.wait_p50)),
+    ("wait_p95", "wait p95", lambda f: human_seconds(f.wait_p95)),
+    ("wait_max", "wait max", lambda f: human_seconds(f.wait_max)),
+    ("completion_median", "completion median", lambda f: human_seconds(f.completion_median)),
+    ("completion_p95", "completion p95", lambda f: human_seconds(f.completion_p95)),
+    ("utilization", "utilization", lambda f: f"{f.utilization * 100:.1f} %"),
+    ("borrowed_capacity_hours", "borrowed inst-h", lambda f: f"{f.borrowed_capacity_hours:,.1f}"),
+    ("lent_capacity_hours", "lent inst-h", lambda f: f"{f.lent_capacity_hours:,.1f}"),
+    ("cross_share_preemptions", "cross-share preempt.", lambda f: f"{f.cross_share_preemptions:,}"),
+    ("in_share_preemptions", "in-share preempt.", lambda f: f"{f.in_share_preemptions:,}"),
+    ("lost_instance_hours", "lost inst-h", lambda f: f"{f.lost_instance_hours:,.1f}"),
+)
+
+
+def _figure_tables(
+    comparison: PolicyComparison, shares: Sequence[QuotaShareSpec], colours: Mapping[str, str]
+) -> list[str]:
+    out = []
+    for index, (name, result) in enumerate(arrangement_results(comparison).items()):
+        head = "".join(f"<th>{escape(label)}</th>" for _, label, _ in COLUMNS)
+        rows = []
+        for spec in shares:
+            figures = result.shares.get(spec.name)
+            if figures is None:
+                continue
+            cells = "".join(f"<td>{escape(show(figures))}</td>" for _, _, show in COLUMNS)
+            rows.append(
+                f"<tr><td class='l'><span class='sw' style='background:{colours[spec.name]}'>"
+                f"</span>{escape(spec.name)}</td>{cells}</tr>"
+            )
+        out.append(
+            f"<details{' open' if index == 0 else ''}><summary>"
+            f"{escape(ARRANGEMENT_TITLES[name])}</summary><div class='wide'><table><tr>"
+            f"<th class='l'>share</th>{head}</tr>{''.join(rows)}</table></div></details>"
+        )
+    return out
+
+
+def _footer(files: Sequence[str]) -> str:
+    listed = ", ".join(f"<code>{escape(f)}</code>" for f in files)
+    return (
+        "<footer>Generated by <code>quota_constructs.simulation</code> (offline simulation; "
+        "the assumptions where AWS Batch documents no behaviour are listed in the "
+        "<code>quota_constructs.simulation</code> module documentation)."
+        + (f" Machine-readable figures: {listed}." if listed else "")
+        + "</footer>"
+    )

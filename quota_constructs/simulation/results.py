@@ -1,0 +1,352 @@
+"""What a simulation returns: per-job outcomes, per-share figures, capacity over time.
+
+Outcomes are built on demand from the compact columns the engine fills (``RunData``), so a
+million-job result costs no million objects until someone asks for them.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+JobStatus = Literal["SUCCEEDED", "FAILED"]
+EndedBy = Literal["SUCCEEDED", "PREEMPTED"]
+PreemptionKind = Literal["CROSS_SHARE", "IN_SHARE"]
+
+# Compact codes the engine stores; the public types spell them out.
+ENDED_SUCCEEDED, ENDED_PREEMPTED = 0, 1
+NO_PREEMPTION, CROSS_SHARE, IN_SHARE = 0, 1, 2
+_ENDED_BY: tuple[EndedBy, EndedBy] = ("SUCCEEDED", "PREEMPTED")
+_KIND: tuple[PreemptionKind | None, ...] = (None, "CROSS_SHARE", "IN_SHARE")
+
+RawAttempt = tuple[float, float, int, int, int, bool]
+"""(started_at, ended_at, ended_by code, preempting job index or -1, kind code, borrowed)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """One stretch of running, from being started until it succeeded or was preempted."""
+
+    started_at: float
+    ended_at: float
+    ended_by: EndedBy
+    preempted_by: str | None
+    """The job whose start preempted this attempt."""
+    preemption: PreemptionKind | None
+    borrowed: bool
+    """True when the attempt started with its share above its own limit for the unit."""
+
+
+@dataclass(frozen=True, slots=True)
+class JobOutcome:
+    """How one job fared. ``priority`` is its priority when it ended."""
+
+    job_id: str
+    share: str
+    instance_type: str
+    instance_count: int
+    priority: int
+    submitted_at: float
+    status: JobStatus
+    finished_at: float
+    attempts: tuple[Attempt, ...]
+    lost_seconds: float
+    """Run time thrown away by preemptions: the work done since the last checkpoint."""
+
+    @property
+    def wait_seconds(self) -> float:
+        """Submission to first start (the job's first RUNNABLE stretch)."""
+        return (self.attempts[0].started_at if self.attempts else self.finished_at) - (
+            self.submitted_at
+        )
+
+    @property
+    def completion_seconds(self) -> float:
+        """Submission to the end (success or failure)."""
+        return self.finished_at - self.submitted_at
+
+    @property
+    def preemptions(self) -> int:
+        return sum(1 for a in self.attempts if a.ended_by == "PREEMPTED")
+
+
+@dataclass(frozen=True, slots=True)
+class ShareFigures:
+    """One share's figures over the run (times in seconds, capacity in instance-hours).
+
+    Utilization is the share's use of its *own* allocation (at most its limit per unit)
+    divided by that allocation over the run's span, all units together. Borrowed is use above
+    the share's own limit; lent is the part of other shares' borrowing attributed to this
+    share's idle allocation (see the package docs). Wait is submission to first start;
+    completion is submission to success, over succeeded jobs only.
+    """
+
+    share: str
+    jobs: int
+    succeeded: int
+    failed_preemption_budget: int
+    """Jobs that FAILED because they were preempted more often than ``preemption_retries``."""
+    not_runnable: int
+    """Jobs this arrangement can never run (only for the comparison arrangements)."""
+    own_capacity_hours: float
+    """The share's own limits (all units) over the run's span."""
+    used_capacity_hours: float
+    """Use within its own limits (borrowed use excluded)."""
+    utilization: float
+    """used_capacity_hours / own_capacity_hours (0 when the span is empty)."""
+    borrowed_capacity_hours: float
+    lent_capacity_hours: float
+    wait_p50: float | None
+    wait_p95: float | None
+    wait_max: float | None
+    completion_median: float | None
+    completion_p95: float | None
+    cross_share_preemptions: int
+    """Preemptions this share's jobs suffered to give borrowed capacity back."""
+    in_share_preemptions: int
+    """Preemptions this share's jobs suffered for higher-priority jobs of the same share."""
+    lost_instance_hours: float
+
+
+@dataclass(frozen=True, slots=True)
+class CapacityTimeline:
+    """Instances one share holds of one unit, as a step function.
+
+    ``in_use[i]`` (borrowed included) and ``borrowed[i]`` hold from ``times[i]`` until
+    ``times[i + 1]``; the last values hold until the run ends (they are 0 then).
+    """
+
+    times: Sequence[float]
+    in_use: Sequence[int]
+    borrowed: Sequence[int]
+
+
+@dataclass(slots=True)
+class RunData:
+    """The engine's compact record of a run (internal; read it through SimulationResult).
+
+    ``usage_log`` lists every change of a share's use of a unit in time order as parallel
+    columns: time, share index, unit index, signed instance count.
+    """
+
+    job_ids: list[str]
+    share_names: list[str]
+    unit_names: list[str]
+    job_share: array[int]
+    job_unit: array[int]
+    job_count: array[int]
+    submitted: array[float]
+    priority: array[int]
+    status_failed: bytearray
+    finished: array[float]
+    lost: array[float]
+    attempts: list[RawAttempt | list[RawAttempt] | None]
+    """One raw attempt, a list of them (preempted jobs), or None (never started)."""
+    own_limits: list[list[int]]
+    """own_limits[share][unit]: the allocation figures are measured against."""
+    log_time: array[float] = field(default_factory=lambda: array("d"))
+    log_share: array[int] = field(default_factory=lambda: array("i"))
+    log_unit: array[int] = field(default_factory=lambda: array("i"))
+    log_delta: array[int] = field(default_factory=lambda: array("i"))
+
+    def raw_attempts(self, index: int) -> list[RawAttempt]:
+        raw = self.attempts[index]
+        if raw is None:
+            return []
+        if isinstance(raw, tuple):
+            return [raw]
+        return raw
+
+
+JOB_RECORD_FIELDS: tuple[str, ...] = (
+    "job_id",
+    "share",
+    "instance_type",
+    "instance_count",
+    "priority",
+    "submitted_at",
+    "first_started_at",
+    "finished_at",
+    "status",
+    "wait_seconds",
+    "completion_seconds",
+    "attempts",
+    "cross_share_preemptions",
+    "in_share_preemptions",
+    "borrowed_attempts",
+    "lost_seconds",
+)
+"""Columns of :meth:`SimulationResult.job_records`, in order (for a CSV header)."""
+
+
+class _Outcomes(Mapping[str, JobOutcome]):
+    __slots__ = ("_data", "_index")
+
+    def __init__(self, data: RunData) -> None:
+        self._data = data
+        self._index: dict[str, int] | None = None
+
+    def _lookup(self) -> dict[str, int]:
+        if self._index is None:
+            self._index = {job_id: i for i, job_id in enumerate(self._data.job_ids)}
+        return self._index
+
+    def __getitem__(self, job_id: str) -> JobOutcome:
+        return self.outcome(self._lookup()[job_id])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data.job_ids)
+
+    def __len__(self) -> int:
+        return len(self._data.job_ids)
+
+    def __contains__(self, job_id: object) -> bool:
+        return job_id in self._lookup()
+
+    def outcome(self, i: int) -> JobOutcome:
+        d = self._data
+        ids = d.job_ids
+        attempts = tuple(
+            Attempt(
+                started_at=start,
+                ended_at=end,
+                ended_by=_ENDED_BY[ended],
+                preempted_by=ids[by] if by >= 0 else None,
+                preemption=_KIND[kind],
+                borrowed=borrowed,
+            )
+            for start, end, ended, by, kind, borrowed in d.raw_attempts(i)
+        )
+        return JobOutcome(
+            job_id=ids[i],
+            share=d.share_names[d.job_share[i]],
+            instance_type=d.unit_names[d.job_unit[i]],
+            instance_count=d.job_count[i],
+            priority=d.priority[i],
+            submitted_at=d.submitted[i],
+            status="FAILED" if d.status_failed[i] else "SUCCEEDED",
+            finished_at=d.finished[i],
+            attempts=attempts,
+            lost_seconds=d.lost[i],
+        )
+
+
+class SimulationResult:
+    """The outcome of one simulated arrangement.
+
+    ``jobs[job_id]`` is a :class:`JobOutcome`; ``shares[name]`` a :class:`ShareFigures`.
+    ``not_runnable`` names the jobs the arrangement can never run (always empty for the
+    declared policy, whose impossible jobs are rejected before simulating).
+    """
+
+    __slots__ = ("_data", "arrangement", "ended_at", "jobs", "not_runnable", "shares",
+                 "started_at")
+
+    def __init__(
+        self,
+        *,
+        arrangement: str,
+        data: RunData,
+        shares: Mapping[str, ShareFigures],
+        started_at: float,
+        ended_at: float,
+        not_runnable: tuple[str, ...] = (),
+    ) -> None:
+        self.arrangement = arrangement
+        """"declared", "hard_partition" or "shared_pool"."""
+        self._data = data
+        self.jobs: Mapping[str, JobOutcome] = _Outcomes(data)
+        self.shares = shares
+        self.started_at = started_at
+        """First submission: the start of the span figures are measured over."""
+        self.ended_at = ended_at
+        """Last job's end."""
+        self.not_runnable = not_runnable
+
+    @property
+    def instance_types(self) -> tuple[str, ...]:
+        return tuple(self._data.unit_names)
+
+    def capacity_timeline(self, share: str, instance_type: str | None = None) -> CapacityTimeline:
+        """The share's use of ``instance_type`` over time (every unit summed when None).
+
+        Change points only, several changes at one time folded into one step; built on
+        demand from the run's usage log.
+        """
+        d = self._data
+        try:
+            s = d.share_names.index(share)
+        except ValueError:
+            raise KeyError(f"no share {share!r}; shares: {d.share_names}") from None
+        units: set[int]
+        if instance_type is None:
+            units = set(range(len(d.unit_names)))
+        elif instance_type in d.unit_names:
+            units = {d.unit_names.index(instance_type)}
+        else:
+            raise KeyError(f"no instance type {instance_type!r}; types: {d.unit_names}")
+        limits = d.own_limits[s]
+        use = dict.fromkeys(units, 0)
+        times: array[float] = array("d")
+        in_use: array[int] = array("q")
+        borrowed: array[int] = array("q")
+        log_share, log_unit, log_delta = d.log_share, d.log_unit, d.log_delta
+        for i, t in enumerate(d.log_time):
+            if log_share[i] != s or log_unit[i] not in units:
+                continue
+            u = log_unit[i]
+            use[u] += log_delta[i]
+            total = sum(use.values())
+            over = sum(max(0, v - limits[k]) for k, v in use.items())
+            if times and times[-1] == t:
+                in_use[-1], borrowed[-1] = total, over
+            else:
+                times.append(t)
+                in_use.append(total)
+                borrowed.append(over)
+        return CapacityTimeline(times, in_use, borrowed)
+
+    def job_records(self) -> Iterator[dict[str, object]]:
+        """One flat row per job, keys :data:`JOB_RECORD_FIELDS` (for CSV export)."""
+        d = self._data
+        outcomes = self.jobs
+        assert isinstance(outcomes, _Outcomes)
+        for i in range(len(d.job_ids)):
+            job = outcomes.outcome(i)
+            attempts = job.attempts
+            yield {
+                "job_id": job.job_id,
+                "share": job.share,
+                "instance_type": job.instance_type,
+                "instance_count": job.instance_count,
+                "priority": job.priority,
+                "submitted_at": job.submitted_at,
+                "first_started_at": attempts[0].started_at if attempts else None,
+                "finished_at": job.finished_at,
+                "status": job.status,
+                "wait_seconds": job.wait_seconds,
+                "completion_seconds": job.completion_seconds,
+                "attempts": len(attempts),
+                "cross_share_preemptions": sum(
+                    1 for a in attempts if a.preemption == "CROSS_SHARE"
+                ),
+                "in_share_preemptions": sum(1 for a in attempts if a.preemption == "IN_SHARE"),
+                "borrowed_attempts": sum(1 for a in attempts if a.borrowed),
+                "lost_seconds": job.lost_seconds,
+            }
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyComparison:
+    """One workload under the declared shares, a hard partition and one shared FIFO pool.
+
+    hard_partition: every share keeps its own limits and nobody borrows or lends.
+    shared_pool: no shares, one FIFO queue per instance type over the whole environment;
+    figures are still grouped by each job's share and measured against its declared limits.
+    """
+
+    declared: SimulationResult
+    hard_partition: SimulationResult
+    shared_pool: SimulationResult

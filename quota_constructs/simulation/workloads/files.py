@@ -1,0 +1,429 @@
+"""Workload files: the jobs (and priority changes) a simulation replays, as CSV or JSON.
+
+Times are seconds from the start of the simulation. Surrounding spaces are ignored; an empty
+value (CSV) or a missing or ``null`` value (JSON) takes the default.
+
+====================  ========  ============================================================
+field                 default   meaning
+====================  ========  ============================================================
+job_id                required  unique name of the job
+share                 required  the quota share the job is submitted to
+submitted_at          required  seconds, >= 0
+duration              required  seconds of run time the job needs, > 0
+instance_type         required  SageMaker training instance type, e.g. ``ml.g5.xlarge``
+instance_count        1         instances of that type the job needs, >= 1
+priority              0         0–9999, higher runs first
+checkpoint_interval   none      seconds between checkpoints (> 0); none = never checkpoints
+preemption_retries    none      preemptions survived before the job fails (>= 0);
+                                none = requeued without limit
+====================  ========  ============================================================
+
+**CSV**: a header row, then one row per job. Priority changes are rows too: add the columns
+``kind`` and ``at``; a row of kind ``priority_change`` gives ``job_id``, ``at`` (seconds) and the
+new ``priority`` and leaves every other column empty; ``kind`` empty or ``job`` is a job::
+
+    kind,job_id,share,submitted_at,duration,instance_type,priority,at
+    ,qs1-high,QS1,0,3600,ml.g5.xlarge,3,
+    priority_change,qs1-high,,,,,4,900
+
+**JSON**: an object with a list ``jobs`` of job records and an optional list
+``priority_changes`` of ``{"at": …, "job_id": …, "priority": …}``. Numbers are JSON numbers
+(integers where an integer is asked for), never strings.
+
+Parsing is strict: an unknown column or key, a malformed or out-of-range value, a duplicate
+job id or a priority change of a job the file does not list is a :class:`WorkloadError` naming
+the file, the line (CSV) or record (JSON), the field and the value.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ...model import QuotaConfigError
+from ..inputs import PriorityChange, SimJob
+
+JOB_FIELDS = (
+    "job_id",
+    "share",
+    "submitted_at",
+    "duration",
+    "instance_type",
+    "instance_count",
+    "priority",
+    "checkpoint_interval",
+    "preemption_retries",
+)
+REQUIRED_JOB_FIELDS = frozenset(JOB_FIELDS[:5])
+CHANGE_FIELDS = ("at", "job_id", "priority")
+CSV_COLUMNS = ("kind", *JOB_FIELDS, "at")
+_TEXT_FIELDS = frozenset({"job_id", "share", "instance_type"})
+MAX_PRIORITY = 9999
+
+
+class WorkloadError(QuotaConfigError):
+    """A workload file that cannot be replayed; says where (file and line or record)."""
+
+    def __init__(self, source: str, where: str, field: str, value: Any, allowed: str) -> None:
+        self.source = source
+        self.where = where
+        super().__init__(f"workload {source!r} {where}", field, value, allowed)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.source, self.where, self.field, self.value, self.allowed))
+
+
+@dataclass(frozen=True)
+class Workload:
+    """Jobs in submission order and the priority changes to apply while they wait or run."""
+
+    jobs: Sequence[SimJob]
+    priority_changes: Sequence[PriorityChange] = ()
+
+
+def read_workload(path: str | Path) -> Workload:
+    """The workload in ``path``; ``.csv`` or ``.json`` by the file's suffix."""
+    path = Path(path)
+    source = str(path)
+    suffix = path.suffix.lower()
+    if suffix not in (".csv", ".json"):
+        raise WorkloadError(source, "(file name)", "suffix", path.suffix, "'.csv' or '.json'")
+    try:
+        with path.open(newline="", encoding="utf-8") as stream:
+            if suffix == ".csv":
+                return parse_csv(stream, source=source)
+            return parse_json(stream.read(), source=source)
+    except (FileNotFoundError, IsADirectoryError):
+        raise WorkloadError(source, "(file)", "path", source, "an existing file") from None
+    except UnicodeDecodeError as error:
+        raise WorkloadError(
+            source, f"byte {error.start}", "encoding", error.object[error.start : error.end],
+            "UTF-8 text",
+        ) from None
+
+
+def write_workload(path: str | Path, workload: Workload) -> None:
+    """Write ``workload`` as ``.csv`` or ``.json`` (by suffix) in the format read back above."""
+    path = Path(path)
+    if path.suffix.lower() == ".json":
+        document = {
+            "jobs": [_job_record(job) for job in workload.jobs],
+            "priority_changes": [
+                {"at": c.at, "job_id": c.job_id, "priority": c.priority}
+                for c in workload.priority_changes
+            ],
+        }
+        path.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
+        return
+    if path.suffix.lower() != ".csv":
+        raise WorkloadError(str(path), "(file name)", "suffix", path.suffix, "'.csv' or '.json'")
+    with path.open("w", newline="", encoding="utf-8") as stream:
+        writer = csv.writer(stream, lineterminator="\n")
+        writer.writerow(CSV_COLUMNS)
+        for job in workload.jobs:
+            record = _job_record(job)
+            writer.writerow(["", *(_cell(record[name]) for name in JOB_FIELDS), ""])
+        blank = [""] * len(JOB_FIELDS)
+        for change in workload.priority_changes:
+            row = ["priority_change", *blank, _cell(change.at)]
+            row[1 + JOB_FIELDS.index("job_id")] = change.job_id
+            row[1 + JOB_FIELDS.index("priority")] = str(change.priority)
+            writer.writerow(row)
+
+
+def parse_csv(stream: Iterable[str], *, source: str = "<csv>") -> Workload:
+    reader = csv.reader(stream, skipinitialspace=True)
+    header = next(reader, None)
+    if header is None:
+        raise WorkloadError(source, "line 1", "header", "", _columns_allowed())
+    columns = [name.strip() for name in header]
+    for name in columns:
+        if name not in CSV_COLUMNS:
+            raise WorkloadError(source, "line 1", "header", name, _columns_allowed())
+        if columns.count(name) > 1:
+            raise WorkloadError(source, "line 1", "header", name, "each column once")
+    missing = [name for name in JOB_FIELDS if name in REQUIRED_JOB_FIELDS and name not in columns]
+    if missing:
+        raise WorkloadError(
+            source, "line 1", "header", ",".join(columns), f"also the columns {', '.join(missing)}"
+        )
+    builder = _Builder(source)
+    width = len(columns)
+    for row in reader:
+        where = f"line {reader.line_num}"
+        if not row or (len(row) == 1 and not row[0].strip()):
+            continue
+        if len(row) != width:
+            raise WorkloadError(
+                source, where, "row", ",".join(row), f"{width} values, one per header column"
+            )
+        record = {name: value.strip() for name, value in zip(columns, row, strict=True)}
+        kind = record.pop("kind", "") or "job"
+        if kind == "job":
+            at = record.pop("at", "")
+            if at:
+                raise WorkloadError(
+                    source, where, "at", at, "empty on a job row (only for kind priority_change)"
+                )
+            job = _fast_job(record)
+            if job is None:
+                builder.add_job(where, {k: v for k, v in record.items() if v != ""})
+            else:
+                builder.add_parsed(where, job)
+        elif kind == "priority_change":
+            extra = [k for k in JOB_FIELDS if k not in CHANGE_FIELDS and record.get(k)]
+            if extra:
+                raise WorkloadError(
+                    source, where, extra[0], record[extra[0]],
+                    "empty on a priority_change row (only job_id, at and priority)",
+                )
+            builder.add_change(where, {k: v for k, v in record.items() if v != ""})
+        else:
+            raise WorkloadError(source, where, "kind", kind, "empty, 'job' or 'priority_change'")
+    return builder.workload()
+
+
+def parse_json(text: str, *, source: str = "<json>") -> Workload:
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise WorkloadError(
+            source, f"line {error.lineno} column {error.colno}", "JSON", error.msg,
+            "a JSON document",
+        ) from None
+    if not isinstance(document, dict):
+        raise WorkloadError(
+            source, "(document)", "document", _short(document),
+            'an object {"jobs": [...], "priority_changes": [...]}',
+        )
+    for key in document:
+        if key not in ("jobs", "priority_changes"):
+            raise WorkloadError(source, "(document)", key, _short(document[key]),
+                                "only the keys jobs and priority_changes")
+    builder = _Builder(source, numbers_as_text=False)
+    for section, add in (("jobs", builder.add_job), ("priority_changes", builder.add_change)):
+        records = document.get(section, [] if section == "priority_changes" else None)
+        if not isinstance(records, list):
+            raise WorkloadError(source, "(document)", section, _short(records), "a list of objects")
+        for index, record in enumerate(records):
+            where = f"record {section}[{index}]"
+            if not isinstance(record, dict):
+                raise WorkloadError(source, where, section, _short(record), "an object")
+            add(where, {k: v for k, v in record.items() if v is not None})
+    return builder.workload()
+
+
+class _Builder:
+    """Collects parsed records; checks what needs the whole file (ids, references)."""
+
+    def __init__(self, source: str, *, numbers_as_text: bool = True) -> None:
+        self.source = source
+        self.numbers_as_text = numbers_as_text
+        self.jobs: list[SimJob] = []
+        self.changes: list[PriorityChange] = []
+        self.seen: dict[str, str] = {}
+        self.change_refs: list[tuple[str, str]] = []
+
+    def add_job(self, where: str, record: Mapping[str, object]) -> None:
+        self._check_keys(where, record, JOB_FIELDS)
+        for name in JOB_FIELDS:
+            if name in REQUIRED_JOB_FIELDS and name not in record:
+                raise WorkloadError(self.source, where, name, None, "a value (required)")
+        value = self._value
+        self.add_parsed(
+            where,
+            SimJob(
+                job_id=value(where, record, "job_id", _text),
+                share=value(where, record, "share", _text),
+                submitted_at=value(where, record, "submitted_at", _seconds(minimum=0.0)),
+                duration=value(where, record, "duration", _seconds(positive=True)),
+                instance_type=value(where, record, "instance_type", _text),
+                instance_count=value(where, record, "instance_count", _integer(1), 1),
+                priority=value(where, record, "priority", _integer(0, MAX_PRIORITY), 0),
+                checkpoint_interval=value(
+                    where, record, "checkpoint_interval", _seconds(positive=True), None
+                ),
+                preemption_retries=value(where, record, "preemption_retries", _integer(0), None),
+            ),
+        )
+
+    def add_parsed(self, where: str, job: SimJob) -> None:
+        if job.job_id in self.seen:
+            raise WorkloadError(
+                self.source, where, "job_id", job.job_id,
+                f"an id not used before (already on {self.seen[job.job_id]})",
+            )
+        self.seen[job.job_id] = where
+        self.jobs.append(job)
+
+    def add_change(self, where: str, record: Mapping[str, object]) -> None:
+        self._check_keys(where, record, CHANGE_FIELDS)
+        for name in CHANGE_FIELDS:
+            if name not in record:
+                raise WorkloadError(self.source, where, name, None, "a value (required)")
+        change = PriorityChange(
+            at=self._value(where, record, "at", _seconds(minimum=0.0)),
+            job_id=self._value(where, record, "job_id", _text),
+            priority=self._value(where, record, "priority", _integer(0, MAX_PRIORITY)),
+        )
+        self.changes.append(change)
+        self.change_refs.append((where, change.job_id))
+
+    def workload(self) -> Workload:
+        for where, job_id in self.change_refs:
+            if job_id not in self.seen:
+                raise WorkloadError(
+                    self.source, where, "job_id", job_id, "the id of a job in this workload"
+                )
+        self.jobs.sort(key=lambda job: job.submitted_at)
+        self.changes.sort(key=lambda change: change.at)
+        return Workload(jobs=self.jobs, priority_changes=self.changes)
+
+    def _check_keys(self, where: str, record: Mapping[str, object], known: Sequence[str]) -> None:
+        for key in record:
+            if key not in known:
+                raise WorkloadError(
+                    self.source, where, str(key), record[key], f"only the fields {', '.join(known)}"
+                )
+
+    def _value(
+        self,
+        where: str,
+        record: Mapping[str, object],
+        name: str,
+        parse: Callable[[object], Any],
+        default: Any = None,
+    ) -> Any:
+        if name not in record:
+            return default
+        raw = record[name]
+        if not self.numbers_as_text and name not in _TEXT_FIELDS and isinstance(raw, str):
+            raise WorkloadError(self.source, where, name, raw, "a JSON number, not a string")
+        try:
+            return parse(raw)
+        except _Invalid as invalid:
+            raise WorkloadError(self.source, where, name, raw, invalid.allowed) from None
+
+
+def _fast_job(record: Mapping[str, str]) -> SimJob | None:
+    """A well-formed CSV job row in one pass (a million rows take seconds); None sends the row
+    through the field-by-field checks, which name what is wrong."""
+    try:
+        job_id, share = record["job_id"], record["share"]
+        instance_type = record["instance_type"]
+        submitted_at, duration = float(record["submitted_at"]), float(record["duration"])
+        count = int(record.get("instance_count") or 1)
+        priority = int(record.get("priority") or 0)
+        interval_text = record.get("checkpoint_interval")
+        interval = float(interval_text) if interval_text else None
+        retries_text = record.get("preemption_retries")
+        retries = int(retries_text) if retries_text else None
+    except (KeyError, ValueError):
+        return None
+    # NaN fails every comparison, so it falls through to the precise checks too.
+    if not (
+        job_id and share and instance_type
+        and 0.0 <= submitted_at < math.inf
+        and 0.0 < duration < math.inf
+        and count >= 1
+        and 0 <= priority <= MAX_PRIORITY
+        and (interval is None or 0.0 < interval < math.inf)
+        and (retries is None or retries >= 0)
+    ):
+        return None
+    return SimJob(
+        job_id=job_id, share=share, submitted_at=submitted_at, duration=duration,
+        instance_type=instance_type, instance_count=count, priority=priority,
+        checkpoint_interval=interval, preemption_retries=retries,
+    )
+
+
+class _Invalid(Exception):
+    def __init__(self, allowed: str) -> None:
+        self.allowed = allowed
+
+
+def _text(raw: object) -> str:
+    if not isinstance(raw, str) or not raw.strip():
+        raise _Invalid("a non-empty string")
+    return raw.strip()
+
+
+def _number(raw: object) -> float:
+    # bool is an int to Python, never a number in a workload.
+    if isinstance(raw, bool):
+        raise _Invalid("a number")
+    if isinstance(raw, (int, float)):
+        return float(raw)
+    if isinstance(raw, str):
+        try:
+            return float(raw)
+        except ValueError:
+            pass
+    raise _Invalid("a number")
+
+
+def _seconds(*, minimum: float = 0.0, positive: bool = False) -> Callable[[object], float]:
+    allowed = "a finite number of seconds " + ("> 0" if positive else f">= {minimum:g}")
+
+    def parse(raw: object) -> float:
+        try:
+            value = _number(raw)
+        except _Invalid:
+            raise _Invalid(allowed) from None
+        if not math.isfinite(value) or value < minimum or (positive and value <= 0):
+            raise _Invalid(allowed)
+        return value
+
+    return parse
+
+
+def _integer(minimum: int, maximum: int | None = None) -> Callable[[object], int]:
+    span = f"between {minimum} and {maximum}" if maximum is not None else f">= {minimum}"
+    allowed = f"an integer {span}"
+
+    def parse(raw: object) -> int:
+        if isinstance(raw, bool):
+            raise _Invalid(allowed)
+        if isinstance(raw, int):
+            value = raw
+        elif isinstance(raw, str):
+            try:
+                value = int(raw)
+            except ValueError:
+                raise _Invalid(allowed) from None
+        else:
+            raise _Invalid(allowed)
+        if value < minimum or (maximum is not None and value > maximum):
+            raise _Invalid(allowed)
+        return value
+
+    return parse
+
+
+def _columns_allowed() -> str:
+    return "columns from " + ", ".join(CSV_COLUMNS) + " (job_id, share, submitted_at, " \
+        "duration and instance_type required)"
+
+
+def _job_record(job: SimJob) -> dict[str, object]:
+    return {name: getattr(job, name) for name in JOB_FIELDS}
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _short(value: object) -> object:
+    text = repr(value)
+    return value if len(text) <= 60 else text[:57] + "..."
+

@@ -1,0 +1,213 @@
+"""Workload files: what parses, and errors that say exactly where and what is wrong."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from quota_constructs import QuotaConfigError
+from quota_constructs.simulation import PriorityChange, SimJob
+from quota_constructs.simulation.workloads import (
+    Workload,
+    WorkloadError,
+    parse_csv,
+    parse_json,
+    read_workload,
+    write_workload,
+)
+from stacks.launch import PROJECT_ROOT
+
+EXAMPLES = PROJECT_ROOT / "examples" / "workloads"
+HEADER = "job_id,share,submitted_at,duration,instance_type"
+
+
+def csv_of(text: str) -> Workload:
+    return parse_csv(io.StringIO(text, newline=""), source="w.csv")
+
+
+def error_of(text: str) -> WorkloadError:
+    with pytest.raises(WorkloadError) as caught:
+        csv_of(text)
+    return caught.value
+
+
+def test_minimal_columns_take_the_documented_defaults() -> None:
+    workload = csv_of(f"{HEADER}\n a , QS1 , 0 , 3600 , ml.g5.xlarge \n")
+    assert workload == Workload(
+        jobs=[SimJob(job_id="a", share="QS1", submitted_at=0.0, duration=3600.0,
+                     instance_type="ml.g5.xlarge", instance_count=1, priority=0,
+                     checkpoint_interval=None, preemption_retries=None)],
+        priority_changes=[],
+    )
+
+
+def test_empty_optional_values_take_defaults_and_blank_lines_are_skipped() -> None:
+    text = (
+        f"{HEADER},instance_count,priority,checkpoint_interval,preemption_retries\n"
+        "a,QS1,5,60,ml.g5.xlarge,,,,\n\n"
+        "b,QS1,1,60,ml.g5.xlarge,2,9999,30,0\n"
+    )
+    a, b = csv_of(text).jobs[1], csv_of(text).jobs[0]
+    assert (a.job_id, a.instance_count, a.priority, a.checkpoint_interval) == ("a", 1, 0, None)
+    assert (b.job_id, b.instance_count, b.priority, b.checkpoint_interval,
+            b.preemption_retries) == ("b", 2, 9999, 30.0, 0)
+
+
+def test_jobs_come_back_in_submission_order_and_changes_in_time_order() -> None:
+    text = (
+        f"kind,{HEADER},priority,at\n"
+        ",late,QS1,100,60,ml.g5.xlarge,1,\n"
+        "priority_change,late,,,,,7,150\n"
+        ",early,QS1,10,60,ml.g5.xlarge,1,\n"
+        "priority_change,early,,,,,5,20\n"
+    )
+    workload = csv_of(text)
+    assert [job.job_id for job in workload.jobs] == ["early", "late"]
+    assert list(workload.priority_changes) == [
+        PriorityChange(at=20.0, job_id="early", priority=5),
+        PriorityChange(at=150.0, job_id="late", priority=7),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("row", "field", "value", "allowed"),
+    [
+        ("a,QS1,-1,60,ml.g5.xlarge", "submitted_at", "-1", "seconds >= 0"),
+        ("a,QS1,0,0,ml.g5.xlarge", "duration", "0", "seconds > 0"),
+        ("a,QS1,0,soon,ml.g5.xlarge", "duration", "soon", "seconds > 0"),
+        ("a,QS1,nan,60,ml.g5.xlarge", "submitted_at", "nan", "finite"),
+        ("a,QS1,0,inf,ml.g5.xlarge", "duration", "inf", "finite"),
+        ("a,QS1,0,60,ml.g5.xlarge,0", "instance_count", "0", "integer >= 1"),
+        ("a,QS1,0,60,ml.g5.xlarge,1.5", "instance_count", "1.5", "integer >= 1"),
+        ("a,QS1,0,60,ml.g5.xlarge,1,10000", "priority", "10000", "between 0 and 9999"),
+        ("a,QS1,0,60,ml.g5.xlarge,1,1,-5", "checkpoint_interval", "-5", "seconds > 0"),
+        ("a,QS1,0,60,ml.g5.xlarge,1,1,5,-1", "preemption_retries", "-1", "integer >= 0"),
+        (",QS1,0,60,ml.g5.xlarge,1,1,5,1", "job_id", None, "required"),
+    ],
+)
+def test_a_bad_value_names_file_line_field_and_value(
+    row: str, field: str, value: str | None, allowed: str
+) -> None:
+    header = f"{HEADER},instance_count,priority,checkpoint_interval,preemption_retries"
+    padded = row + "," * (header.count(",") - row.count(","))
+    error = error_of(f"{header}\nok,QS1,0,60,ml.g5.xlarge,,,,\n{padded}\n")
+    assert isinstance(error, QuotaConfigError)
+    assert (error.source, error.where) == ("w.csv", "line 3")
+    assert (error.field, error.value) == (field, value)
+    assert allowed in error.allowed
+    assert str(error).startswith(f"workload 'w.csv' line 3: {field} got {value!r}; allowed:")
+
+
+def test_unknown_and_missing_columns_are_header_errors() -> None:
+    unknown = error_of(f"{HEADER},gpus\n")
+    assert (unknown.where, unknown.field, unknown.value) == ("line 1", "header", "gpus")
+    missing = error_of("job_id,share,submitted_at,duration\n")
+    assert missing.where == "line 1"
+    assert "instance_type" in missing.allowed
+    assert "header" in error_of("").field
+
+
+def test_duplicate_ids_name_both_lines() -> None:
+    error = error_of(f"{HEADER}\na,QS1,0,60,ml.g5.xlarge\nb,QS1,0,60,ml.g5.xlarge\n"
+                     "a,QS2,0,60,ml.g5.xlarge\n")
+    assert (error.where, error.field, error.value) == ("line 4", "job_id", "a")
+    assert "line 2" in error.allowed
+
+
+def test_a_row_of_the_wrong_width_is_named() -> None:
+    error = error_of(f"{HEADER}\na,QS1,0,60\n")
+    assert (error.where, error.field) == ("line 2", "row")
+
+
+def test_priority_change_rows_are_checked() -> None:
+    head = f"kind,{HEADER},priority,at\n,a,QS1,0,60,ml.g5.xlarge,1,\n"
+    unknown_job = error_of(head + "priority_change,zz,,,,,4,10\n")
+    assert (unknown_job.where, unknown_job.field, unknown_job.value) == ("line 3", "job_id", "zz")
+    extra = error_of(head + "priority_change,a,QS1,,,,4,10\n")
+    assert (extra.field, extra.value) == ("share", "QS1")
+    no_time = error_of(head + "priority_change,a,,,,,4,\n")
+    assert (no_time.field, no_time.value) == ("at", None)
+    at_on_job = error_of(f"kind,{HEADER},at\n,a,QS1,0,60,ml.g5.xlarge,5\n")
+    assert (at_on_job.field, at_on_job.value) == ("at", "5")
+    kind = error_of(f"kind,{HEADER}\nchange,a,QS1,0,60,ml.g5.xlarge\n")
+    assert (kind.field, kind.value) == ("kind", "change")
+
+
+def test_json_records_are_named_by_section_and_index() -> None:
+    job = {"job_id": "a", "share": "QS1", "submitted_at": 0, "duration": 60,
+           "instance_type": "ml.g5.xlarge"}
+    good = parse_json(
+        '{"jobs": [{"job_id": "a", "share": "QS1", "submitted_at": 0, "duration": 60, '
+        '"instance_type": "ml.g5.xlarge", "checkpoint_interval": null}]}'
+    )
+    assert good.jobs[0].checkpoint_interval is None
+
+    def json_error(text: str) -> WorkloadError:
+        with pytest.raises(WorkloadError) as caught:
+            parse_json(text, source="w.json")
+        return caught.value
+
+    text_number = json_error(json.dumps({"jobs": [job, {**job, "job_id": "b", "duration": "60"}]}))
+    assert (text_number.where, text_number.field, text_number.value) == (
+        "record jobs[1]", "duration", "60")
+    assert "not a string" in text_number.allowed
+    float_count = json_error(json.dumps({"jobs": [{**job, "instance_count": 2.0}]}))
+    assert (float_count.field, float_count.value) == ("instance_count", 2.0)
+    boolean = json_error(json.dumps({"jobs": [{**job, "priority": True}]}))
+    assert boolean.field == "priority"
+    unknown = json_error(json.dumps({"jobs": [{**job, "gpu": 1}]}))
+    assert (unknown.where, unknown.field) == ("record jobs[0]", "gpu")
+    change = json_error(json.dumps(
+        {"jobs": [job], "priority_changes": [{"at": 5, "job_id": "a", "priority": -1}]}
+    ))
+    assert (change.where, change.field, change.value) == (
+        "record priority_changes[0]", "priority", -1)
+    broken = json_error('{"jobs": [')
+    assert broken.where.startswith("line 1 column")
+    assert json_error('[]').field == "document"
+    assert json_error('{"jobs": {}}').field == "jobs"
+    assert json_error('{"job": []}').field == "job"
+
+
+def test_files_are_read_by_suffix_and_missing_files_are_named(tmp_path: Path) -> None:
+    with pytest.raises(WorkloadError) as suffix:
+        read_workload(tmp_path / "jobs.txt")
+    assert suffix.value.field == "suffix"
+    with pytest.raises(WorkloadError) as missing:
+        read_workload(tmp_path / "nope.csv")
+    assert missing.value.field == "path"
+    bad = tmp_path / "bad.csv"
+    bad.write_bytes(HEADER.encode() + b"\n\xff,QS1,0,60,ml.g5.xlarge\n")
+    with pytest.raises(WorkloadError) as encoding:
+        read_workload(bad)
+    assert encoding.value.field == "encoding"
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".json"])
+def test_written_workloads_read_back_identically(tmp_path: Path, suffix: str) -> None:
+    workload = Workload(
+        jobs=[
+            SimJob(job_id="a", share="QS1", submitted_at=0.25, duration=3600.5,
+                   instance_type="ml.g5.xlarge", instance_count=2, priority=7,
+                   checkpoint_interval=600.0, preemption_retries=3),
+            SimJob(job_id="b,with comma", share="QS2", submitted_at=10.0, duration=1.0,
+                   instance_type="ml.g5.12xlarge"),
+        ],
+        priority_changes=[PriorityChange(at=5.0, job_id="a", priority=9)],
+    )
+    path = tmp_path / f"w{suffix}"
+    write_workload(path, workload)
+    assert read_workload(path) == workload
+
+
+def test_the_example_files_hold_the_walkthrough_in_both_formats() -> None:
+    from_csv = read_workload(EXAMPLES / "walkthrough.csv")
+    assert from_csv == read_workload(EXAMPLES / "walkthrough.json")
+    priorities = {job.job_id: job.priority for job in from_csv.jobs if job.share == "research"}
+    assert priorities == {"research-high": 3, "research-med": 2, "research-low": 1}
+    assert list(from_csv.priority_changes) == [
+        PriorityChange(at=900.0, job_id="research-low", priority=4)
+    ]
