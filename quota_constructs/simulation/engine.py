@@ -325,6 +325,9 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
         for entry in taken:
             heappush(heap, entry)
         if not chosen or not fits(freed):
+            # Remember how much would have to be free for these victims to make room; None
+            # when no amount would (the share's own limit or borrow limit stands in the way).
+            in_share_need[q] = n - freed if chosen and current - freed + n <= top else None
             return None
         if minimal:
             for v in reversed(chosen[:-1]):
@@ -356,6 +359,8 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
             start(j, q, k, True)
             return True
         # (free + current < n: even preempting all of the share would not make room.)
+        if full:
+            in_share_need.pop(q, None)  # whatever was learnt about an earlier head
         if full and running[q] and in_share[queue_share[q]] and free + current >= n:
             victims = in_share_victim_set(q, j, free)
             if victims is not None:
@@ -465,6 +470,7 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
     # elsewhere on the unit may be what they lack.
     in_share_blocked: list[set[int]] = [set() for _ in range(n_units)]
     in_share_later: list[set[int]] = [set() for _ in range(n_units)]
+    in_share_need: dict[int, int | None] = {}  # free capacity such a head's victims lack
     later_units: list[int] = []  # units with such heads, to look at again at the next moment
 
     def could_preempt_in_share(q: int, j: int) -> bool:
@@ -483,12 +489,18 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
 
     def wake_in_share(k: int, work: list[Entry], full: set[int]) -> None:
         waiting_heads = in_share_blocked[k]
+        kept: list[int] = []
         for q in waiting_heads:
+            need = in_share_need.get(q)
+            if need is not None and available(q, k) < need:
+                kept.append(q)  # still too little free for what its victims would give
+                continue
             j = head(q)
             if j >= 0:
                 heappush(work, candidate(q, j))
                 full.add(q)
         waiting_heads.clear()
+        waiting_heads.update(kept)
 
     def schedule_unit(k: int, full_queues: set[int], freed: bool) -> None:
         """Start what can start on unit k, in order: jobs within their share's limit first,
@@ -566,8 +578,10 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
                     if could_preempt_in_share(q, j):
                         # A job just reclaimed from gets this power only at a later moment.
                         if q in full:
-                            in_share_blocked[k].add(q)
+                            if in_share_need.get(q, 0) is not None:
+                                in_share_blocked[k].add(q)
                         else:
+                            in_share_need.pop(q, None)
                             in_share_later[k].add(q)
                             later_units.append(k)
                     again = again or seen < releases
