@@ -519,7 +519,7 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
             freed_or_later = True
         else:
             freed_or_later = freed
-        if freed_or_later:
+        if freed_or_later and in_share_blocked[k]:
             wake_in_share(k, work, full)
         if backfill and freed:
             for q in queues_of_unit[k]:
@@ -626,11 +626,12 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
         if t == _INF:
             break
         now = t
-        for k in later_units:
-            if not dirty_mark[k]:
-                dirty_mark[k] = 1
-                dirty.append(k)
-        later_units.clear()
+        if later_units:
+            for k in later_units:
+                if not dirty_mark[k]:
+                    dirty_mark[k] = 1
+                    dirty.append(k)
+            later_units.clear()
 
         while finishing and finishing[0][0] <= now:
             _, token, j = heappop(finishing)
@@ -690,8 +691,9 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
             dirty_mark[k] = 0
         dirty.clear()
 
-        completed += len(ended_jobs)
-        ended_jobs.clear()
+        if ended_jobs:
+            completed += len(ended_jobs)
+            ended_jobs.clear()
         if progress is not None and completed >= next_report:
             progress(completed, n_jobs)
             next_report = completed + report_every
