@@ -8,10 +8,12 @@ order. A priority change pushes a fresh entry and leaves the old one behind; ent
 token and stale ones are dropped when they reach the top (lazy deletion), and the victim heaps
 are compacted when stale entries outnumber live ones.
 
-Scheduling re-examines only what an event can affect: when capacity of a unit is freed, the
-head of each waiting queue of that unit (plain start or reclaim only: freeing capacity never
-enables an in-share preemption elsewhere); when a queue's head or a running job's priority
-changes, that queue with every power.
+Scheduling re-examines only what an event can affect. A queue whose head changed, whose
+running job's priority changed or whose own job ended is tried with every power (start,
+reclaim, in-share preemption). A head that failed only for want of free capacity is filed by
+unit and job size; freed capacity wakes the first of those that could fit, in scheduling
+order, without looking at every queue. A head that could preempt in-share but lacked free
+capacity is woken when enough is freed on its unit.
 """
 
 from __future__ import annotations
