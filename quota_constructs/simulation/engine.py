@@ -8,10 +8,12 @@ order. A priority change pushes a fresh entry and leaves the old one behind; ent
 token and stale ones are dropped when they reach the top (lazy deletion), and the victim heaps
 are compacted when stale entries outnumber live ones.
 
-Scheduling re-examines only what an event can affect: when capacity of a unit is freed, the
-head of each waiting queue of that unit (plain start or reclaim only: freeing capacity never
-enables an in-share preemption elsewhere); when a queue's head or a running job's priority
-changes, that queue with every power.
+Scheduling re-examines only what an event can affect. A queue whose head changed, whose
+running job's priority changed or whose own job ended is tried with every power (start,
+reclaim, in-share preemption). A head that failed only for want of free capacity is filed by
+unit and job size; freed capacity wakes the first of those that could fit, in scheduling
+order, without looking at every queue. A head that could preempt in-share but lacked free
+capacity is woken when enough is freed on its unit.
 """
 
 from __future__ import annotations
@@ -325,6 +327,9 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
         for entry in taken:
             heappush(heap, entry)
         if not chosen or not fits(freed):
+            # Remember how much would have to be free for these victims to make room; None
+            # when no amount would (the share's own limit or borrow limit stands in the way).
+            in_share_need[q] = n - freed if chosen and current - freed + n <= top else None
             return None
         if minimal:
             for v in reversed(chosen[:-1]):
@@ -356,6 +361,8 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
             start(j, q, k, True)
             return True
         # (free + current < n: even preempting all of the share would not make room.)
+        if full:
+            in_share_need.pop(q, None)  # whatever was learnt about an earlier head
         if full and running[q] and in_share[queue_share[q]] and free + current >= n:
             victims = in_share_victim_set(q, j, free)
             if victims is not None:
@@ -465,6 +472,7 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
     # elsewhere on the unit may be what they lack.
     in_share_blocked: list[set[int]] = [set() for _ in range(n_units)]
     in_share_later: list[set[int]] = [set() for _ in range(n_units)]
+    in_share_need: dict[int, int | None] = {}  # free capacity such a head's victims lack
     later_units: list[int] = []  # units with such heads, to look at again at the next moment
 
     def could_preempt_in_share(q: int, j: int) -> bool:
@@ -483,12 +491,18 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
 
     def wake_in_share(k: int, work: list[Entry], full: set[int]) -> None:
         waiting_heads = in_share_blocked[k]
+        kept: list[int] = []
         for q in waiting_heads:
+            need = in_share_need.get(q)
+            if need is not None and available(q, k) < need:
+                kept.append(q)  # still too little free for what its victims would give
+                continue
             j = head(q)
             if j >= 0:
                 heappush(work, candidate(q, j))
                 full.add(q)
         waiting_heads.clear()
+        waiting_heads.update(kept)
 
     def schedule_unit(k: int, full_queues: set[int], freed: bool) -> None:
         """Start what can start on unit k, in order: jobs within their share's limit first,
@@ -507,7 +521,7 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
             freed_or_later = True
         else:
             freed_or_later = freed
-        if freed_or_later:
+        if freed_or_later and in_share_blocked[k]:
             wake_in_share(k, work, full)
         if backfill and freed:
             for q in queues_of_unit[k]:
@@ -566,8 +580,10 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
                     if could_preempt_in_share(q, j):
                         # A job just reclaimed from gets this power only at a later moment.
                         if q in full:
-                            in_share_blocked[k].add(q)
+                            if in_share_need.get(q, 0) is not None:
+                                in_share_blocked[k].add(q)
                         else:
+                            in_share_need.pop(q, None)
                             in_share_later[k].add(q)
                             later_units.append(k)
                     again = again or seen < releases
@@ -612,11 +628,12 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
         if t == _INF:
             break
         now = t
-        for k in later_units:
-            if not dirty_mark[k]:
-                dirty_mark[k] = 1
-                dirty.append(k)
-        later_units.clear()
+        if later_units:
+            for k in later_units:
+                if not dirty_mark[k]:
+                    dirty_mark[k] = 1
+                    dirty.append(k)
+            later_units.clear()
 
         while finishing and finishing[0][0] <= now:
             _, token, j = heappop(finishing)
@@ -676,8 +693,9 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
             dirty_mark[k] = 0
         dirty.clear()
 
-        completed += len(ended_jobs)
-        ended_jobs.clear()
+        if ended_jobs:
+            completed += len(ended_jobs)
+            ended_jobs.clear()
         if progress is not None and completed >= next_report:
             progress(completed, n_jobs)
             next_report = completed + report_every

@@ -241,8 +241,8 @@ class SimulationResult:
     declared policy, whose impossible jobs are rejected before simulating).
     """
 
-    __slots__ = ("_data", "arrangement", "ended_at", "jobs", "not_runnable", "shares",
-                 "started_at")
+    __slots__ = ("_data", "_timelines", "arrangement", "ended_at", "jobs", "not_runnable",
+                 "shares", "started_at")
 
     def __init__(
         self,
@@ -264,6 +264,7 @@ class SimulationResult:
         self.ended_at = ended_at
         """Last job's end."""
         self.not_runnable = not_runnable
+        self._timelines: list[CapacityTimeline] | None = None
 
     @property
     def instance_types(self) -> tuple[str, ...]:
@@ -272,41 +273,23 @@ class SimulationResult:
     def capacity_timeline(self, share: str, instance_type: str | None = None) -> CapacityTimeline:
         """The share's use of ``instance_type`` over time (every unit summed when None).
 
-        Change points only, several changes at one time folded into one step; built on
-        demand from the run's usage log.
+        Change points only, several changes at one time folded into one step. Every
+        timeline is built in one pass over the run's usage log on the first call.
         """
         d = self._data
         try:
             s = d.share_names.index(share)
         except ValueError:
             raise KeyError(f"no share {share!r}; shares: {d.share_names}") from None
-        units: set[int]
         if instance_type is None:
-            units = set(range(len(d.unit_names)))
+            unit = len(d.unit_names)  # the per-share total
         elif instance_type in d.unit_names:
-            units = {d.unit_names.index(instance_type)}
+            unit = d.unit_names.index(instance_type)
         else:
             raise KeyError(f"no instance type {instance_type!r}; types: {d.unit_names}")
-        limits = d.own_limits[s]
-        use = dict.fromkeys(units, 0)
-        times: array[float] = array("d")
-        in_use: array[int] = array("q")
-        borrowed: array[int] = array("q")
-        log_share, log_unit, log_delta = d.log_share, d.log_unit, d.log_delta
-        for i, t in enumerate(d.log_time):
-            if log_share[i] != s or log_unit[i] not in units:
-                continue
-            u = log_unit[i]
-            use[u] += log_delta[i]
-            total = sum(use.values())
-            over = sum(max(0, v - limits[k]) for k, v in use.items())
-            if times and times[-1] == t:
-                in_use[-1], borrowed[-1] = total, over
-            else:
-                times.append(t)
-                in_use.append(total)
-                borrowed.append(over)
-        return CapacityTimeline(times, in_use, borrowed)
+        if self._timelines is None:
+            self._timelines = _timelines(d)
+        return self._timelines[s * (len(d.unit_names) + 1) + unit]
 
     def job_records(self) -> Iterator[dict[str, object]]:
         """One flat row per job, keys :data:`JOB_RECORD_FIELDS` (for CSV export)."""
@@ -336,6 +319,41 @@ class SimulationResult:
                 "borrowed_attempts": sum(1 for a in attempts if a.borrowed),
                 "lost_seconds": job.lost_seconds,
             }
+
+
+def _timelines(d: RunData) -> list[CapacityTimeline]:
+    """Per share: one timeline per unit, then the share's total, indexed share * (units + 1)."""
+    n_units = len(d.unit_names)
+    width = n_units + 1
+    cells = len(d.share_names) * width
+    times: list[array[float]] = [array("d") for _ in range(cells)]
+    in_use: list[array[int]] = [array("q") for _ in range(cells)]
+    borrowed: list[array[int]] = [array("q") for _ in range(cells)]
+    use = [0] * cells
+    over = [0] * cells
+    limits = [limit for share in d.own_limits for limit in (*share, 0)]
+    log_share, log_unit, log_delta = d.log_share, d.log_unit, d.log_delta
+    for i, t in enumerate(d.log_time):
+        base = log_share[i] * width
+        cell = base + log_unit[i]
+        total = base + n_units
+        lim = limits[cell]
+        before = use[cell]
+        after = before + log_delta[i]
+        use[cell] = after
+        over[total] += max(0, after - lim) - max(0, before - lim)
+        over[cell] = max(0, after - lim)
+        use[total] += log_delta[i]
+        for c in (cell, total):
+            series = times[c]
+            if series and series[-1] == t:
+                in_use[c][-1] = use[c]
+                borrowed[c][-1] = over[c]
+            else:
+                series.append(t)
+                in_use[c].append(use[c])
+                borrowed[c].append(over[c])
+    return [CapacityTimeline(times[c], in_use[c], borrowed[c]) for c in range(cells)]
 
 
 @dataclass(frozen=True, slots=True)

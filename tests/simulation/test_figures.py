@@ -112,3 +112,26 @@ def test_comparison_when_limits_add_up_to_more_than_the_environment() -> None:
     assert [a.started_at for a in partition.jobs["b1"].attempts] == [10.0]
     # b2 needs all three instances: it waits for b1 as well as for A.
     assert [a.started_at for a in comparison.declared.jobs["b2"].attempts] == [110.0]
+
+
+def test_capacity_timeline_per_type_and_summed() -> None:
+    from quota_constructs import QuotaShareSpec
+
+    from .support import P4, RESERVE
+
+    environment = [CapacityLimit(G5, 2), CapacityLimit(P4, 2)]
+    shares = [QuotaShareSpec(name="S", capacity_limits=[CapacityLimit(G5, 1),
+                                                        CapacityLimit(P4, 2)],
+                             strategy=LEND_AND_BORROW),
+              share("R", RESERVE, unit=P4)]
+    jobs = [job("g", "S", 0.0, 100.0, count=2), job("p", "S", 50.0, 100.0, unit=P4)]
+    result = run(environment, shares, jobs)
+    g5 = result.capacity_timeline("S", G5)
+    assert (list(g5.times), list(g5.in_use), list(g5.borrowed)) == ([0.0, 100.0], [2, 0], [1, 0])
+    p4 = result.capacity_timeline("S", P4)
+    assert (list(p4.times), list(p4.in_use), list(p4.borrowed)) == ([50.0, 150.0], [1, 0], [0, 0])
+    total = result.capacity_timeline("S")
+    assert list(total.times) == [0.0, 50.0, 100.0, 150.0]
+    assert list(total.in_use) == [2, 3, 1, 0]
+    assert list(total.borrowed) == [1, 1, 0, 0]
+    assert list(result.capacity_timeline("R").times) == []
