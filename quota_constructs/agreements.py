@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
@@ -33,6 +34,7 @@ def write_allocation_agreements(app: Stage, outdir: str | None = None) -> list[P
     """
     queues: list[ITrainingJobQueue] = []
     grants: dict[int, list[tuple[str, ShareGrant]]] = defaultdict(list)
+    submission_tags: dict[int, dict[str, Mapping[str, str]]] = defaultdict(dict)
     enforced: dict[int, bool | None] = {}
     from .monitoring import QuotaShareMonitoring
 
@@ -44,6 +46,7 @@ def write_allocation_agreements(app: Stage, outdir: str | None = None) -> list[P
             name = getattr(node, "quota_share_name", None)
             if queue is not None and isinstance(name, str):
                 grants[id(queue)].extend((name, grant) for grant in node.grants)
+                submission_tags[id(queue)][name] = node.submission_tags
         elif isinstance(node, QuotaShareMonitoring):
             # Two monitors of one queue: a job is terminated if either one enforces.
             watched = [enforced.get(id(node.job_queue)), node.enforces_interruption_budget]
@@ -62,6 +65,7 @@ def write_allocation_agreements(app: Stage, outdir: str | None = None) -> list[P
                 shares=queue.quota_share_specs,
                 allocation=queue.allocation,
                 grants=dict(share_grants),
+                submission_tags=submission_tags.get(id(queue), {}),
                 budget_enforced=enforced.get(id(queue)),
             )
         )

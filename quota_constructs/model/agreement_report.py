@@ -38,6 +38,7 @@ class QueueAgreement:
 
     ``allocation`` is None when the app does not know the environment's capacity (an imported
     queue); ``grants`` lists, by share name, what was granted on each share;
+    ``submission_tags``, by share name, the tags a submission under those grants must carry;
     ``budget_enforced`` is True when a monitor terminates jobs past their budget, False when it
     only tells the owner, None when the queue is not monitored in this app.
     """
@@ -46,6 +47,7 @@ class QueueAgreement:
     shares: tuple[QuotaShareSpec, ...]
     allocation: QuotaAllocation | None = None
     grants: Mapping[str, Sequence[GrantLike]] = field(default_factory=dict)
+    submission_tags: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     budget_enforced: bool | None = None
 
 
@@ -54,7 +56,10 @@ _STRATEGY = {
     SharingStrategy.LEND: "lends its idle capacity to borrowing shares; never borrows",
     SharingStrategy.LEND_AND_BORROW: "lends its idle capacity and borrows others' idle capacity",
 }
-_PERMISSION = {"submit": "submit jobs", "update_priority": "change job priorities"}
+_PERMISSION = {
+    "submit": "submit jobs",
+    "update_priority": "change the priorities of this share's jobs",
+}
 
 
 def allocation_agreement_markdown(*, title: str, queues: Sequence[QueueAgreement]) -> str:
@@ -137,7 +142,12 @@ def _share_section(queue: QueueAgreement, spec: QuotaShareSpec) -> list[str]:
     lends_out = bool(_borrowers(queue.shares, spec))
     lines += [f"  - {item}" for item in _contract(spec, queue.budget_enforced, lends_out)]
     lines.append("- **Who may submit:**")
-    lines += [f"  - {item}" for item in _grants(queue.grants.get(spec.name, ()))]
+    grants = queue.grants.get(spec.name, ())
+    lines += [f"  - {item}" for item in _grants(grants)]
+    lines += [
+        f"  - {item}"
+        for item in _what_to_send(spec.name, grants, queue.submission_tags.get(spec.name, {}))
+    ]
     return lines
 
 
@@ -191,6 +201,29 @@ def _grants(grants: Sequence[GrantLike]) -> list[str]:
         )
         what = _PERMISSION.get(grant.permission, grant.permission)
         items.append(f"`{grant.principal}` may {what} ({ceiling}).")
+    return items
+
+
+def _what_to_send(
+    name: str, grants: Sequence[GrantLike], tags: Mapping[str, str]
+) -> list[str]:
+    """What a submission must carry for the grants to allow it: without it, it is denied."""
+    submits = [grant for grant in grants if grant.permission == "submit"]
+    if not submits:
+        return []
+    tag_text = ", ".join(f'"{key}": "{value}"' for key, value in sorted(tags.items()))
+    items = [
+        f'Every submission names the share (`quotaShareName="{name}"`)'
+        + (f" and carries its tag (`tags={{{tag_text}}}`)" if tags else "")
+        + "; a request without it is denied."
+        + (" Only jobs carrying the tag can have their priority changed." if tags else "")
+    ]
+    if any(grant.max_priority is not None for grant in submits):
+        items.append(
+            "Under a priority ceiling a submission must carry a `schedulingPriority` no higher "
+            "than it; one without a priority is denied. The SageMaker Python SDK drops a "
+            "priority of 0 from the request: submit with at least 1."
+        )
     return items
 
 

@@ -8,6 +8,7 @@ import aws_cdk as cdk
 from aws_cdk import aws_iam as iam
 
 from quota_constructs import (
+    SHARE_TAG_KEY,
     CapacityLimit,
     QuotaManagedTrainingQueue,
     QuotaShare,
@@ -52,7 +53,10 @@ def test_one_agreement_per_stack_with_shares_grants_and_enforcement(tmp_path: Pa
     text = written[0].read_text()
     assert "## Job queue `TrainingQueue/JobQueue`" in text
     assert "`TrainingQuotas-prod/Submitter` may submit jobs (priority at most 40)." in text
-    assert "`TrainingQuotas-prod/Submitter` may change job priorities (any priority)." in text
+    assert ("`TrainingQuotas-prod/Submitter` may change the priorities of this share's jobs "
+            "(any priority).") in text
+    # What the team must send: the tag grant_submit requires, as the share states it.
+    assert f"`tags={{\"{SHARE_TAG_KEY}\": \"QS1\"}}`" in text
     assert "is terminated by the monitoring" in text
     platform_text = written[1].read_text()
     assert "### vision" in platform_text
