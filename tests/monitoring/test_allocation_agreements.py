@@ -12,6 +12,7 @@ from quota_constructs import (
     CapacityLimit,
     QuotaManagedTrainingQueue,
     QuotaShare,
+    QuotaShareMonitoring,
     QuotaShareSpec,
     ShareGrant,
     SharingStrategy,
@@ -76,3 +77,28 @@ def test_outdir_can_be_given(tmp_path: Path) -> None:
     written = write_allocation_agreements(app, str(tmp_path))
     assert written == [tmp_path / "agreements" / "Only.md"]
     assert "Not watched in this app" in written[0].read_text()
+
+
+def test_a_queue_imported_twice_has_one_agreement_with_what_either_import_declares(
+    tmp_path: Path,
+) -> None:
+    app = cdk.App(outdir=str(tmp_path))
+    env = cdk.Environment(account="123456789012", region="us-east-1")
+    arn = "arn:aws:batch:us-east-1:123456789012:job-queue/research"
+    first, second = cdk.Stack(app, "TeamA", env=env), cdk.Stack(app, "TeamB", env=env)
+    TrainingJobQueue.from_job_queue_arn(first, "Queue", arn).add_quota_share(
+        "Share", spec=SHARES[0])
+    again = TrainingJobQueue.from_job_queue_arn(second, "Queue", arn)
+    share = again.add_quota_share("Share", spec=SHARES[1])
+    share.grant_submit(iam.Role(second, "Submitter", assumed_by=iam.AccountRootPrincipal()))
+    QuotaShareMonitoring(second, "Monitoring", job_queue=again, enforce_interruption_budget=True)
+    app.synth()
+
+    written = write_allocation_agreements(app)
+
+    # Listed once, under the first construct standing for the queue, as the summary lists it.
+    assert written == [tmp_path / "agreements" / "TeamA.md"]
+    text = written[0].read_text()
+    assert f"### {SHARES[0].name}" in text and f"### {SHARES[1].name}" in text
+    assert "`TeamB/Submitter` may submit jobs (any priority)." in text
+    assert "is terminated by the monitoring" in text
