@@ -18,8 +18,13 @@ from aws_cdk import Stack, Stage
 from constructs import IConstruct
 
 from ._share_ledger import ledger_of
-from .model.agreement_report import GrantLike, QueueAgreement, allocation_agreement_markdown
-from .quota_share import ShareGrant, _QuotaShareBase
+from .model.agreement_report import (
+    GrantLike,
+    QueueAgreement,
+    ShrinkGuard,
+    allocation_agreement_markdown,
+)
+from .quota_share import QuotaShare, ShareGrant, ShareProvisioning, _QuotaShareBase
 from .summary import queue_allocations
 
 AGREEMENTS_DIRECTORY: Final = "agreements"
@@ -42,8 +47,11 @@ def write_allocation_agreements(app: Stage, outdir: str | None = None) -> list[P
     # any construct standing for the queue counts.
     grants: dict[int, list[tuple[str, ShareGrant]]] = defaultdict(list)
     submission_tags: dict[int, dict[str, Mapping[str, str]]] = defaultdict(dict)
+    shrink_guards: dict[int, dict[str, ShrinkGuard]] = defaultdict(dict)
     enforced: dict[int, bool | None] = {}
     for node in app.node.find_all():
+        if isinstance(node, QuotaShare):
+            shrink_guards[_identity(node.job_queue)][node.spec.name] = _shrink_guard(node)
         if isinstance(node, _QuotaShareBase) and node.grants:
             queue = getattr(node, "job_queue", None)
             name = getattr(node, "quota_share_name", None)
@@ -73,6 +81,7 @@ def write_allocation_agreements(app: Stage, outdir: str | None = None) -> list[P
                 allocation=item.allocation,
                 grants=dict(share_grants),
                 submission_tags=submission_tags.get(key, {}),
+                shrink_guards=shrink_guards.get(key, {}),
                 budget_enforced=enforced.get(key),
             )
         )
@@ -85,6 +94,12 @@ def write_allocation_agreements(app: Stage, outdir: str | None = None) -> list[P
         path.write_bytes(text.encode("utf-8"))
         written.append(path)
     return written
+
+
+def _shrink_guard(share: QuotaShare) -> ShrinkGuard:
+    if share.provisioning is not ShareProvisioning.CUSTOM_RESOURCE:
+        return "unguarded"
+    return "waived" if share.lifecycle.allow_preemption_on_shrink else "guarded"
 
 
 def _identity(queue: object) -> int:

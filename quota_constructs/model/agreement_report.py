@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Literal, Protocol
 
 from .capacity import CapacityLimit
 from .queue import QuotaAllocation
@@ -32,6 +32,12 @@ class GrantLike(Protocol):
     def max_priority(self) -> int | None: ...
 
 
+ShrinkGuard = Literal["guarded", "waived", "unguarded"]
+"""What a deployment lowering a share's limits below its live usage does: the custom resource
+refuses it (``guarded``), lets it through by the share's opt-in (``waived``), or CloudFormation
+provisioning has no guard (``unguarded``)."""
+
+
 @dataclass(frozen=True)
 class QueueAgreement:
     """One queue's part of the agreement.
@@ -39,6 +45,7 @@ class QueueAgreement:
     ``allocation`` is None when the app does not know the environment's capacity (an imported
     queue); ``grants`` lists, by share name, what was granted on each share;
     ``submission_tags``, by share name, the tags a submission under those grants must carry;
+    ``shrink_guards``, by share name, what a shrinking deployment does (unknown: not listed);
     ``budget_enforced`` is True when a monitor terminates jobs past their budget, False when it
     only tells the owner, None when the queue is not monitored in this app.
     """
@@ -48,6 +55,7 @@ class QueueAgreement:
     allocation: QuotaAllocation | None = None
     grants: Mapping[str, Sequence[GrantLike]] = field(default_factory=dict)
     submission_tags: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    shrink_guards: Mapping[str, ShrinkGuard] = field(default_factory=dict)
     budget_enforced: bool | None = None
 
 
@@ -55,6 +63,17 @@ _STRATEGY = {
     SharingStrategy.RESERVE: "keeps its idle capacity to itself; never lends, never borrows",
     SharingStrategy.LEND: "lends its idle capacity to borrowing shares; never borrows",
     SharingStrategy.LEND_AND_BORROW: "lends its idle capacity and borrows others' idle capacity",
+}
+_SHRINK: dict[ShrinkGuard | None, str] = {
+    None: "Lowering its limits makes its own jobs above the new limit preemptible.",
+    "guarded": "A deployment that lowers its limits below what its jobs use is refused, and "
+    "nothing changes (the custom resource's guard; `ShareLifecycle(allow_preemption_on_shrink="
+    "True)` waives it).",
+    "waived": "A deployment may lower its limits below what its jobs use "
+    "(`ShareLifecycle(allow_preemption_on_shrink=True)`): its jobs above the new limit become "
+    "preemptible.",
+    "unguarded": "Lowering its limits makes its own jobs above the new limit preemptible at "
+    "once (CloudFormation provisioning has no guard).",
 }
 _PERMISSION = {
     "submit": "submit jobs",
@@ -140,7 +159,12 @@ def _share_section(queue: QueueAgreement, spec: QuotaShareSpec) -> list[str]:
         lines.append(f"- **Borrows from:** {_borrows_from(queue.shares, spec)}")
     lines.append("- **Interruption contract:**")
     lends_out = bool(_borrowers(queue.shares, spec))
-    lines += [f"  - {item}" for item in _contract(spec, queue.budget_enforced, lends_out)]
+    lines += [
+        f"  - {item}"
+        for item in _contract(
+            spec, queue.budget_enforced, lends_out, queue.shrink_guards.get(spec.name)
+        )
+    ]
     lines.append("- **Who may submit:**")
     grants = queue.grants.get(spec.name, ())
     lines += [f"  - {item}" for item in _grants(grants)]
@@ -151,7 +175,9 @@ def _share_section(queue: QueueAgreement, spec: QuotaShareSpec) -> list[str]:
     return lines
 
 
-def _contract(spec: QuotaShareSpec, enforced: bool | None, lends_out: bool) -> list[str]:
+def _contract(
+    spec: QuotaShareSpec, enforced: bool | None, lends_out: bool, shrink: ShrinkGuard | None
+) -> list[str]:
     agreement = spec.agreement
     items: list[str] = []
     if agreement is None:
@@ -186,7 +212,7 @@ def _contract(spec: QuotaShareSpec, enforced: bool | None, lends_out: bool) -> l
         "lower-priority jobs." if spec.in_share_preemption else
         "In-share preemption is off: its own jobs never preempt each other."
     )
-    items.append("Lowering its limits makes its own jobs above the new limit preemptible.")
+    items.append(_SHRINK[shrink])
     return items
 
 

@@ -137,3 +137,12 @@ def test_allocation_warnings_are_listed() -> None:
 def test_rendering_is_deterministic() -> None:
     assert render() == render()
     assert render().endswith("\n") and not render().endswith("\n\n")
+
+
+def test_what_a_shrinking_deployment_does_follows_the_share_s_guard() -> None:
+    text = render(shrink_guards={"QS1": "guarded", "QS2": "waived", "QS3": "unguarded"})
+    assert "lowers its limits below what its jobs use is refused" in section(text, "QS1")
+    assert "allow_preemption_on_shrink=True)`): its jobs above" in section(text, "QS2")
+    assert "preemptible at once (CloudFormation provisioning has no guard)" in section(text, "QS3")
+    # Not known (a share this app did not create): what AWS Batch does.
+    assert "makes its own jobs above the new limit preemptible." in section(render(), "QS1")

@@ -15,6 +15,8 @@ from quota_constructs import (
     QuotaShareMonitoring,
     QuotaShareSpec,
     ShareGrant,
+    ShareLifecycle,
+    ShareProvisioning,
     SharingStrategy,
     TrainingJobQueue,
     write_allocation_agreements,
@@ -102,3 +104,28 @@ def test_a_queue_imported_twice_has_one_agreement_with_what_either_import_declar
     assert f"### {SHARES[0].name}" in text and f"### {SHARES[1].name}" in text
     assert "`TeamB/Submitter` may submit jobs (any priority)." in text
     assert "is terminated by the monitoring" in text
+
+
+def test_the_agreement_says_which_shares_a_shrinking_deployment_may_preempt(
+    tmp_path: Path,
+) -> None:
+    app = cdk.App(outdir=str(tmp_path))
+    stack = cdk.Stack(app, "Quotas")
+    queue = QuotaManagedTrainingQueue(
+        stack, "TrainingQueue", capacity_limits=[CapacityLimit(G5, 3)], shares=SHARES,
+        lifecycle_by_share={SHARES[0].name: ShareLifecycle(allow_preemption_on_shrink=True)},
+    )
+    queue.job_queue.add_quota_share(
+        "Later", provisioning=ShareProvisioning.CLOUDFORMATION,
+        spec=QuotaShareSpec(name="later", capacity_limits=[CapacityLimit(G5, 1)],
+                            strategy=SharingStrategy.LEND),
+    )
+    app.synth()
+
+    [written] = write_allocation_agreements(app)
+
+    text = written.read_text()
+    sections = {part.split("\n", 1)[0].split(" ")[0]: part for part in text.split("\n### ")[1:]}
+    assert "allow_preemption_on_shrink=True)`): its jobs above" in sections[SHARES[0].name]
+    assert "is refused, and nothing changes" in sections[SHARES[1].name]
+    assert "CloudFormation provisioning has no guard" in sections["later"]
