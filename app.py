@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 import dev
 
@@ -42,9 +43,14 @@ def main() -> None:
         f"synthesized {count} into {assembly.directory} "
         "(cdk-nag AwsSolutions and Serverless: no unacknowledged findings)",
         *allocation_summary(app),
-        *(f"allocation agreement: {os.path.relpath(path)}" for path in agreements),
+        *(f"allocation agreement: {_shown(path)}" for path in agreements),
     ]
     print("\n".join(report), file=sys.stderr)
+
+
+def _shown(path: Path) -> str:
+    """Relative to the working directory when below it (cdk.out/agreements/...), else as is."""
+    return str(path.relative_to(Path.cwd())) if path.is_relative_to(Path.cwd()) else str(path)
 
 
 if __name__ == "__main__":

@@ -2,22 +2,30 @@
 
 The agreement itself is rendered by the model (:mod:`quota_constructs.model.agreement_report`);
 this module only collects, from the construct tree, what it needs: each queue's shares and
-allocation, the grants made on each share, and whether a monitor enforces budgets.
+allocation (:func:`quota_constructs.summary.queue_allocations`, the walk the console summary
+uses too), the grants made on each share, and whether a monitor enforces budgets.
 """
 
 from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
 from aws_cdk import Stack, Stage
 from constructs import IConstruct
 
-from .job_queue import ITrainingJobQueue
-from .model.agreement_report import GrantLike, QueueAgreement, allocation_agreement_markdown
-from .quota_share import ShareGrant, _QuotaShareBase
+from ._share_ledger import ledger_of
+from .model.agreement_report import (
+    GrantLike,
+    QueueAgreement,
+    ShrinkGuard,
+    allocation_agreement_markdown,
+)
+from .quota_share import QuotaShare, ShareGrant, ShareProvisioning, _QuotaShareBase
+from .summary import queue_allocations
 
 AGREEMENTS_DIRECTORY: Final = "agreements"
 _UNSAFE_FILE_CHARACTERS = re.compile(r"[^A-Za-z0-9._-]")
@@ -28,41 +36,53 @@ def write_allocation_agreements(app: Stage, outdir: str | None = None) -> list[P
     training job queue with declared shares; return the files written, in stack order.
 
     Call it after ``app.synth()`` (or at least after every stack is built): shares added from
-    other stacks and grants made anywhere in the app are part of the agreement.
+    other stacks and grants made anywhere in the app are part of the agreement. A queue that
+    stands in the app as several constructs (created and imported, or imported twice) has one
+    agreement, in the stack of the first of them, as in :func:`allocation_summary`.
     ``outdir`` defaults to the app's cloud assembly directory (``cdk.out``).
     """
-    queues: list[ITrainingJobQueue] = []
-    grants: dict[int, list[tuple[str, ShareGrant]]] = defaultdict(list)
-    enforced: dict[int, bool | None] = {}
     from .monitoring import QuotaShareMonitoring
 
+    # Keyed by the queue's one record of shares, so that a grant or a monitor made through
+    # any construct standing for the queue counts.
+    grants: dict[int, list[tuple[str, ShareGrant]]] = defaultdict(list)
+    submission_tags: dict[int, dict[str, Mapping[str, str]]] = defaultdict(dict)
+    shrink_guards: dict[int, dict[str, ShrinkGuard]] = defaultdict(dict)
+    enforced: dict[int, bool | None] = {}
     for node in app.node.find_all():
-        if isinstance(node, ITrainingJobQueue) and node.quota_share_specs:
-            queues.append(node)
-        elif isinstance(node, _QuotaShareBase) and node.grants:
+        if isinstance(node, QuotaShare):
+            shrink_guards[_identity(node.job_queue)][node.spec.name] = _shrink_guard(node)
+        if isinstance(node, _QuotaShareBase) and node.grants:
             queue = getattr(node, "job_queue", None)
             name = getattr(node, "quota_share_name", None)
             if queue is not None and isinstance(name, str):
-                grants[id(queue)].extend((name, grant) for grant in node.grants)
+                grants[_identity(queue)].extend((name, grant) for grant in node.grants)
+                submission_tags[_identity(queue)][name] = node.submission_tags
         elif isinstance(node, QuotaShareMonitoring):
             # Two monitors of one queue: a job is terminated if either one enforces.
-            watched = [enforced.get(id(node.job_queue)), node.enforces_interruption_budget]
+            key = _identity(node.job_queue)
+            watched = [enforced.get(key), node.enforces_interruption_budget]
             known = [value for value in watched if value is not None]
-            enforced[id(node.job_queue)] = any(known) if known else None
+            enforced[key] = any(known) if known else None
     by_stack: dict[str, tuple[Stack, list[QueueAgreement]]] = {}
-    for queue in queues:
-        stack = Stack.of(queue)
+    for item in queue_allocations(app):
+        if not item.shares:
+            continue
+        key = _identity(item.queue)
+        stack = Stack.of(item.queue)
         share_grants: dict[str, list[GrantLike]] = defaultdict(list)
-        for name, grant in grants.get(id(queue), []):
+        for name, grant in grants.get(key, []):
             share_grants[name].append(grant)
         entry = by_stack.setdefault(stack.node.path, (stack, []))
         entry[1].append(
             QueueAgreement(
-                title=_queue_title(queue),
-                shares=queue.quota_share_specs,
-                allocation=queue.allocation,
+                title=_queue_title(item.queue),
+                shares=item.shares,
+                allocation=item.allocation,
                 grants=dict(share_grants),
-                budget_enforced=enforced.get(id(queue)),
+                submission_tags=submission_tags.get(key, {}),
+                shrink_guards=shrink_guards.get(key, {}),
+                budget_enforced=enforced.get(key),
             )
         )
     directory = Path(outdir if outdir is not None else app.outdir) / AGREEMENTS_DIRECTORY
@@ -74,6 +94,17 @@ def write_allocation_agreements(app: Stage, outdir: str | None = None) -> list[P
         path.write_bytes(text.encode("utf-8"))
         written.append(path)
     return written
+
+
+def _shrink_guard(share: QuotaShare) -> ShrinkGuard:
+    if share.provisioning is not ShareProvisioning.CUSTOM_RESOURCE:
+        return "unguarded"
+    return "waived" if share.lifecycle.allow_preemption_on_shrink else "guarded"
+
+
+def _identity(queue: object) -> int:
+    """One key per queue of the app, however many constructs stand for it."""
+    return id(ledger_of(queue) or queue)
 
 
 def _queue_title(queue: IConstruct) -> str:

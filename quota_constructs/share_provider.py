@@ -34,6 +34,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import custom_resources as cr
 from constructs import Construct, IConstruct
 
+from ._l1_resources import cfn_function, default_policy
 from ._runtime_asset import runtime_asset_directory
 from .model import QuotaConfigError, is_unresolved
 from .nag_acknowledgments import acknowledge, acknowledge_wildcard_resource
@@ -337,7 +338,7 @@ class QuotaShareProvider(Construct):
 
     def _handler_policy_resource(self) -> IConstruct:
         if self._handler_policy is None:
-            return _default_policy(self.handler_role)
+            return default_policy(self.handler_role)
         return self._handler_policy.node.default_child  # type: ignore[return-value]
 
     def _handler_function(
@@ -368,7 +369,7 @@ class QuotaShareProvider(Construct):
             description=f"AWS Batch quota shares: {handler.rsplit('.', 1)[-1]} ({self.node.path})",
         )
         acknowledge(
-            _cfn_function(function),
+            cfn_function(function),
             "Serverless-LambdaDLQ",
             "The provider framework invokes this function synchronously and reports every "
             "failure to CloudFormation; a dead-letter queue only receives failed asynchronous "
@@ -409,21 +410,21 @@ class QuotaShareProvider(Construct):
             self._framework_function(id) for id in FRAMEWORK_FUNCTION_IDS
         ]
         for function in framework_functions:
-            cfn_function = _cfn_function(function)
-            cfn_function.memory_size = FRAMEWORK_MEMORY_MB
-            cfn_function.tracing_config = lambda_.CfnFunction.TracingConfigProperty(mode="Active")
+            resource = cfn_function(function)
+            resource.memory_size = FRAMEWORK_MEMORY_MB
+            resource.tracing_config = lambda_.CfnFunction.TracingConfigProperty(mode="Active")
             function.add_to_role_policy(
                 iam.PolicyStatement(actions=list(XRAY_WRITE_ACTIONS), resources=["*"])
             )
             acknowledge(
-                cfn_function,
+                resource,
                 "Serverless-LambdaDLQ",
                 "This aws-cdk-lib provider framework function catches every failure and answers "
                 "CloudFormation itself; an event parked in a dead-letter queue could not be "
                 "replayed to CloudFormation.",
             )
         for role in (self.framework_on_event_role, self.framework_waiter_role):
-            policy = _default_policy(role)
+            policy = default_policy(role)
             for handler in (self.on_event_function, self.is_complete_function):
                 acknowledge_wildcard_resource(
                     policy,
@@ -450,7 +451,7 @@ class QuotaShareProvider(Construct):
                 actions=[*XRAY_WRITE_ACTIONS, *XRAY_SAMPLING_ACTIONS], resources=["*"]
             )
         )
-        waiter_policy = _default_policy(waiter_role)
+        waiter_policy = default_policy(waiter_role)
         for function in framework_functions:
             if function.role is self.framework_waiter_role:
                 acknowledge_wildcard_resource(
@@ -587,19 +588,3 @@ def _check_timing(total_timeout: Duration, query_interval: Duration) -> None:
 def _lambda_role(scope: Construct, id: str) -> iam.Role:
     # Deliberately no AWSLambdaBasicExecutionRole: it would allow writing to every log group.
     return iam.Role(scope, id, assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
-
-
-def _cfn_function(function: lambda_.Function) -> lambda_.CfnFunction:
-    cfn_function = function.node.default_child
-    if not isinstance(cfn_function, lambda_.CfnFunction):
-        raise RuntimeError(f"{function.node.path} has no CfnFunction")
-    return cfn_function
-
-
-def _default_policy(role: iam.IRole) -> IConstruct:
-    """The CloudFormation resource of the role's default policy (cdk-nag reports on it)."""
-    policy = role.node.try_find_child("DefaultPolicy")
-    resource = policy.node.try_find_child("Resource") if policy is not None else None
-    if resource is None:
-        raise RuntimeError(f"{role.node.path} has no default policy yet")
-    return resource

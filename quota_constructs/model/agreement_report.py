@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Literal, Protocol
 
 from .capacity import CapacityLimit
 from .queue import QuotaAllocation
@@ -32,12 +32,20 @@ class GrantLike(Protocol):
     def max_priority(self) -> int | None: ...
 
 
+ShrinkGuard = Literal["guarded", "waived", "unguarded"]
+"""What a deployment lowering a share's limits below its live usage does: the custom resource
+refuses it (``guarded``), lets it through by the share's opt-in (``waived``), or CloudFormation
+provisioning has no guard (``unguarded``)."""
+
+
 @dataclass(frozen=True)
 class QueueAgreement:
     """One queue's part of the agreement.
 
     ``allocation`` is None when the app does not know the environment's capacity (an imported
     queue); ``grants`` lists, by share name, what was granted on each share;
+    ``submission_tags``, by share name, the tags a submission under those grants must carry;
+    ``shrink_guards``, by share name, what a shrinking deployment does (unknown: not listed);
     ``budget_enforced`` is True when a monitor terminates jobs past their budget, False when it
     only tells the owner, None when the queue is not monitored in this app.
     """
@@ -46,6 +54,8 @@ class QueueAgreement:
     shares: tuple[QuotaShareSpec, ...]
     allocation: QuotaAllocation | None = None
     grants: Mapping[str, Sequence[GrantLike]] = field(default_factory=dict)
+    submission_tags: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    shrink_guards: Mapping[str, ShrinkGuard] = field(default_factory=dict)
     budget_enforced: bool | None = None
 
 
@@ -54,7 +64,21 @@ _STRATEGY = {
     SharingStrategy.LEND: "lends its idle capacity to borrowing shares; never borrows",
     SharingStrategy.LEND_AND_BORROW: "lends its idle capacity and borrows others' idle capacity",
 }
-_PERMISSION = {"submit": "submit jobs", "update_priority": "change job priorities"}
+_SHRINK: dict[ShrinkGuard | None, str] = {
+    None: "Lowering its limits makes its own jobs above the new limit preemptible.",
+    "guarded": "A deployment that lowers its limits below what its jobs use is refused, and "
+    "nothing changes (the custom resource's guard; `ShareLifecycle(allow_preemption_on_shrink="
+    "True)` waives it).",
+    "waived": "A deployment may lower its limits below what its jobs use "
+    "(`ShareLifecycle(allow_preemption_on_shrink=True)`): its jobs above the new limit become "
+    "preemptible.",
+    "unguarded": "Lowering its limits makes its own jobs above the new limit preemptible at "
+    "once (CloudFormation provisioning has no guard).",
+}
+_PERMISSION = {
+    "submit": "submit jobs",
+    "update_priority": "change the priorities of this share's jobs",
+}
 
 
 def allocation_agreement_markdown(*, title: str, queues: Sequence[QueueAgreement]) -> str:
@@ -135,13 +159,25 @@ def _share_section(queue: QueueAgreement, spec: QuotaShareSpec) -> list[str]:
         lines.append(f"- **Borrows from:** {_borrows_from(queue.shares, spec)}")
     lines.append("- **Interruption contract:**")
     lends_out = bool(_borrowers(queue.shares, spec))
-    lines += [f"  - {item}" for item in _contract(spec, queue.budget_enforced, lends_out)]
+    lines += [
+        f"  - {item}"
+        for item in _contract(
+            spec, queue.budget_enforced, lends_out, queue.shrink_guards.get(spec.name)
+        )
+    ]
     lines.append("- **Who may submit:**")
-    lines += [f"  - {item}" for item in _grants(queue.grants.get(spec.name, ()))]
+    grants = queue.grants.get(spec.name, ())
+    lines += [f"  - {item}" for item in _grants(grants)]
+    lines += [
+        f"  - {item}"
+        for item in _what_to_send(spec.name, grants, queue.submission_tags.get(spec.name, {}))
+    ]
     return lines
 
 
-def _contract(spec: QuotaShareSpec, enforced: bool | None, lends_out: bool) -> list[str]:
+def _contract(
+    spec: QuotaShareSpec, enforced: bool | None, lends_out: bool, shrink: ShrinkGuard | None
+) -> list[str]:
     agreement = spec.agreement
     items: list[str] = []
     if agreement is None:
@@ -176,7 +212,7 @@ def _contract(spec: QuotaShareSpec, enforced: bool | None, lends_out: bool) -> l
         "lower-priority jobs." if spec.in_share_preemption else
         "In-share preemption is off: its own jobs never preempt each other."
     )
-    items.append("Lowering its limits makes its own jobs above the new limit preemptible.")
+    items.append(_SHRINK[shrink])
     return items
 
 
@@ -191,6 +227,29 @@ def _grants(grants: Sequence[GrantLike]) -> list[str]:
         )
         what = _PERMISSION.get(grant.permission, grant.permission)
         items.append(f"`{grant.principal}` may {what} ({ceiling}).")
+    return items
+
+
+def _what_to_send(
+    name: str, grants: Sequence[GrantLike], tags: Mapping[str, str]
+) -> list[str]:
+    """What a submission must carry for the grants to allow it: without it, it is denied."""
+    submits = [grant for grant in grants if grant.permission == "submit"]
+    if not submits:
+        return []
+    tag_text = ", ".join(f'"{key}": "{value}"' for key, value in sorted(tags.items()))
+    items = [
+        f'Every submission names the share (`quotaShareName="{name}"`)'
+        + (f" and carries its tag (`tags={{{tag_text}}}`)" if tags else "")
+        + "; a request without it is denied."
+        + (" Only jobs carrying the tag can have their priority changed." if tags else "")
+    ]
+    if any(grant.max_priority is not None for grant in submits):
+        items.append(
+            "Under a priority ceiling a submission must carry a `schedulingPriority` no higher "
+            "than it; one without a priority is denied. The SageMaker Python SDK drops a "
+            "priority of 0 from the request: submit with at least 1."
+        )
     return items
 
 

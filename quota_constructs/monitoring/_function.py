@@ -14,6 +14,7 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct, IConstruct
 
+from .._l1_resources import cfn_function
 from ..nag_acknowledgments import acknowledge
 
 RUNTIME: Final = lambda_.Runtime.PYTHON_3_14
@@ -66,7 +67,7 @@ def monitoring_function(
         on_failure=_SendOnlyQueueDestination(dead_letter_queue),
     )
     acknowledge(
-        _cfn_function(function),
+        cfn_function(function),
         "Serverless-LambdaDLQ",
         "Failed asynchronous invocations go to this monitor's SQS queue as an on-failure "
         "destination, whose record carries the request, the response and the error; a "
@@ -101,19 +102,3 @@ def acknowledge_xray(policy: IConstruct, extra: str = "") -> None:
         "X-Ray's PutTraceSegments/PutTelemetryRecords define no resource type, so IAM accepts "
         "only '*'" + (f"; {extra}" if extra else "."),
     )
-
-
-def default_policy(role: iam.Role) -> IConstruct:
-    """The CloudFormation resource of ``role``'s default policy (cdk-nag reports on it)."""
-    policy = role.node.try_find_child("DefaultPolicy")
-    resource = policy.node.try_find_child("Resource") if policy is not None else None
-    if resource is None:
-        raise RuntimeError(f"{role.node.path} has no default policy yet")
-    return resource
-
-
-def _cfn_function(function: lambda_.Function) -> lambda_.CfnFunction:
-    cfn_function = function.node.default_child
-    if not isinstance(cfn_function, lambda_.CfnFunction):
-        raise RuntimeError(f"{function.node.path} has no CfnFunction")
-    return cfn_function

@@ -16,6 +16,7 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from .._l1_resources import default_policy
 from ..nag_acknowledgments import acknowledge, acknowledge_wildcard_resource
 from ..runtime.monitoring_contract import (
     EVENT_SOURCE,
@@ -24,7 +25,7 @@ from ..runtime.monitoring_contract import (
     PREEMPTION_STARTED_DETAIL_TYPE,
     STATE_CHANGE_DETAIL_TYPE,
 )
-from ._function import acknowledge_xray, default_policy, monitoring_function
+from ._function import acknowledge_xray, monitoring_function
 
 # DescribeServiceJob defines no resource type: IAM accepts only "*" for it.
 DESCRIBE_ACTIONS: Final = ("batch:DescribeServiceJob",)

@@ -97,8 +97,9 @@ class QuotaShareMonitoring(Construct):
     :param log_retention: how long both functions' logs are kept. Default one month.
     :param operations_topic: where ``DeadLetters`` (the monitoring itself failing) notifies.
         Default: nowhere; the alarm still shows on the dashboard.
-    :param handler_layers: Lambda layers for both functions (a newer boto3 where the runtime's
-        lacks the quota-share API). Default: none.
+    :param handler_layers: Lambda layers for both functions. Default: none (not needed for
+        the quota-share API: the functions carry the AWS Batch model they were synthesized
+        with, whatever the runtime's botocore).
     """
 
     def __init__(

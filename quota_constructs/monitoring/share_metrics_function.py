@@ -14,9 +14,10 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from .._l1_resources import default_policy
 from ..nag_acknowledgments import acknowledge_wildcard_resource
 from ..runtime.monitoring_contract import SHARE_METRICS_HANDLER
-from ._function import acknowledge_xray, default_policy, monitoring_function
+from ._function import acknowledge_xray, monitoring_function
 
 # Read-only, from the AWS Batch service authorization reference.
 QUEUE_READ_ACTIONS: Final = ("batch:GetJobQueueSnapshot", "batch:ListQuotaShares")

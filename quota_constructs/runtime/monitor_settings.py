@@ -29,6 +29,7 @@ from .monitoring_contract import (
     METRIC_NAMESPACE_ENV,
     OWNER_TOPICS_ENV,
 )
+from .share_arn import job_queue_name_of
 from .structured_log import log
 
 # The directory holding the ``quota_constructs`` package: the code root of the Lambda asset.
@@ -48,7 +49,7 @@ class MonitoredQueue:
 
     @classmethod
     def of(cls, arn: str, name: str) -> MonitoredQueue:
-        return cls(arn=arn, name=name or queue_name_of(arn))
+        return cls(arn=arn, name=name or job_queue_name_of(arn))
 
     @property
     def reference(self) -> str:
@@ -61,7 +62,7 @@ class MonitoredQueue:
             return False
         if job_queue.startswith("arn:") and self.arn.startswith("arn:"):
             return job_queue == self.arn
-        return queue_name_of(job_queue) == self.name
+        return job_queue_name_of(job_queue) == self.name
 
 
 @dataclass(frozen=True)
@@ -102,11 +103,6 @@ class MonitorSettings:
         if agreement is None:
             return None
         return self.owner_topics.get(agreement.owner)
-
-
-def queue_name_of(reference: str) -> str:
-    """``training`` for ``arn:aws:batch:…:job-queue/training`` (and for ``training``)."""
-    return reference.rsplit("job-queue/", 1)[-1] if "job-queue/" in reference else reference
 
 
 @lru_cache(maxsize=8)

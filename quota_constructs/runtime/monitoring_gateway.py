@@ -6,18 +6,17 @@ the same bounded retries with backoff for throttling and 5xx, the same readable 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from .batch_gateway import NOT_FOUND_CODES, PAGE_LIMIT, BatchGateway, BatchRequestError
 from .live_share import LiveShare
+from .share_arn import is_job_queue_arn
 from .structured_log import log
 
 RUNNABLE = "RUNNABLE"
 QUOTA_SHARE_FILTER = "QUOTA_SHARE_NAME"
-_QUEUE_ARN = re.compile(r"arn:[^:\s]+:batch:[^:\s]*:[^:\s]*:job-queue/[^/\s]+")
 _CONFIG_KEYS = ("capacityLimits", "resourceSharingConfiguration", "state", "status")
 
 
@@ -86,7 +85,7 @@ class MonitoringGateway(BatchGateway):
         try:
             listed = self._pages("ListQuotaShares", "quotaShares", jobQueue=job_queue)
         except BatchRequestError as error:
-            if not _QUEUE_ARN.fullmatch(job_queue):
+            if not is_job_queue_arn(job_queue):
                 raise
             log("live_shares_listing_failed", job_queue=job_queue, code=error.code)
             return self._described(job_queue, names)

@@ -1,8 +1,10 @@
 """Tell a share's owner something, through the SNS topic that reaches them.
 
-The client is plain ``boto3.client("sns")`` (``AWS_ENDPOINT_URL_SNS`` applies), with the same
-bounded retries as the Batch calls. A FIFO topic gets a deduplication id derived from what the
-message is about, so SNS itself drops a second copy sent within its five-minute window.
+The client is a plain boto3 ``sns`` client (``AWS_ENDPOINT_URL_SNS`` applies) from the same
+session as the Batch client (:func:`boto3_session`, whose data path leads with the service models
+the asset carries), with the same bounded retries as the Batch calls. A FIFO topic gets a
+deduplication id derived from what the message is about, so SNS itself drops a second copy sent
+within its five-minute window.
 """
 
 from __future__ import annotations
@@ -12,10 +14,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import boto3
 from botocore.config import Config
 
 from .retry import RetryPolicy, call_with_retries
+from .service_models import boto3_session
 from .structured_log import log
 
 MAX_SUBJECT_LENGTH = 99
@@ -42,7 +44,9 @@ def create_sns_client() -> Any:
         retries={"mode": "standard", "total_max_attempts": 1},
         user_agent_extra="quota-constructs-monitoring",
     )
-    return boto3.client("sns", config=config)
+    # The function's one session: a second (boto3's default) would load its models again and
+    # would not look in the models the asset carries.
+    return boto3_session().client("sns", config=config)
 
 
 class Notifier:

@@ -1,6 +1,7 @@
-"""Quota-share ARNs.
+"""Quota-share and job-queue ARNs, read the one way every runtime of the library reads them.
 
-The form is ``arn:<partition>:batch:<region>:<account>:job-queue/<queue>/quota-share/<name>``.
+The forms are ``arn:<partition>:batch:<region>:<account>:job-queue/<queue>`` and
+``arn:<partition>:batch:<region>:<account>:job-queue/<queue>/quota-share/<name>``.
 """
 
 from __future__ import annotations
@@ -12,7 +13,18 @@ _SHARE_ARN = re.compile(
     r"(?P<queue_arn>arn:[^:\s]+:batch:[^:\s]*:[^:\s]*:job-queue/(?P<queue>[^/\s]+))"
     r"/quota-share/(?P<name>[A-Za-z0-9_-]{1,128})"
 )
-_QUEUE_ARN = re.compile(r"arn:[^:\s]+:batch:[^:\s]*:[^:\s]*:job-queue/[^/\s]+")
+_QUEUE_ARN = re.compile(r"arn:[^:\s]+:batch:[^:\s]*:[^:\s]*:job-queue/(?P<queue>[^/\s]+)")
+
+
+def is_job_queue_arn(value: str) -> bool:
+    """Whether ``value`` is a job-queue ARN (rather than a queue's name)."""
+    return _QUEUE_ARN.fullmatch(value) is not None
+
+
+def job_queue_name_of(reference: str) -> str:
+    """``training`` for ``arn:aws:batch:…:job-queue/training``, and for ``training``."""
+    match = _QUEUE_ARN.fullmatch(reference)
+    return match["queue"] if match is not None else reference
 
 
 @dataclass(frozen=True)
@@ -38,6 +50,6 @@ class QuotaShareArn:
         """Whether ``share_name`` on ``job_queue`` (a queue name or ARN) is this share."""
         if share_name != self.share_name:
             return False
-        if _QUEUE_ARN.fullmatch(job_queue):
+        if is_job_queue_arn(job_queue):
             return job_queue == self.job_queue_arn
         return job_queue == self.job_queue_name

@@ -46,6 +46,7 @@ def render(**overrides: object) -> str:
         title="`Q/JobQueue`", shares=SHARES, allocation=ALLOCATION,
         grants={"QS1": [Grant("Team/Submitter", "submit", 50),
                         Grant("Team/Submitter", "update_priority", None)]},
+        submission_tags={"QS1": {"quota-constructs:quota-share": "QS1"}},
         budget_enforced=False,
     )
     fields = {**queue.__dict__, **overrides}
@@ -87,8 +88,22 @@ def test_share_section_states_owner_purpose_lending_and_contract() -> None:
 def test_grants_list_who_may_submit_with_priority_ceilings() -> None:
     qs1 = section(render(), "QS1")
     assert "`Team/Submitter` may submit jobs (priority at most 50)." in qs1
-    assert "`Team/Submitter` may change job priorities (any priority)." in qs1
-    assert "No grants declared in this app" in section(render(), "QS2")
+    assert "`Team/Submitter` may change the priorities of this share's jobs (any priority)." \
+        in qs1
+    qs2 = section(render(), "QS2")
+    assert "No grants declared in this app" in qs2
+    assert "quotaShareName" not in qs2
+
+
+def test_grants_say_what_a_submission_must_carry() -> None:
+    qs1 = section(render(), "QS1")
+    assert ('Every submission names the share (`quotaShareName="QS1"`) and carries its tag '
+            '(`tags={"quota-constructs:quota-share": "QS1"}`); a request without it is denied.'
+            ) in qs1
+    assert "a `schedulingPriority` no higher than it" in qs1
+    assert "drops a priority of 0" in qs1
+    without_ceiling = render(grants={"QS1": [Grant("Team/Submitter", "submit", None)]})
+    assert "schedulingPriority" not in section(without_ceiling, "QS1")
 
 
 def test_reserve_and_disabled_shares_say_so() -> None:
@@ -122,3 +137,12 @@ def test_allocation_warnings_are_listed() -> None:
 def test_rendering_is_deterministic() -> None:
     assert render() == render()
     assert render().endswith("\n") and not render().endswith("\n\n")
+
+
+def test_what_a_shrinking_deployment_does_follows_the_share_s_guard() -> None:
+    text = render(shrink_guards={"QS1": "guarded", "QS2": "waived", "QS3": "unguarded"})
+    assert "lowers its limits below what its jobs use is refused" in section(text, "QS1")
+    assert "allow_preemption_on_shrink=True)`): its jobs above" in section(text, "QS2")
+    assert "preemptible at once (CloudFormation provisioning has no guard)" in section(text, "QS3")
+    # Not known (a share this app did not create): what AWS Batch does.
+    assert "makes its own jobs above the new limit preemptible." in section(render(), "QS1")

@@ -8,11 +8,15 @@ import aws_cdk as cdk
 from aws_cdk import aws_iam as iam
 
 from quota_constructs import (
+    SHARE_TAG_KEY,
     CapacityLimit,
     QuotaManagedTrainingQueue,
     QuotaShare,
+    QuotaShareMonitoring,
     QuotaShareSpec,
     ShareGrant,
+    ShareLifecycle,
+    ShareProvisioning,
     SharingStrategy,
     TrainingJobQueue,
     write_allocation_agreements,
@@ -52,7 +56,10 @@ def test_one_agreement_per_stack_with_shares_grants_and_enforcement(tmp_path: Pa
     text = written[0].read_text()
     assert "## Job queue `TrainingQueue/JobQueue`" in text
     assert "`TrainingQuotas-prod/Submitter` may submit jobs (priority at most 40)." in text
-    assert "`TrainingQuotas-prod/Submitter` may change job priorities (any priority)." in text
+    assert ("`TrainingQuotas-prod/Submitter` may change the priorities of this share's jobs "
+            "(any priority).") in text
+    # What the team must send: the tag grant_submit requires, as the share states it.
+    assert f"`tags={{\"{SHARE_TAG_KEY}\": \"QS1\"}}`" in text
     assert "is terminated by the monitoring" in text
     platform_text = written[1].read_text()
     assert "### vision" in platform_text
@@ -72,3 +79,53 @@ def test_outdir_can_be_given(tmp_path: Path) -> None:
     written = write_allocation_agreements(app, str(tmp_path))
     assert written == [tmp_path / "agreements" / "Only.md"]
     assert "Not watched in this app" in written[0].read_text()
+
+
+def test_a_queue_imported_twice_has_one_agreement_with_what_either_import_declares(
+    tmp_path: Path,
+) -> None:
+    app = cdk.App(outdir=str(tmp_path))
+    env = cdk.Environment(account="123456789012", region="us-east-1")
+    arn = "arn:aws:batch:us-east-1:123456789012:job-queue/research"
+    first, second = cdk.Stack(app, "TeamA", env=env), cdk.Stack(app, "TeamB", env=env)
+    TrainingJobQueue.from_job_queue_arn(first, "Queue", arn).add_quota_share(
+        "Share", spec=SHARES[0])
+    again = TrainingJobQueue.from_job_queue_arn(second, "Queue", arn)
+    share = again.add_quota_share("Share", spec=SHARES[1])
+    share.grant_submit(iam.Role(second, "Submitter", assumed_by=iam.AccountRootPrincipal()))
+    QuotaShareMonitoring(second, "Monitoring", job_queue=again, enforce_interruption_budget=True)
+    app.synth()
+
+    written = write_allocation_agreements(app)
+
+    # Listed once, under the first construct standing for the queue, as the summary lists it.
+    assert written == [tmp_path / "agreements" / "TeamA.md"]
+    text = written[0].read_text()
+    assert f"### {SHARES[0].name}" in text and f"### {SHARES[1].name}" in text
+    assert "`TeamB/Submitter` may submit jobs (any priority)." in text
+    assert "is terminated by the monitoring" in text
+
+
+def test_the_agreement_says_which_shares_a_shrinking_deployment_may_preempt(
+    tmp_path: Path,
+) -> None:
+    app = cdk.App(outdir=str(tmp_path))
+    stack = cdk.Stack(app, "Quotas")
+    queue = QuotaManagedTrainingQueue(
+        stack, "TrainingQueue", capacity_limits=[CapacityLimit(G5, 3)], shares=SHARES,
+        lifecycle_by_share={SHARES[0].name: ShareLifecycle(allow_preemption_on_shrink=True)},
+    )
+    queue.job_queue.add_quota_share(
+        "Later", provisioning=ShareProvisioning.CLOUDFORMATION,
+        spec=QuotaShareSpec(name="later", capacity_limits=[CapacityLimit(G5, 1)],
+                            strategy=SharingStrategy.LEND),
+    )
+    app.synth()
+
+    [written] = write_allocation_agreements(app)
+
+    text = written.read_text()
+    sections = {part.split("\n", 1)[0].split(" ")[0]: part for part in text.split("\n### ")[1:]}
+    assert "allow_preemption_on_shrink=True)`): its jobs above" in sections[SHARES[0].name]
+    assert "is refused, and nothing changes" in sections[SHARES[1].name]
+    assert "CloudFormation provisioning has no guard" in sections["later"]

@@ -239,10 +239,6 @@ class MonitoringFakeBatchServer(FakeBatchServer):
         super().__init__()
         self.state = MonitoringFakeBatch()
 
-    def start(self) -> MonitoringFakeBatchServer:
-        super().start()
-        return self
-
     def reset(self) -> MonitoringFakeBatch:
         self.state = MonitoringFakeBatch()
         return self.state

@@ -12,10 +12,12 @@ import re
 import threading
 from collections import deque
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs
 from xml.sax.saxutils import escape
+
+from ..loopback import LoopbackServer
 
 NAMESPACE = "http://sns.amazonaws.com/doc/2010-03-31/"
 _ATTRIBUTE = re.compile(
@@ -106,49 +108,25 @@ def _error(fault: SnsFault) -> str:
     )
 
 
-class FakeSnsServer:
+class FakeSnsServer(LoopbackServer):
+    """Serves one :class:`FakeSns` on ``127.0.0.1`` on a free port, in a daemon thread."""
+
     def __init__(self) -> None:
+        super().__init__()
         self.state = FakeSns()
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length).decode("utf-8") if length else ""
-                form = {k: v[0] for k, v in parse_qs(body, keep_blank_values=True).items()}
-                status, xml = server.state.handle(form)
-                payload = xml.encode("utf-8")
-                self.send_response(status)
-                self.send_header("Content-Type", "text/xml")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._http.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._http.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-
-    @property
-    def endpoint(self) -> str:
-        host, port = self._http.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    def start(self) -> FakeSnsServer:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._http.shutdown()
-        self._http.server_close()
 
     def reset(self) -> FakeSns:
         self.state = FakeSns()
         return self.state
+
+    def serve(self, request: BaseHTTPRequestHandler) -> None:
+        length = int(request.headers.get("Content-Length") or 0)
+        body = request.rfile.read(length).decode("utf-8") if length else ""
+        form = {k: v[0] for k, v in parse_qs(body, keep_blank_values=True).items()}
+        status, xml = self.state.handle(form)
+        payload = xml.encode("utf-8")
+        request.send_response(status)
+        request.send_header("Content-Type", "text/xml")
+        request.send_header("Content-Length", str(len(payload)))
+        request.end_headers()
+        request.wfile.write(payload)

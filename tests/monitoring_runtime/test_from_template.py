@@ -39,6 +39,7 @@ from quota_constructs.runtime.monitoring_contract import (
     SHARE_METRICS_HANDLER,
 )
 
+from ..conftest import OLD_BOTOCORE
 from .conftest import G5, Monitor
 from .emf_lines import data_points, values
 from .events import preemption_completed, preemption_started
@@ -150,8 +151,9 @@ class Invocation:
 
 
 def run_function(function: DeployedFunction, monitor: Monitor, deployed: DeployedMonitor,
-                 event: Mapping[str, Any]) -> Invocation:
-    """One invocation in a fresh interpreter (a fresh execution environment's process)."""
+                 event: Mapping[str, Any], python: Path | None = None) -> Invocation:
+    """One invocation in a fresh interpreter (a fresh execution environment's process):
+    ``python``, when given, plays the Lambda runtime's."""
     refs = {deployed.queue: monitor.training}
     refs.update({lid: monitor.sns.add_topic(lid) for lid in deployed.topics})
     environment = {name: str(_resolve(value, refs))
@@ -172,7 +174,7 @@ def run_function(function: DeployedFunction, monitor: Monitor, deployed: Deploye
         **environment,
     }
     completed = subprocess.run(
-        [sys.executable, "-c", _RUN, function.handler, str(function.asset)],
+        [str(python or sys.executable), "-c", _RUN, function.handler, str(function.asset)],
         input=json.dumps(event), env=process_env, cwd=function.asset,
         capture_output=True, text=True, timeout=120, check=False,
     )
@@ -245,3 +247,38 @@ def test_another_queues_job_is_ignored_by_the_deployed_function(
     assert monitor.sns.published == []
     assert monitor.batch.count("TerminateServiceJob") == 0
     assert values(data_points(run.stdout), PREEMPTIONS) == []
+
+
+def test_the_deployed_functions_use_the_batch_model_they_carry_on_an_old_botocore(
+    monitor: Monitor, deployed: dict[str, DeployedMonitor], old_python: Path
+) -> None:
+    # The runtime's botocore predates the quota-share API (ListQuotaShares, which the metrics
+    # call); the asset carries the model of the botocore the app was synthesized with.
+    bundled = subprocess.run(
+        [str(old_python), "-I", "-c", "import botocore, botocore.session; print(botocore."
+         "__version__, 'ListQuotaShares' in botocore.session.get_session()"
+         ".get_service_model('batch').operation_names)"],
+        capture_output=True, text=True, check=True,
+    ).stdout.split()
+    assert bundled == [OLD_BOTOCORE, "False"]
+    target = deployed["Enforcing"]
+    for function in (target.metrics, target.events):
+        assert list(function.asset.glob(
+            "quota_constructs/runtime/botocore_data/batch/*/service-2.json"))
+    monitor.create_shares(SHARES)
+    monitor.batch.add_service_job(monitor.training, "QS1", "RUNNING", {G5: 1})
+    job = monitor.batch.add_service_job(monitor.training, "QS2", "RUNNING", {G5: 1},
+                                        name="qs2-job")
+    monitor.batch.preempt(job.job_id)
+
+    metrics = run_function(target.metrics, monitor, target, {}, python=old_python)
+    events = run_function(target.events, monitor, target, preemption_completed(job),
+                          python=old_python)
+
+    points = data_points(metrics.stdout)
+    assert values(points, CAPACITY_IN_USE, QuotaShare="QS1", CapacityUnit=G5) == [1]
+    assert values(points, SHARE_DRIFT) == [0, 0, 0]
+    assert events.result["outcome"] == "terminated"
+    assert monitor.batch.count("TerminateServiceJob") == 1
+    [message] = monitor.sns.published
+    assert message.subject.startswith("Job qs2-job terminated")

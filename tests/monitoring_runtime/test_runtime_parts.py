@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from quota_constructs.model import monitoring_declaration_json
+from quota_constructs.runtime.batch_gateway import create_batch_client
 from quota_constructs.runtime.monitor_settings import (
     MonitorConfigurationError,
     MonitoredQueue,
@@ -26,7 +27,7 @@ from quota_constructs.runtime.monitoring_contract import (
     OWNER_TOPICS_ENV,
     UNKNOWN_KIND,
 )
-from quota_constructs.runtime.notifier import ascii_subject
+from quota_constructs.runtime.notifier import ascii_subject, create_sns_client
 from quota_constructs.runtime.preemption import Preemption, describe_duration, preemption_kind
 
 from .conftest import reference_shares
@@ -152,3 +153,13 @@ def test_subjects_are_what_sns_accepts() -> None:
     long = ascii_subject("x" * 300)
     assert len(long) == 99 and long.endswith("...")
     assert ascii_subject("   ") == "Quota share notice"
+
+
+def test_the_sns_and_batch_clients_read_models_through_the_one_session(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The session whose data path leads with the models the asset carries; boto3's default
+    # session would not look there.
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    sns, batch = create_sns_client(), create_batch_client()
+    assert sns._loader is batch._loader

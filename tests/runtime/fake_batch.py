@@ -18,9 +18,11 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
+
+from ..loopback import LoopbackServer
 
 ACCOUNT = "123456789012"
 REGION = "us-east-1"
@@ -480,55 +482,18 @@ class FakeBatch:
         return page
 
 
-class FakeBatchServer:
+class FakeBatchServer(LoopbackServer):
     """Serves one :class:`FakeBatch` on ``127.0.0.1`` on a free port, in a daemon thread."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.state = FakeBatch()
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            # Headers and body go out as separate writes; without this, Nagle's algorithm and
-            # delayed ACKs add ~40 ms to every call.
-            disable_nagle_algorithm = True
-
-            def do_GET(self) -> None:
-                server._serve(self)
-
-            def do_POST(self) -> None:
-                server._serve(self)
-
-            def do_DELETE(self) -> None:
-                server._serve(self)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._http.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._http.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-
-    @property
-    def endpoint(self) -> str:
-        host, port = self._http.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    def start(self) -> FakeBatchServer:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._http.shutdown()
-        self._http.server_close()
 
     def reset(self) -> FakeBatch:
         self.state = FakeBatch()
         return self.state
 
-    def _serve(self, request: BaseHTTPRequestHandler) -> None:
+    def serve(self, request: BaseHTTPRequestHandler) -> None:
         url = urlsplit(request.path)
         length = int(request.headers.get("Content-Length") or 0)
         raw = request.rfile.read(length) if length else b""

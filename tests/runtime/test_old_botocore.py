@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import textwrap
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -22,13 +21,12 @@ import pytest
 from quota_constructs._runtime_asset import runtime_asset_directory
 from quota_constructs.runtime.service_models import MINIMUM_BOTOCORE
 
+from ..conftest import OLD_BOTOCORE
 from .cloudformation import StackResource, share_properties
 from .conftest import Batch
 from .declarations import G5, share_spec
 from .fake_batch import FakeBatchServer
 
-OLD_BOTOCORE = "1.40.0"
-"""Months before the quota-share API (botocore 1.42.72)."""
 # A SageMaker training instance type the pinned botocore knows and OLD_BOTOCORE does not.
 NEWER_INSTANCE_TYPE = "ml.p6-b300.48xlarge"
 
@@ -117,21 +115,6 @@ class OldRuntime:
             raise RuntimeError(f"the old runtime exited: {self._process.stderr.read()[-3000:]}")
         answer: dict[str, Any] = json.loads(line)
         return answer
-
-
-@pytest.fixture(scope="session")
-def old_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A virtual environment with boto3/botocore OLD_BOTOCORE and nothing of this project."""
-    venv = tmp_path_factory.mktemp("old-botocore") / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    installed = subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet",
-         "--disable-pip-version-check", f"boto3=={OLD_BOTOCORE}", f"botocore=={OLD_BOTOCORE}"],
-        capture_output=True, text=True, timeout=600, check=False,
-    )
-    assert installed.returncode == 0, installed.stderr[-3000:]
-    return python
 
 
 @pytest.fixture

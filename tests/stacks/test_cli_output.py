@@ -33,8 +33,15 @@ def test_under_the_cli_the_app_writes_nothing_to_stdout(tmp_path: Path) -> None:
     assert result.stdout == ""
     assert f"synthesized 1 stack into {tmp_path} " in result.stderr
     assert "TrainingQuotas-dev/TrainingQueue/JobQueue: service environment" in result.stderr
-    template = json.loads((tmp_path / "TrainingQuotas-dev.template.json").read_text())
+    template_path = tmp_path / "TrainingQuotas-dev.template.json"
+    template = json.loads(template_path.read_text())
     assert "AWS::Batch::JobQueue" in {r["Type"] for r in template["Resources"].values()}
+    # What a user runs next, in the project directory (whose .cfnlintrc.yaml applies).
+    linted = subprocess.run(
+        [Path(sys.executable).with_name("cfn-lint"), template_path], cwd=PROJECT_ROOT,
+        capture_output=True, text=True, check=False,
+    )
+    assert linted.returncode == 0, linted.stdout + linted.stderr
 
 
 @pytest.mark.skipif(

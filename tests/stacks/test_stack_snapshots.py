@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from aws_cdk import App, Stack
+from aws_cdk import App, Stack, Tags
 from aws_cdk.assertions import Template
 from cdk_nag import AwsSolutionsChecks, ServerlessChecks
 from cfnlint.api import ManualArgs, lint
@@ -16,8 +16,9 @@ from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.json import JSONSnapshotExtension
 
 from stacks.environments import ENVIRONMENTS
+from stacks.wiring import add_stacks
 
-from .conftest import normalized_template
+from .conftest import normalized_template, project_context
 
 STACK_NAMES = [env.stack_name for env in ENVIRONMENTS.values()] + [
     "QuotaReference",
@@ -62,3 +63,27 @@ def test_template_passes_cfn_lint(all_stacks: dict[str, Stack], stack_name: str)
     # function to its role's default policy; it is redundant, not wrong.
     matches = lint(template, config=ManualArgs(regions=["us-east-1"], ignore_checks=["W3005"]))
     assert [str(match) for match in matches] == []
+
+
+CLOUDFORMATION_CUSTOM_RESOURCE_LIMIT_SECONDS = 3600
+
+
+def test_tags_of_the_app_reach_every_share_of_every_stack_within_the_hour() -> None:
+    # What a platform's tag policy would do to this repository's app: tag everything.
+    app = App(context=project_context())
+    stacks = add_stacks(app)
+    Tags.of(app).add("cost-center", "ml-42")
+    shares = {
+        (stack.stack_name, logical_id): resource
+        for stack in stacks
+        for logical_id, resource in Template.from_stack(stack).to_json()["Resources"].items()
+        if resource["Type"] in ("Custom::BatchQuotaShare", "AWS::Batch::QuotaShare")
+    }
+    assert {stack for stack, _ in shares} == set(STACK_NAMES) - {"QuotaPlatformExample"}
+    for (stack_name, logical_id), resource in shares.items():
+        properties = resource["Properties"]
+        assert properties["Tags"]["cost-center"] == "ml-42", (stack_name, logical_id)
+        if resource["Type"] == "Custom::BatchQuotaShare":
+            assert 0 < int(properties["ServiceTimeout"]) < (
+                CLOUDFORMATION_CUSTOM_RESOURCE_LIMIT_SECONDS
+            ), (stack_name, logical_id)
