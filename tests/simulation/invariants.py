@@ -174,9 +174,10 @@ def check_no_needless_waiting(
     could have started without preempting anyone (within its limit on free capacity, or by
     borrowing idle lendable capacity within its borrow limit).
 
-    With ``reclaim`` (single-instance workloads only, where which borrowed job may be taken
-    is unambiguous) a first waiting job within its share's limit also never waits while
-    enough borrowed capacity could be reclaimed for it.
+    With ``reclaim`` a first waiting job within its share's limit also never waits while
+    enough borrowed capacity could be reclaimed for it (every instance a share holds above its
+    limit is held by jobs that started borrowed, so reclaiming them, whole, frees at least
+    that much).
 
     With ``in_share``, a first waiting job of a share with in-share preemption never waits
     while preempting all of its share's strictly lower-priority running jobs of that type

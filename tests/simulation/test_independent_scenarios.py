@@ -355,6 +355,30 @@ def test_simultaneous_lender_and_borrower_arrivals_lender_first() -> None:
     assert not any(preempted(result, j) for j in result.jobs)
 
 
+def test_capacity_freed_at_a_lenders_arrival_goes_to_the_lender_first() -> None:
+    # [AWS-WT] shares under their limits are scheduled first; DESIGN §7 jobs ending at an
+    # instant are processed before arrivals. a1's borrowed instance frees at 100 as L's job
+    # arrives: L gets it, the waiting borrower a2 keeps waiting, nobody is preempted.
+    shares = [qs("A", LAB, 1), qs("L", LEND, 1)]
+    jobs = [sj("a0", "A", duration=500.0), sj("a1", "A", duration=100.0),
+            sj("a2", "A", 50.0, prio=9999), sj("l", "L", 100.0)]
+    result = sim(2, shares, jobs)
+    assert first_start(result, "l") == 100.0
+    assert first_start(result, "a2") == 500.0
+    assert not any(preempted(result, j) for j in result.jobs)
+
+
+def test_idle_capacity_goes_to_borrowers_first_come_first_served() -> None:
+    # DESIGN §7 / the scheduling policy's idleResourceAssignmentStrategy FIFO: the
+    # earliest-submitted waiting borrower gets idle capacity, whatever the priorities.
+    shares = [qs("A", LAB, 1), qs("B", LAB, 1), qs("L", LEND, 1)]
+    jobs = [sj("a0", "A"), sj("b0", "B"), sj("l", "L", duration=100.0),
+            sj("a-early", "A", 5.0, prio=0), sj("b-late", "B", 6.0, prio=9999)]
+    result = sim(3, shares, jobs)
+    assert first_start(result, "a-early") == 100.0
+    assert first_start(result, "b-late") == 1000.0
+
+
 # --- In-share preemption (Kueue withinClusterQueue: LowerPriority) ----------------------
 
 STANDALONE = [qs("standalone", RESERVE, 6, in_share=True)]
@@ -490,6 +514,33 @@ def test_multi_instance_job_that_cannot_start_preempts_nobody() -> None:
     assert first_start(result, "big") == 1000.0
 
 
+def test_kueue_only_preempt_workloads_using_the_chosen_flavor() -> None:
+    # [KQ] "only preempt workloads using the chosen flavor": capacity is counted per instance
+    # type (a flavor ~ an instance type), so a P4 job preempts only lower-priority P4 jobs,
+    # never a lower-priority G5 job of its share.
+    shares = [qs("S", RESERVE, {G5: 1, P4: 1}, in_share=True)]
+    jobs = [sj("g-low", "S", prio=0), sj("p-mid", "S", prio=1, unit=P4),
+            sj("in", "S", 10.0, prio=2, unit=P4)]
+    result = sim({G5: 1, P4: 1}, shares, jobs)
+    assert victims_of(result, "in") == {"p-mid"}
+    assert not preempted(result, "g-low")
+
+
+def test_in_share_and_cross_share_preemption_are_not_combined_for_one_job() -> None:
+    # Differs from [KQ] "preempt from all ClusterQueues in cohort-lend", where one incoming
+    # workload preempts in its own queue *and* reclaims from another at once. L (limit 6)
+    # runs 5, B borrows 1 of L's instances; L's new job of 4 would exceed L's limit, so it
+    # cannot reclaim (AWS reclaims for jobs that fit the lender's limit), and preempting
+    # l-low in-share would leave it 1 instance short: AWS documents neither combination, so
+    # the simulator (assumptions 3 and 7) preempts nobody and the job waits for capacity.
+    shares = [qs("L", LAB, 6, in_share=True), qs("B", LAB, 6)]
+    jobs = [sj("l-low", "L", n=3, prio=0), sj("l-mid", "L", n=2, prio=1),
+            sj("b-own", "B", n=6), sj("b-borrow", "B", 1.0, n=1), sj("in", "L", 10.0, n=4, prio=1)]
+    result = sim(12, shares, jobs)
+    assert not any(preempted(result, j) for j in result.jobs)
+    assert first_start(result, "in") == 1000.0
+
+
 # --- Priority changes ---------------------------------------------------------------------
 
 
@@ -530,6 +581,36 @@ def test_raising_a_waiting_jobs_priority_preempts_in_share() -> None:
     jobs = [sj("run", "S", prio=3), sj("w", "S", 1.0, prio=1)]
     result = sim(1, shares, jobs, [PriorityChange(at=50.0, job_id="w", priority=4)])
     assert preempted(result, "run") == [(50.0, "w", "IN_SHARE")]
+
+
+def test_priority_change_at_submission_and_after_the_end() -> None:
+    # [AWS-PRE] a change at the very instant of submission already orders the queue; one
+    # after the job ended changes nothing (simulator assumption 8).
+    shares = [qs("S", RESERVE, 1)]
+    jobs = [sj("a", "S", prio=5), sj("b", "S", prio=1), sj("c", "S", 2000.0, duration=10.0)]
+    changes = [PriorityChange(at=0.0, job_id="b", priority=9),
+               PriorityChange(at=5000.0, job_id="c", priority=1)]
+    result = sim(1, shares, jobs, changes)
+    assert first_start(result, "b") == 0.0 and first_start(result, "a") == 1000.0
+    assert result.jobs["c"].status == "SUCCEEDED" and result.jobs["c"].finished_at == 2010.0
+
+
+def test_raising_a_running_jobs_priority_protects_it() -> None:
+    # [AWS-PRE] priorities are weighed when preempting: r2 raised above the waiting job is
+    # no longer a victim; r1, still lower, is taken instead.
+    shares = [qs("S", RESERVE, 2, in_share=True)]
+    jobs = [sj("r1", "S", prio=1), sj("r2", "S", 1.0, prio=1), sj("w", "S", 10.0, prio=5)]
+    result = sim(2, shares, jobs, [PriorityChange(at=5.0, job_id="r2", priority=7)])
+    assert victims_of(result, "w") == {"r1"}
+
+
+def test_a_preempted_job_waiting_again_can_have_its_priority_raised() -> None:
+    # [AWS-PRE] a preempted job is RUNNABLE again; raising it lets it preempt in turn.
+    shares = [qs("S", RESERVE, 1, in_share=True)]
+    jobs = [sj("v", "S", prio=1), sj("h", "S", 10.0, prio=5)]
+    result = sim(1, shares, jobs, [PriorityChange(at=20.0, job_id="v", priority=9)])
+    assert preempted(result, "v") == [(10.0, "h", "IN_SHARE")]
+    assert preempted(result, "h") == [(20.0, "v", "IN_SHARE")]
 
 
 # --- Preemption budgets, checkpoints and lost work ---------------------------------------
@@ -762,3 +843,33 @@ def test_trace_like_workload_keeps_every_rule(seed: int) -> None:
             if a.preemption == "CROSS_SHARE":
                 assert a.borrowed
                 assert by_id[a.preempted_by or ""].share != outcome.share
+
+
+def test_the_aws_walkthrough_replayed_through_the_entry_point() -> None:
+    # [AWS-WT] three shares of one ml.g5.xlarge. QS1 (LEND_AND_BORROW, borrow 200, in-share)
+    # gets priorities 3, 2, 1: high on its own instance, med borrows QS2's, low waits (QS3
+    # reserves). A QS2 job reclaims med (cross-share); raising low to 4 preempts high
+    # (in-share).
+    shares = [qs("QS1", LAB, 1, borrow=200, in_share=True), qs("QS2", LEND, 1),
+              qs("QS3", RESERVE, 1)]
+    jobs = [sj("qs1_job_high", "QS1", 0.0, 3600.0, prio=3),
+            sj("qs1_job_med", "QS1", 0.0, 3600.0, prio=2),
+            sj("qs1_job_low", "QS1", 0.0, 3600.0, prio=1),
+            sj("qs2_job_1", "QS2", 600.0, 600.0, prio=1)]
+    result = sim(3, shares, jobs, [PriorityChange(at=900.0, job_id="qs1_job_low", priority=4)])
+    high, med, low = (result.jobs[f"qs1_job_{p}"] for p in ("high", "med", "low"))
+    assert (high.attempts[0].started_at, high.attempts[0].borrowed) == (0.0, False)
+    assert (med.attempts[0].started_at, med.attempts[0].borrowed) == (0.0, True)
+    assert preempted(result, "qs1_job_med")[0] == (600.0, "qs2_job_1", "CROSS_SHARE")
+    assert first_start(result, "qs2_job_1") == 600.0
+    assert first_start(result, "qs1_job_low") == 900.0
+    assert preempted(result, "qs1_job_high")[0] == (900.0, "qs1_job_low", "IN_SHARE")
+    assert running_at(result, 950.0) == {"qs1_job_low", "qs2_job_1"}
+    assert all(o.status == "SUCCEEDED" for o in result.jobs.values())
+    qs1, qs2, qs3 = (result.shares[name] for name in ("QS1", "QS2", "QS3"))
+    assert (qs1.cross_share_preemptions, qs1.in_share_preemptions) == (1, 1)
+    assert qs2.cross_share_preemptions == qs2.in_share_preemptions == 0
+    # QS3 reserves: its idle instance is never used or lent; QS2 lends, never borrows.
+    assert qs3.used_capacity_hours == qs3.lent_capacity_hours == qs3.borrowed_capacity_hours == 0
+    assert qs2.borrowed_capacity_hours == 0 and qs2.lent_capacity_hours > 0
+    assert math.isclose(qs1.borrowed_capacity_hours, qs2.lent_capacity_hours)
