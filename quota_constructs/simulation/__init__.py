@@ -61,8 +61,11 @@ Those a user could reasonably want otherwise are fields of :class:`SimulationOpt
    Cross-share victims come from any borrowing share (capacity is not tagged with its lender).
 7. A waiting job that fits within its own limit first uses free capacity, then reclaims borrowed
    capacity, then (where enabled) preempts lower-priority jobs of its share. A job that must
-   borrow never causes cross-share preemption, but may use in-share preemption. A job just
-   reclaimed from a borrowing share may start again at once only on free capacity; it may
+   borrow never causes cross-share preemption, but may use in-share preemption. The two are
+   never combined for one job: a job that would fit its own limit only after preempting in its
+   share, and would then still lack capacity lent out, waits (Kueue does both at once; AWS
+   documents no such combination, and reclaims for a job that arrives within its limit). A job
+   just reclaimed from a borrowing share may start again at once only on free capacity; it may
    preempt in-share from the next moment on, so a reclaim is not undone at the same instant.
 8. Priority changes apply immediately: a waiting job moves in its share's queue; a running job
    becomes a more or less likely victim. A change before the job's submission is an input

@@ -343,6 +343,28 @@ def test_a_multi_instance_borrower_over_several_lenders_is_reclaimed() -> None:
     assert first_start(result, "l1") == 10.0
 
 
+def test_lender_job_needing_more_than_was_borrowed_preempts_nobody() -> None:
+    # Limits add up to more than the environment (4 of 3). A borrows 1; L's job of 2 fits
+    # L's limit, but reclaiming A's one borrowed instance leaves it 1 short: nothing is
+    # preempted (assumption 3; Kueue's "not enough workloads borrowing" likewise), and A's jobs
+    # within A's limit are never taken.
+    shares = [qs("A", LAB, 2), qs("L", LEND, 2)]
+    jobs = [sj(f"a{i}", "A", float(i)) for i in range(3)] + [sj("l", "L", 10.0, n=2)]
+    result = sim(3, shares, jobs)
+    assert result.jobs["a2"].attempts[0].borrowed
+    assert not any(preempted(result, j) for j in result.jobs)
+    assert first_start(result, "l") == 1001.0
+
+
+def test_lender_job_reclaiming_several_borrowed_jobs_at_once() -> None:
+    # [AWS-QS] a 3-instance lender job reclaims three 1-instance borrowed jobs in one go.
+    shares = [qs("A", LAB, 1), qs("L", LEND, 3)]
+    jobs = [sj(f"a{i}", "A", float(i)) for i in range(4)] + [sj("l", "L", 10.0, n=3)]
+    result = sim(4, shares, jobs)
+    assert victims_of(result, "l") == {"a1", "a2", "a3"}
+    assert first_start(result, "l") == 10.0
+
+
 def test_simultaneous_lender_and_borrower_arrivals_lender_first() -> None:
     # [AWS-WT]/blog: "AWS Batch prioritizes quota shares that are under their capacity
     # limits": when a lender's job (within its limit) and a borrower's job arrive together
@@ -862,7 +884,7 @@ def test_the_aws_walkthrough_replayed_through_the_entry_point() -> None:
     assert (med.attempts[0].started_at, med.attempts[0].borrowed) == (0.0, True)
     assert preempted(result, "qs1_job_med")[0] == (600.0, "qs2_job_1", "CROSS_SHARE")
     assert first_start(result, "qs2_job_1") == 600.0
-    assert first_start(result, "qs1_job_low") == 900.0
+    assert (low.attempts[0].started_at, low.attempts[0].borrowed) == (900.0, False)
     assert preempted(result, "qs1_job_high")[0] == (900.0, "qs1_job_low", "IN_SHARE")
     assert running_at(result, 950.0) == {"qs1_job_low", "qs2_job_1"}
     assert all(o.status == "SUCCEEDED" for o in result.jobs.values())
