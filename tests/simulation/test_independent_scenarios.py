@@ -480,8 +480,12 @@ def test_kueue_preempting_locally_and_borrowing_same_resource() -> None:
     # [KQ] "preempting locally and borrowing same resource in cohort": c1 (nominal 6) runs
     # med 4 and low 4 (2 borrowed); c2 runs 4; the environment is full. Incoming 4 in c1
     # preempts c1-low in-share and runs on the same (partly borrowed) capacity; c2's job,
-    # within c2's limit, is untouched. [AWS-PRE] in-share preemption is not limited to a
-    # share's own limit; DESIGN §7 only forbids *cross-share* preemption to borrow.
+    # within c2's limit, is untouched. Kueue's scheduler would not get this far: its
+    # scheduler_test "A workload is only eligible to do preemptions if it fits fully within
+    # nominal quota" keeps a workload that must borrow from preempting at all. AWS documents
+    # no such limit for in-share preemption ([AWS-PRE]; in the walkthrough the raised job
+    # preempts while its share is at its limit), and DESIGN §7 only forbids *cross-share*
+    # preemption to borrow -- so the simulator (assumption 7) follows the preemptor here.
     shares = [qs("c1", LAB, 6, borrow=100, in_share=True), qs("c2", LAB, 6, borrow=100)]
     jobs = [sj("c1-med", "c1", n=4, prio=1), sj("c1-low", "c1", 1.0, n=4, prio=0),
             sj("c2-low-1", "c2", n=4, prio=0), sj("in", "c1", 10.0, n=4, prio=2)]
