@@ -118,6 +118,7 @@ OPTIONS = st.builds(
     head_of_line_blocking=st.booleans(),
     borrower_order=st.sampled_from(list(BorrowerOrder)),
     keep_checkpoint_progress=st.booleans(),
+    reclaim_partly_borrowed_jobs=st.booleans(),
 )
 
 
