@@ -50,16 +50,23 @@ Those a user could reasonably want otherwise are fields of :class:`SimulationOpt
    fit does not hold idle capacity back from later borrowers.
 6. Borrowed capacity is counted per share: a share is borrowing a type while it runs more than
    its own limit of it; an attempt is ``borrowed`` when it started with the share above its limit
-   after the start. Cross-share preemption takes only attempts that started borrowed and whose
-   share stays at or above its own limit without them, so a share is never pushed below its own
-   limit (``reclaim_partly_borrowed_jobs`` relaxes the second half for multi-instance jobs).
+   after the start. Cross-share preemption takes only attempts that started borrowed, from
+   shares above their own limit; first only those whose share stays at or above its limit
+   without them. When those free too little, a multi-instance job only part of which is
+   borrowed is taken too, leaving its share below its limit until its jobs start again: AWS
+   promises that a share can "reclaim resources that it has lent to others" and weighs "the
+   number ... of instances a job is borrowing", so a lender does not wait for such a job to end
+   (Kueue reclaims such jobs too; ``reclaim_partly_borrowed_jobs=False`` makes the lender
+   wait instead).
    Cross-share victims come from any borrowing share (capacity is not tagged with its lender).
 7. A waiting job that fits within its own limit first uses free capacity, then reclaims borrowed
    capacity, then (where enabled) preempts lower-priority jobs of its share. A job that must
-   borrow never causes cross-share preemption, but may use in-share preemption. A job just
-   reclaimed from a borrowing share may start again at once only on free capacity; it may
-   preempt in-share from the next moment on, so a reclaim never leaves that share below its
-   own limit at that instant.
+   borrow never causes cross-share preemption, but may use in-share preemption. The two are
+   never combined for one job: a job that would fit its own limit only after preempting in its
+   share, and would then still lack capacity lent out, waits (Kueue does both at once; AWS
+   documents no such combination, and reclaims for a job that arrives within its limit). A job
+   just reclaimed from a borrowing share may start again at once only on free capacity; it may
+   preempt in-share from the next moment on, so a reclaim is not undone at the same instant.
 8. Priority changes apply immediately: a waiting job moves in its share's queue; a running job
    becomes a more or less likely victim. A change before the job's submission is an input
    error; a change after it ended does nothing.

@@ -265,6 +265,19 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
         return free
 
     def cross_share_victims(k: int, need: int) -> list[int] | None:
+        # Jobs wholly on borrowed capacity first: reclaiming them leaves every share at or
+        # above its own limit. Only when they free too little are jobs that straddle their
+        # share's limit taken too: AWS promises a lender gets back what it lent ("preemption
+        # will allow any quota share to reclaim resources that it has lent to others") and
+        # weighs "the number ... of instances a job is borrowing", so a job borrowing part of
+        # its instances is reclaimable; without this a lender waits behind a multi-instance
+        # borrower until that job ends.
+        chosen = reclaim_set(k, need, False)
+        if chosen is None and partly:
+            chosen = reclaim_set(k, need, True)
+        return chosen
+
+    def reclaim_set(k: int, need: int, straddling: bool) -> list[int] | None:
         heap = borrowed_victims[k]
         taken: list[tuple[int, float, int, int, int]] = []
         chosen: list[int] = []
@@ -280,8 +293,8 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
             now_use = after.get(qv, use[qv])
             nv = job_count[v]
             lim = limit[qv]
-            if now_use <= lim or (not partly and now_use - nv < lim):
-                continue  # taking it would push its share below its own limit
+            if now_use <= lim or (not straddling and now_use - nv < lim):
+                continue  # its share is not borrowing, or would drop below its own limit
             after[qv] = now_use - nv
             chosen.append(v)
             freed += nv

@@ -71,8 +71,10 @@ class SimulationOptions:
     """A share's highest-priority waiting job for an instance type holds back the jobs behind
     it for that type; False lets a later job that fits start first (backfill)."""
     borrower_order: BorrowerOrder = BorrowerOrder.FIFO
-    reclaim_partly_borrowed_jobs: bool = False
-    """Cross-share preemption may take a job only part of which runs on borrowed capacity
-    (its share would end up below its own limit). False: only jobs wholly on borrowed capacity."""
+    reclaim_partly_borrowed_jobs: bool = True
+    """When jobs wholly on borrowed capacity free too little, cross-share preemption may also
+    take a job only part of which runs on borrowed capacity (its share ends up below its own
+    limit until its jobs start again). False: only jobs wholly on borrowed capacity, so a
+    lender may wait for a multi-instance borrower to end although AWS would reclaim."""
     keep_checkpoint_progress: bool = True
     """A preempted job resumes from its last checkpoint; False: it always starts over."""

@@ -118,6 +118,7 @@ OPTIONS = st.builds(
     head_of_line_blocking=st.booleans(),
     borrower_order=st.sampled_from(list(BorrowerOrder)),
     keep_checkpoint_progress=st.booleans(),
+    reclaim_partly_borrowed_jobs=st.booleans(),
 )
 
 
@@ -163,6 +164,28 @@ def test_nobody_waits_for_capacity_that_is_free_for_them(scenario: Scenario) -> 
 def test_within_limit_jobs_never_wait_for_capacity_that_could_be_reclaimed(
     scenario: Scenario,
 ) -> None:
+    result = simulate(
+        capacity_limits=scenario.capacity_limits,
+        shares=scenario.shares,
+        jobs=scenario.jobs,
+        priority_changes=scenario.priority_changes,
+    )
+    check_no_needless_waiting(
+        result,
+        capacity_limits=scenario.capacity_limits,
+        shares=scenario.shares,
+        jobs=scenario.jobs,
+        priority_changes=scenario.priority_changes,
+        reclaim=True,
+    )
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios())
+def test_lenders_never_wait_behind_multi_instance_borrowers(scenario: Scenario) -> None:
+    # With jobs of several instances, borrowed capacity can sit in a job that straddles its
+    # share's limit; a lender's job within its limit still gets it back (AWS: any share can
+    # reclaim what it lent).
     result = simulate(
         capacity_limits=scenario.capacity_limits,
         shares=scenario.shares,
