@@ -44,6 +44,17 @@ def test_minimal_columns_take_the_documented_defaults() -> None:
     )
 
 
+def test_zero_durations_from_a_trace_are_kept_as_simulate_takes_them() -> None:
+    # Public cluster traces carry jobs that ended at once; simulate() accepts them, and so do
+    # both formats.
+    from_csv = csv_of(f"{HEADER}\na,QS1,0,0,ml.g5.xlarge\n")
+    from_json = parse_json(
+        '{"jobs": [{"job_id": "a", "share": "QS1", "submitted_at": 0, "duration": 0, '
+        '"instance_type": "ml.g5.xlarge"}]}'
+    )
+    assert from_csv.jobs[0].duration == from_json.jobs[0].duration == 0.0
+
+
 def test_empty_optional_values_take_defaults_and_blank_lines_are_skipped() -> None:
     text = (
         f"{HEADER},instance_count,priority,checkpoint_interval,preemption_retries\n"
@@ -76,8 +87,8 @@ def test_jobs_come_back_in_submission_order_and_changes_in_time_order() -> None:
     ("row", "field", "value", "allowed"),
     [
         ("a,QS1,-1,60,ml.g5.xlarge", "submitted_at", "-1", "seconds >= 0"),
-        ("a,QS1,0,0,ml.g5.xlarge", "duration", "0", "seconds > 0"),
-        ("a,QS1,0,soon,ml.g5.xlarge", "duration", "soon", "seconds > 0"),
+        ("a,QS1,0,-1,ml.g5.xlarge", "duration", "-1", "seconds >= 0"),
+        ("a,QS1,0,soon,ml.g5.xlarge", "duration", "soon", "seconds >= 0"),
         ("a,QS1,nan,60,ml.g5.xlarge", "submitted_at", "nan", "finite"),
         ("a,QS1,0,inf,ml.g5.xlarge", "duration", "inf", "finite"),
         ("a,QS1,0,60,ml.g5.xlarge,0", "instance_count", "0", "integer >= 1"),

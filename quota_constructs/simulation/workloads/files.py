@@ -9,7 +9,7 @@ field                 default   meaning
 job_id                required  unique name of the job
 share                 required  the quota share the job is submitted to
 submitted_at          required  seconds, >= 0
-duration              required  seconds of run time the job needs, > 0
+duration              required  seconds of run time the job needs, >= 0 (a trace's 0 is kept)
 instance_type         required  SageMaker training instance type, e.g. ``ml.g5.xlarge``
 instance_count        1         instances of that type the job needs, >= 1
 priority              0         0–9999, higher runs first
@@ -241,7 +241,7 @@ class _Builder:
                 job_id=value(where, record, "job_id", _text),
                 share=value(where, record, "share", _text),
                 submitted_at=value(where, record, "submitted_at", _seconds(minimum=0.0)),
-                duration=value(where, record, "duration", _seconds(positive=True)),
+                duration=value(where, record, "duration", _seconds(minimum=0.0)),
                 instance_type=value(where, record, "instance_type", _text),
                 instance_count=value(where, record, "instance_count", _integer(1), 1),
                 priority=value(where, record, "priority", _integer(0, MAX_PRIORITY), 0),
@@ -329,7 +329,7 @@ def _fast_job(record: Mapping[str, str]) -> SimJob | None:
     if not (
         job_id and share and instance_type
         and 0.0 <= submitted_at < math.inf
-        and 0.0 < duration < math.inf
+        and 0.0 <= duration < math.inf
         and count >= 1
         and 0 <= priority <= MAX_PRIORITY
         and (interval is None or 0.0 < interval < math.inf)
