@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# Property tests judge behaviour, never speed: no per-example deadline (a loaded 2-core machine
+# would otherwise fail a correct example). In CI the examples are derived from the test itself,
+# so a red run is reproducible from its log rather than a draw of luck.
+settings.register_profile("default", deadline=None)
+settings.register_profile("ci", deadline=None, derandomize=True)
+settings.load_profile("ci" if os.environ.get("CI") else "default")
 
 OLD_BOTOCORE = "1.40.0"
 """Months before the quota-share API (botocore 1.42.72): the botocore of an outdated Lambda
