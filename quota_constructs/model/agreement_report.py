@@ -156,7 +156,7 @@ def _share_section(queue: QueueAgreement, spec: QuotaShareSpec) -> list[str]:
     lines.append(f"- **Most it can ever reach:** {_reach(queue.allocation, spec)}")
     lines.append(f"- **Lends to:** {_lends_to(queue.shares, spec)}")
     if spec.strategy.borrows:
-        lines.append(f"- **Borrows from:** {_borrows_from(queue.shares, spec)}")
+        lines.append(f"- **Borrows from:** {_borrows_from(queue, spec)}")
     lines.append("- **Interruption contract:**")
     lends_out = bool(_borrowers(queue.shares, spec))
     lines += [
@@ -284,11 +284,25 @@ def _borrowers(shares: Sequence[QuotaShareSpec], spec: QuotaShareSpec) -> list[s
             if other.name != spec.name and other.strategy.borrows and _overlap(spec, other)]
 
 
-def _borrows_from(shares: Sequence[QuotaShareSpec], spec: QuotaShareSpec) -> str:
-    lenders = [other.name for other in shares
+def _borrows_from(queue: QueueAgreement, spec: QuotaShareSpec) -> str:
+    sources = [other.name for other in queue.shares
                if other.name != spec.name and other.strategy.lends and _overlap(spec, other)]
-    text = ", ".join(lenders) if lenders else "no share (only capacity no share owns)"
-    return f"{text}; only what they leave idle, up to its borrow limit."
+    if queue.allocation is None:
+        sources.append("capacity no share owns, if the environment has any")
+    else:
+        unowned = [
+            f"{limit.max_capacity - owned} × {limit.capacity_unit}"
+            for limit in queue.allocation.environment_limits
+            if limit.capacity_unit in spec.units
+            and (owned := sum(other.limit_of(limit.capacity_unit) for other in queue.shares))
+            < limit.max_capacity
+        ]
+        if unowned:
+            sources.append(f"capacity no share owns ({', '.join(unowned)})")
+    if not sources:
+        return ("nothing: no other share lends its instance types and the environment has no "
+                "capacity that no share owns, so it runs within its own limit.")
+    return f"{', '.join(sources)}; only what is left idle, up to its borrow limit."
 
 
 def _borrow_text(spec: QuotaShareSpec) -> str:

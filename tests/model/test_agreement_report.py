@@ -85,6 +85,26 @@ def test_share_section_states_owner_purpose_lending_and_contract() -> None:
     assert "Its own jobs reclaim lent capacity" in qs2
 
 
+def test_borrowing_sources_include_unowned_capacity_and_say_when_there_is_none() -> None:
+    borrower = QuotaShareSpec(name="vision", capacity_limits=[CapacityLimit(G5, 2)],
+                              strategy=SharingStrategy.LEND_AND_BORROW)
+
+    def borrows_from(environment: int) -> str:
+        allocation = QuotaAllocation.check(
+            environment_limits=[CapacityLimit(G5, environment)], shares=[borrower]
+        )
+        text = render(shares=(borrower,), allocation=allocation, grants={}, submission_tags={})
+        return section(text, "vision").split("**Borrows from:** ", 1)[1].split("\n", 1)[0]
+
+    assert borrows_from(3) == (
+        "capacity no share owns (1 × ml.g5.xlarge); only what is left idle, up to its borrow "
+        "limit."
+    )
+    assert borrows_from(2).startswith("nothing: no other share lends its instance types")
+    unknown = render(shares=(borrower,), allocation=None, grants={}, submission_tags={})
+    assert "**Borrows from:** capacity no share owns, if the environment has any;" in unknown
+
+
 def test_grants_list_who_may_submit_with_priority_ceilings() -> None:
     qs1 = section(render(), "QS1")
     assert "`Team/Submitter` may submit jobs (priority at most 50)." in qs1
