@@ -28,12 +28,13 @@ from stacks.wiring import add_stacks
 
 def main() -> None:
     settings = app_settings(sys.argv[1:], os.environ)
-    clear_previous_assembly(settings)
     app = App(**settings)
     try:
         stacks = add_stacks(app)
     except UnknownEnvironmentError as error:
         sys.exit(f"error: {error}")
+    # Only once the stacks are declared: a mistyped -c env=... leaves the last good cdk.out.
+    clear_previous_assembly(settings)
     Validations.of(app).add_plugins(AwsSolutionsChecks(app), ServerlessChecks(app))
     assembly = app.synth()
     agreements = write_allocation_agreements(app, assembly.directory)

@@ -40,17 +40,29 @@ def test_unknown_environment_lists_the_known_ones() -> None:
 
 
 def test_app_rejects_unknown_environment_with_a_clear_message() -> None:
+    # A mistyped environment must not cost the user the last good cdk.out.
+    outdir = PROJECT_ROOT / "cdk.out"
+    created = not outdir.exists()
+    outdir.mkdir(exist_ok=True)
+    marker = outdir / "kept-by-a-failed-run.test"
+    marker.write_text("")
     env = {k: v for k, v in os.environ.items() if not k.startswith("CDK_")}
-    result = subprocess.run(
-        [sys.executable, "app.py", "-c", "env=qa"],
-        cwd=PROJECT_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert result.returncode == 1
-    assert "unknown deployment environment 'qa'; known: dev, prod, staging" in result.stderr
+    try:
+        result = subprocess.run(
+            [sys.executable, "app.py", "-c", "env=qa"],
+            cwd=PROJECT_ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert result.returncode == 1
+        assert "unknown deployment environment 'qa'; known: dev, prod, staging" in result.stderr
+        assert marker.exists()
+    finally:
+        marker.unlink(missing_ok=True)
+        if created:
+            outdir.rmdir()
 
 
 @pytest.mark.skipif(
