@@ -21,20 +21,25 @@ from aws_cdk import App, Validations
 from cdk_nag import AwsSolutionsChecks, ServerlessChecks
 
 from quota_constructs import allocation_summary, write_allocation_agreements
-from stacks.environments import UnknownEnvironmentError
+from stacks.environments import UnknownEnvironmentError, select_environments
 from stacks.launch import app_settings, clear_previous_assembly
-from stacks.wiring import add_stacks
+from stacks.wiring import ENVIRONMENT_CONTEXT_KEY, add_stacks
 
 
 def main() -> None:
     settings = app_settings(sys.argv[1:], os.environ)
+    try:
+        # Checked before cdk.out is cleared: a mistyped -c env=... leaves the last good one.
+        select_environments(settings.get("context", {}).get(ENVIRONMENT_CONTEXT_KEY))
+    except UnknownEnvironmentError as error:
+        sys.exit(f"error: {error}")
+    # Before the App exists: declaring the stacks already stages their assets into cdk.out.
+    clear_previous_assembly(settings)
     app = App(**settings)
     try:
         stacks = add_stacks(app)
     except UnknownEnvironmentError as error:
         sys.exit(f"error: {error}")
-    # Only once the stacks are declared: a mistyped -c env=... leaves the last good cdk.out.
-    clear_previous_assembly(settings)
     Validations.of(app).add_plugins(AwsSolutionsChecks(app), ServerlessChecks(app))
     assembly = app.synth()
     agreements = write_allocation_agreements(app, assembly.directory)

@@ -65,6 +65,23 @@ def test_app_rejects_unknown_environment_with_a_clear_message() -> None:
             outdir.rmdir()
 
 
+def test_app_run_directly_synthesizes_into_the_projects_cdk_out() -> None:
+    # The README's main job: python app.py (here one environment, to stay quick).
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CDK_")}
+    result = subprocess.run(
+        [sys.executable, "app.py", "-c", "env=dev"], cwd=PROJECT_ROOT, env=env,
+        capture_output=True, text=True, check=False,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout == ""
+    assert "synthesized 1 stack into" in result.stderr
+    outdir = PROJECT_ROOT / "cdk.out"
+    assert sorted(p.name for p in outdir.glob("*.template.json")) == [
+        "TrainingQuotas-dev.template.json"
+    ]
+    assert (outdir / "agreements" / "TrainingQuotas-dev.md").is_file()
+
+
 @pytest.mark.skipif(
     not (PROJECT_ROOT / ".venv").is_dir(), reason="needs the environment dev.py creates"
 )
