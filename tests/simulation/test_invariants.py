@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -29,6 +30,16 @@ class Scenario:
     shares: list[QuotaShareSpec]
     jobs: list[SimJob]
     priority_changes: list[PriorityChange]
+
+    @property
+    def inputs(self) -> dict[str, Any]:
+        """The keyword arguments simulate(), compare_policies() and the checks all take."""
+        return {
+            "capacity_limits": self.capacity_limits,
+            "shares": self.shares,
+            "jobs": self.jobs,
+            "priority_changes": self.priority_changes,
+        }
 
 
 def reach(spec: QuotaShareSpec, unit: str, environment: dict[str, int],
@@ -125,38 +136,15 @@ OPTIONS = st.builds(
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios())
 def test_default_options_obey_every_rule(scenario: Scenario) -> None:
-    result = simulate(
-        capacity_limits=scenario.capacity_limits,
-        shares=scenario.shares,
-        jobs=scenario.jobs,
-        priority_changes=scenario.priority_changes,
-    )
-    check_invariants(
-        result,
-        capacity_limits=scenario.capacity_limits,
-        shares=scenario.shares,
-        jobs=scenario.jobs,
-        priority_changes=scenario.priority_changes,
-    )
+    result = simulate(**scenario.inputs)
+    check_invariants(result, **scenario.inputs)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios())
 def test_nobody_waits_for_capacity_that_is_free_for_them(scenario: Scenario) -> None:
-    result = simulate(
-        capacity_limits=scenario.capacity_limits,
-        shares=scenario.shares,
-        jobs=scenario.jobs,
-        priority_changes=scenario.priority_changes,
-    )
-    check_no_needless_waiting(
-        result,
-        capacity_limits=scenario.capacity_limits,
-        shares=scenario.shares,
-        jobs=scenario.jobs,
-        priority_changes=scenario.priority_changes,
-        in_share=True,
-    )
+    result = simulate(**scenario.inputs)
+    check_no_needless_waiting(result, **scenario.inputs, in_share=True)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -164,20 +152,8 @@ def test_nobody_waits_for_capacity_that_is_free_for_them(scenario: Scenario) -> 
 def test_within_limit_jobs_never_wait_for_capacity_that_could_be_reclaimed(
     scenario: Scenario,
 ) -> None:
-    result = simulate(
-        capacity_limits=scenario.capacity_limits,
-        shares=scenario.shares,
-        jobs=scenario.jobs,
-        priority_changes=scenario.priority_changes,
-    )
-    check_no_needless_waiting(
-        result,
-        capacity_limits=scenario.capacity_limits,
-        shares=scenario.shares,
-        jobs=scenario.jobs,
-        priority_changes=scenario.priority_changes,
-        reclaim=True,
-    )
+    result = simulate(**scenario.inputs)
+    check_no_needless_waiting(result, **scenario.inputs, reclaim=True)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -186,50 +162,21 @@ def test_lenders_never_wait_behind_multi_instance_borrowers(scenario: Scenario) 
     # With jobs of several instances, borrowed capacity can sit in a job that straddles its
     # share's limit; a lender's job within its limit still gets it back (AWS: any share can
     # reclaim what it lent).
-    result = simulate(
-        capacity_limits=scenario.capacity_limits,
-        shares=scenario.shares,
-        jobs=scenario.jobs,
-        priority_changes=scenario.priority_changes,
-    )
-    check_no_needless_waiting(
-        result,
-        capacity_limits=scenario.capacity_limits,
-        shares=scenario.shares,
-        jobs=scenario.jobs,
-        priority_changes=scenario.priority_changes,
-        reclaim=True,
-    )
+    result = simulate(**scenario.inputs)
+    check_no_needless_waiting(result, **scenario.inputs, reclaim=True)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios(), OPTIONS)
 def test_every_option_obeys_every_rule(scenario: Scenario, options: SimulationOptions) -> None:
-    result = simulate(
-        capacity_limits=scenario.capacity_limits,
-        shares=scenario.shares,
-        jobs=scenario.jobs,
-        priority_changes=scenario.priority_changes,
-        options=options,
-    )
-    check_invariants(
-        result,
-        capacity_limits=scenario.capacity_limits,
-        shares=scenario.shares,
-        jobs=scenario.jobs,
-        priority_changes=scenario.priority_changes,
-    )
+    result = simulate(**scenario.inputs, options=options)
+    check_invariants(result, **scenario.inputs)
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios())
 def test_baselines_never_borrow_or_preempt_as_they_should_not(scenario: Scenario) -> None:
-    comparison = compare_policies(
-        capacity_limits=scenario.capacity_limits,
-        shares=scenario.shares,
-        jobs=scenario.jobs,
-        priority_changes=scenario.priority_changes,
-    )
+    comparison = compare_policies(**scenario.inputs)
     limits = {
         (spec.name, str(limit.unit)): limit.max_capacity
         for spec in scenario.shares
