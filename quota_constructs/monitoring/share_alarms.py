@@ -67,46 +67,43 @@ class ShareAlarms(Construct):
             self.alarms.append(self._starved(spec, metrics, thresholds, period, whose))
             self.alarms.append(self._drift(spec, metrics, thresholds, period, whose))
         if job_events:
-            budget = spec.agreement.interruption_budget if spec.agreement is not None else None
-            if budget is not None:
-                self.alarms.append(
-                    metrics.share(
-                        JOBS_OVER_BUDGET, share, statistic="Sum", period=period
-                    ).create_alarm(
-                        self,
-                        "OverBudget",
-                        alarm_description=(
-                            f"A job of {whose} was preempted more often than its interruption "
-                            f"budget ({spec.agreement.describe_budget()})."  # type: ignore[union-attr]
-                        ),
-                        threshold=0,
-                        comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-                        evaluation_periods=1,
-                        treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-                    )
-                )
+            agreement = spec.agreement
+            if agreement is not None and agreement.interruption_budget is not None:
+                self.alarms.append(self._count_exceeded(
+                    "OverBudget", metrics.share(JOBS_OVER_BUDGET, share, statistic="Sum",
+                                                period=period),
+                    threshold=0,
+                    description=(f"A job of {whose} was preempted more often than its "
+                                 f"interruption budget ({agreement.describe_budget()})."),
+                ))
             if thresholds.max_preemptions_per_hour is not None:
-                self.alarms.append(
-                    metrics.share(
-                        PREEMPTIONS, share, statistic="Sum", period=PREEMPTION_PERIOD
-                    ).create_alarm(
-                        self,
-                        "Preemptions",
-                        alarm_description=(
-                            f"Jobs of {whose} were preempted more than "
-                            f"{thresholds.max_preemptions_per_hour} times in one hour."
-                        ),
-                        threshold=thresholds.max_preemptions_per_hour,
-                        comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-                        evaluation_periods=1,
-                        treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-                    )
-                )
+                self.alarms.append(self._count_exceeded(
+                    "Preemptions", metrics.share(PREEMPTIONS, share, statistic="Sum",
+                                                 period=PREEMPTION_PERIOD),
+                    threshold=thresholds.max_preemptions_per_hour,
+                    description=(f"Jobs of {whose} were preempted more than "
+                                 f"{thresholds.max_preemptions_per_hour} times in one hour."),
+                ))
         if owner_topic is not None:
             action = actions.SnsAction(owner_topic)
             for alarm in self.alarms:
                 alarm.add_alarm_action(action)
                 alarm.add_ok_action(action)
+
+    def _count_exceeded(
+        self, id: str, count: cloudwatch.Metric, *, threshold: float, description: str
+    ) -> cloudwatch.Alarm:
+        """An alarm on an event count above ``threshold`` in one period; not breaching when
+        missing, because the count is published only when the event happens."""
+        return count.create_alarm(
+            self,
+            id,
+            alarm_description=description,
+            threshold=threshold,
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+            evaluation_periods=1,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+        )
 
     def _starved(
         self,
