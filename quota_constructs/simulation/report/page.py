@@ -305,32 +305,45 @@ def _time_unit(values: Sequence[float | None]) -> tuple[float, str]:
 def _wait_chart(
     comparison: PolicyComparison, active: Sequence[QuotaShareSpec], colours: Mapping[str, str]
 ) -> str:
-    p95s = [f.wait_p95 for r in arrangement_results(comparison).values()
-            for f in r.shares.values()]
-    divisor, unit = _time_unit(p95s)
-    return RangeChart(
-        title="Wait before the first start, per share",
-        x_label="wait",
-        unit=unit,
-        rows=_range_rows(comparison, active, colours,
-                         lambda f: (f.wait_p50, f.wait_p95, f.wait_max), divisor),
-        top_label="longest wait",
-    ).render("waits")
+    return _range_chart(
+        comparison, active, colours,
+        lambda f: (f.wait_p50, f.wait_p95, f.wait_max),
+        title="Wait before the first start, per share", x_label="wait",
+        top_label="longest wait", name="waits",
+    )
 
 
 def _completion_chart(
     comparison: PolicyComparison, active: Sequence[QuotaShareSpec], colours: Mapping[str, str]
 ) -> str:
-    p95s = [f.completion_p95 for r in arrangement_results(comparison).values()
+    return _range_chart(
+        comparison, active, colours,
+        lambda f: (f.completion_median, f.completion_p95, None),
+        title="Completion time (submission to success), per share", x_label="completion time",
+        top_label="longest completion", name="completion",
+    )
+
+
+def _range_chart(
+    comparison: PolicyComparison,
+    active: Sequence[QuotaShareSpec],
+    colours: Mapping[str, str],
+    pick: Callable[[ShareFigures], tuple[float | None, float | None, float | None]],
+    *,
+    title: str,
+    x_label: str,
+    top_label: str,
+    name: str,
+) -> str:
+    """Middle, p95 and top of ``pick`` per share and arrangement, in a time unit that fits
+    the largest p95."""
+    p95s = [pick(f)[1] for r in arrangement_results(comparison).values()
             for f in r.shares.values()]
     divisor, unit = _time_unit(p95s)
     return RangeChart(
-        title="Completion time (submission to success), per share",
-        x_label="completion time",
-        unit=unit,
-        rows=_range_rows(comparison, active, colours,
-                         lambda f: (f.completion_median, f.completion_p95, None), divisor),
-    ).render("completion")
+        title=title, x_label=x_label, unit=unit, top_label=top_label,
+        rows=_range_rows(comparison, active, colours, pick, divisor),
+    ).render(name)
 
 
 def _bars(
