@@ -148,9 +148,9 @@ def environment(name: str) -> Declaration:
     return declaration_of(f"{ENVIRONMENTS}.{name}", name)
 
 
-def parser() -> argparse.ArgumentParser:
+def parser(prog: str = "quota-constructs simulate") -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python3 dev.py simulate",
+        prog=prog,
         description="Replay a workload against a quota-share declaration, a hard partition and "
         "one shared pool; write an HTML report, metrics.json and a per-job CSV.",
     )
@@ -181,11 +181,11 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
-         stderr: TextIO | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, prog: str = "quota-constructs simulate",
+         stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     out_stream = stdout or sys.stdout
     err_stream = stderr or sys.stderr
-    args = parser().parse_args(argv)
+    args = parser(prog).parse_args(argv)
     progress = Progress(err_stream, quiet=args.quiet)
     try:
         if args.declaration:
@@ -271,4 +271,4 @@ def _workload(
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(prog="python3 dev.py simulate"))

@@ -1,0 +1,61 @@
+"""The ``quota-constructs`` console script (also ``python -m quota_constructs``).
+
+    quota-constructs COMMAND [options]        # quota-constructs COMMAND --help for each
+
+Each command is a module with ``main(argv: Sequence[str] | None) -> int`` that parses its own
+options (``prog`` = ``quota-constructs COMMAND``). The table below is the only place commands
+are listed; modules are imported only when their command runs, so ``--help`` and a command that
+reads AWS never load the simulator, and nothing here imports ``aws_cdk``.
+
+Conventions every command keeps: results on stdout (``--json`` where a script reads them),
+progress and errors on stderr, an error is one line naming what is wrong, exit status 0 on
+success, 1 when the command ran and its answer is "no" (e.g. a refused preview), 2 on bad input
+or an error.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from importlib import import_module
+from typing import NamedTuple
+
+PROG = "quota-constructs"
+
+
+class Command(NamedTuple):
+    module: str
+    summary: str
+
+
+COMMANDS: dict[str, Command] = {
+    "simulate": Command(
+        "quota_constructs.simulation.cli",
+        "replay a workload against a declaration; HTML report, metrics.json, jobs.csv",
+    ),
+}
+
+
+def usage() -> str:
+    width = max(map(len, COMMANDS))
+    lines = [f"usage: {PROG} COMMAND [options]", "", "commands:"]
+    lines += [f"  {name:<{width}}  {command.summary}" for name, command in COMMANDS.items()]
+    lines += ["", f"'{PROG} COMMAND --help' describes a command's options."]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args:
+        print(usage(), file=sys.stderr)
+        return 2
+    if args[0] in {"-h", "--help", "help"}:
+        print(usage())
+        return 0
+    name, rest = args[0], args[1:]
+    command = COMMANDS.get(name)
+    if command is None:
+        print(f"{PROG}: unknown command {name!r}; one of: {', '.join(COMMANDS)}", file=sys.stderr)
+        return 2
+    run = import_module(command.module).main
+    return int(run(rest, prog=f"{PROG} {name}"))
