@@ -165,6 +165,7 @@ def _share_section(queue: QueueAgreement, spec: QuotaShareSpec) -> list[str]:
             spec, queue.budget_enforced, lends_out, queue.shrink_guards.get(spec.name)
         )
     ]
+    lines += _targets(spec)
     lines.append("- **Who may submit:**")
     grants = queue.grants.get(spec.name, ())
     lines += [f"  - {item}" for item in _grants(grants)]
@@ -214,6 +215,16 @@ def _contract(
     )
     items.append(_SHRINK[shrink])
     return items
+
+
+def _targets(spec: QuotaShareSpec) -> list[str]:
+    """The share's service targets (``ShareAgreement.target_wait_p95``/``max_budget_failures``),
+    which ``quota-constructs recommend`` checks an allocation against."""
+    agreement = spec.agreement
+    if agreement is None or not agreement.has_targets:
+        return []
+    return [f"- **Service targets:** {agreement.describe_targets()} (checked by replaying a "
+            "workload: `quota-constructs recommend`)."]
 
 
 def _grants(grants: Sequence[GrantLike]) -> list[str]:
