@@ -98,6 +98,7 @@ on one core (``python3 dev.py bench-sim``, ``benchmarks/simulator_throughput.py`
 """
 
 from .inputs import BorrowerOrder, PriorityChange, SimJob, SimulationOptions, VictimOrder
+from .recommend import Pin, Recommendation, recommend
 from .results import (
     JOB_RECORD_FIELDS,
     Attempt,
@@ -108,6 +109,7 @@ from .results import (
     SimulationResult,
 )
 from .simulate import compare_policies, simulate
+from .targets import ServiceTarget, TargetOutcome
 
 __all__ = [
     "JOB_RECORD_FIELDS",
@@ -115,13 +117,18 @@ __all__ = [
     "BorrowerOrder",
     "CapacityTimeline",
     "JobOutcome",
+    "Pin",
     "PolicyComparison",
     "PriorityChange",
+    "Recommendation",
+    "ServiceTarget",
     "ShareFigures",
     "SimJob",
     "SimulationOptions",
     "SimulationResult",
+    "TargetOutcome",
     "VictimOrder",
     "compare_policies",
+    "recommend",
     "simulate",
 ]

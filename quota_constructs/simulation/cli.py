@@ -26,6 +26,7 @@ from typing import Any, TextIO
 
 from ..model import CapacityLimit, QuotaConfigError, QuotaShareSpec
 from . import compare_policies
+from .options_cli import add_option_arguments, options_from
 from .report import write_report
 from .report.summary import findings
 from .workloads import (
@@ -178,6 +179,7 @@ def parser(prog: str = "quota-constructs simulate") -> argparse.ArgumentParser:
                    help=f"output directory ({DEFAULT_OUT}/)")
     p.add_argument("--title", default=None, help="report title")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    add_option_arguments(p)
     return p
 
 
@@ -208,6 +210,7 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "quota-constructs sim
             shares=declaration.shares,
             jobs=workload.jobs,
             priority_changes=workload.priority_changes,
+            options=options_from(args),
             progress=progress.step,
         )
         files = write_report(

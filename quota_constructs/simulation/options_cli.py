@@ -1,0 +1,68 @@
+"""Every :class:`SimulationOptions` assumption as a command-line option, derived from the class.
+
+The options are read from the dataclass itself (a bool becomes ``--name``/``--no-name``, an
+enum a choice of its values), so an assumption added to the simulator is settable from
+``simulate`` and ``recommend`` without touching either command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import enum
+import typing
+from typing import Any
+
+from .inputs import SimulationOptions
+
+_PREFIX = "option_"
+
+
+def add_option_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group(
+        "simulator assumptions (where AWS documents no behaviour; defaults are the library's)"
+    )
+    hints = typing.get_type_hints(SimulationOptions)
+    for item in dataclasses.fields(SimulationOptions):
+        flag = "--" + item.name.replace("_", "-")
+        kind = hints[item.name]
+        default = item.default
+        if kind is bool:
+            group.add_argument(flag, dest=_PREFIX + item.name, default=None,
+                               action=argparse.BooleanOptionalAction,
+                               help=f"(default: {'on' if default else 'off'})")
+        elif isinstance(kind, type) and issubclass(kind, enum.Enum):
+            group.add_argument(flag, dest=_PREFIX + item.name, default=None,
+                               choices=[member.value for member in kind],
+                               help=f"(default: {getattr(default, 'value', default)})")
+        else:
+            group.add_argument(flag, dest=_PREFIX + item.name, default=None,
+                               type=_converter(kind), help=f"(default: {default})")
+
+
+def options_from(args: argparse.Namespace) -> SimulationOptions:
+    hints = typing.get_type_hints(SimulationOptions)
+    chosen: dict[str, Any] = {}
+    for item in dataclasses.fields(SimulationOptions):
+        value = getattr(args, _PREFIX + item.name, None)
+        if value is None:
+            continue
+        kind = hints[item.name]
+        if isinstance(kind, type) and issubclass(kind, enum.Enum):
+            value = kind(value)
+        chosen[item.name] = value
+    return SimulationOptions(**chosen)
+
+
+def describe_options(options: SimulationOptions) -> dict[str, Any]:
+    """The options as JSON-ready values (enum values as their strings)."""
+    return {
+        item.name: getattr(getattr(options, item.name), "value", getattr(options, item.name))
+        for item in dataclasses.fields(options)
+    }
+
+
+def _converter(kind: Any) -> Any:
+    if kind in (int, float, str):
+        return kind
+    return str

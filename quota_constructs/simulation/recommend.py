@@ -1,0 +1,734 @@
+"""Recommend an allocation that meets every share's service targets, changing least.
+
+    rec = recommend(capacity_limits=[...], shares=[...], jobs=[...], executor=None)
+    rec.shares          # the recommended declaration (agreements kept)
+    rec.meets_targets   # every target met when the (searched part of the) history is replayed
+    rec.unmet           # shares whose target no allocation meets, with rec.reasons[share]
+
+What is searched: each share's capacity limit per instance type it already lists (never a new
+type, never below 1: AWS's ``maxCapacity >= 1``), its strategy and borrow limit. In-share
+preemption and the environment stay as declared; own limits of the recommendation add up to at
+most the environment (every guarantee can be honoured at once) and RESERVE limits never exceed
+it (AWS rejects that). ``pins`` keep a share's strategy, its limits, or a minimum guarantee.
+
+How the search stays cheap, and why it finds what an exhaustive search would
+---------------------------------------------------------------------------
+1. **Demand analysis** (cheap: each replay holds one share's jobs of one type). For every share
+   with a target and every type it uses, the least *reserved* capacity with which those jobs,
+   alone, meet the target is found by bisection (``search_tasks.demand``). Served alone by a
+   reserved partition, a share's waits do not depend on anyone else, so a RESERVE partition
+   giving every share at least that capacity meets every target: a *sufficient* allocation,
+   certain under the simulator's rules. The sum over shares is the environment that is
+   sufficient (``environment_needed``), which says by how much the environment could shrink or
+   must grow.
+2. **Impossibility** (exact): a share whose jobs alone, given the whole environment of the
+   types it lists, miss its target misses it under every allocation, because any allocation
+   gives it at most that capacity and other shares only compete for it. It is reported in
+   ``unmet`` with the reason.
+3. **Candidates** between today's declaration and that partition: today's, then today's
+   strategies with the shares that miss raised toward their demand (a quarter, half, three
+   quarters, all of it; capacity taken from shares above their own needs), the same with a
+   strategy that helps the missed target (LEND to stop losing borrowed jobs, LEND_AND_BORROW
+   to borrow for waits), and the partition. All are replayed on the whole (searched) history,
+   in parallel; the one meeting every target with the least change from today wins.
+4. **Walking back**: each change of the winner (a limit, a strategy) is undone in turn, fully
+   or half way, and kept undone where every target is still met; repeated until nothing more
+   can be undone or ``max_simulations`` is reached.
+
+Every answer is confirmed by a full replay: ``meets_targets`` is never inferred from a bound.
+Bisection and "a share alone with the whole environment is its best case" assume that more
+capacity never makes a share's p95 wait longer (a queue that starts a job whenever one fits);
+the tests compare the recommendation with an exhaustive search over every allocation of small
+environments, where it finds an allocation whenever one exists.
+
+Determinism: results are read in submission order (never completion order), ties are broken
+by a fixed candidate order, and nothing is random, so the same inputs give the same
+recommendation on any executor (local processes, a Dask cluster's ``get_executor()``).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar
+
+from ..model import CapacityLimit, QuotaConfigError, QuotaShareSpec, SharingStrategy
+from .inputs import PriorityChange, SimJob, SimulationOptions
+from .problem import Problem, compile_problem
+from .search_tasks import Demand, Scores, ShareColumns, alone, demand, evaluate, meets
+from .targets import ServiceTarget, TargetOutcome, targets_of
+
+DEFAULT_OPTIONS = SimulationOptions()
+DEFAULT_MAX_SIMULATIONS = 60
+LEVELS = (0.25, 0.5, 0.75, 1.0)
+"""Fractions of their demand the shares that miss are raised to, in the first candidates."""
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Pin:
+    """What the search must leave alone for one share.
+
+    ``strategy``: keep its strategy and borrow limit; ``limits``: keep its capacity limits;
+    ``minimum``: guarantee at least this many of each instance type (e.g. ``{"ml.g5.xlarge":
+    2}``)."""
+
+    share: str
+    strategy: bool = False
+    limits: bool = False
+    minimum: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class HoldoutCheck:
+    """Today's and the recommended declaration replayed on the held-out last part of history."""
+
+    jobs: int
+    today: list[TargetOutcome]
+    recommended: list[TargetOutcome]
+
+    @property
+    def meets_targets(self) -> bool:
+        return all(o.met for o in self.recommended)
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    capacity_limits: tuple[CapacityLimit, ...]
+    today: tuple[QuotaShareSpec, ...]
+    shares: list[QuotaShareSpec]
+    meets_targets: bool
+    unmet: list[str]
+    reasons: dict[str, str]
+    """Why each share in ``unmet`` misses (e.g. its demand alone exceeds the environment)."""
+    targets: dict[str, ServiceTarget]
+    today_outcomes: list[TargetOutcome]
+    outcomes: list[TargetOutcome]
+    change: int
+    """Instances moved plus strategies and borrow limits changed, against today."""
+    environment_needed: dict[str, int]
+    """Per type, an environment sufficient for every target (a RESERVE partition at each
+    share's demand); compare with ``capacity_limits`` to shrink or grow."""
+    environment_needed_verified: bool
+    """True when that partition was replayed and met every target."""
+    demand: list[Demand]
+    holdout: HoldoutCheck | None
+    searched_jobs: int
+    simulations: int
+    """Replays run (full and single-share ones)."""
+    jobs_simulated: int
+    seconds: float
+
+    def environment_change(self) -> dict[str, int]:
+        """Per type, ``environment_needed`` minus today's (negative: could shrink)."""
+        return {
+            str(limit.unit): self.environment_needed.get(str(limit.unit), 0) - limit.max_capacity
+            for limit in self.capacity_limits
+        }
+
+
+# One allocation: per share, its limit per environment unit (0 = not listed), its strategy
+# and its borrow limit percent.
+Allocation = tuple[tuple[tuple[int, ...], SharingStrategy, int | None], ...]
+
+
+def recommend(
+    *,
+    capacity_limits: Sequence[CapacityLimit],
+    shares: Sequence[QuotaShareSpec],
+    jobs: Iterable[SimJob],
+    priority_changes: Iterable[PriorityChange] = (),
+    targets: Iterable[ServiceTarget] = (),
+    pins: Iterable[Pin] = (),
+    holdout: float = 0.0,
+    executor: Executor | None = None,
+    workers: int | None = None,
+    options: SimulationOptions = DEFAULT_OPTIONS,
+    max_simulations: int = DEFAULT_MAX_SIMULATIONS,
+    progress: Callable[[str], None] | None = None,
+) -> Recommendation:
+    """Search allocations of ``capacity_limits`` for one meeting every share's targets.
+
+    Targets come from each share's agreement, replaced by ``targets`` where given. ``holdout``
+    (0 <= h < 1) keeps the last fraction of jobs (by submission) out of the search and replays
+    today's and the recommended declaration on them. ``executor`` runs the replays (any
+    ``concurrent.futures.Executor``); None uses local processes, ``workers`` of them (default:
+    every core). ``max_simulations`` bounds the full replays spent walking changes back.
+    """
+    began = time.perf_counter()
+    say = progress or (lambda message: None)
+    environment = tuple(capacity_limits)
+    today = tuple(shares)
+    goals = targets_of(today, targets)
+    pinned = _pins(today, pins)
+    if not 0 <= holdout < 1 or isinstance(holdout, bool):
+        raise QuotaConfigError("recommend", "holdout", holdout, "a fraction >= 0 and < 1")
+    all_jobs = sorted(jobs, key=lambda job: job.submitted_at)
+    changes = list(priority_changes)
+    cut = len(all_jobs) - math.ceil(holdout * len(all_jobs)) if holdout else len(all_jobs)
+    searched, held = all_jobs[:cut], all_jobs[cut:]
+    held_ids = {job.job_id for job in held}
+    searched_changes = [c for c in changes if c.job_id not in held_ids]
+    held_changes = [c for c in changes if c.job_id in held_ids]
+
+    own_pool = executor is None
+    pool: Executor = executor or ProcessPoolExecutor(max_workers=workers or os.cpu_count())
+    try:
+        search = _Search(environment, today, goals, pinned, options, pool, say)
+        search.compile(searched, searched_changes)
+        result = search.run(max_simulations)
+        holdout_check = None
+        if held:
+            say(f"replaying {len(held):,} held-out jobs")
+            holdout_check = search.holdout(result.allocation, held, held_changes)
+    finally:
+        if own_pool:
+            pool.shutdown()
+    return Recommendation(
+        capacity_limits=environment,
+        today=today,
+        shares=search.specs(result.allocation),
+        meets_targets=result.missed == 0,
+        unmet=result.unmet,
+        reasons=result.reasons,
+        targets=goals,
+        today_outcomes=search.outcomes(search.today_scores),
+        outcomes=search.outcomes(result.scores),
+        change=search.change(result.allocation),
+        environment_needed=result.environment_needed,
+        environment_needed_verified=result.environment_verified,
+        demand=search.demands,
+        holdout=holdout_check,
+        searched_jobs=len(searched),
+        simulations=search.simulations,
+        jobs_simulated=search.jobs_simulated,
+        seconds=time.perf_counter() - began,
+    )
+
+
+@dataclass
+class _Outcome:
+    allocation: Allocation
+    scores: Scores
+    missed: int
+    unmet: list[str]
+    reasons: dict[str, str]
+    environment_needed: dict[str, int]
+    environment_verified: bool
+
+
+def _pins(shares: Sequence[QuotaShareSpec], pins: Iterable[Pin]) -> dict[str, Pin]:
+    names = {spec.name: spec for spec in shares}
+    found: dict[str, Pin] = {}
+    for pin in pins:
+        if pin.share not in names:
+            raise QuotaConfigError(f"pin for {pin.share!r}", "share", pin.share,
+                                   "one of the declared shares: " + ", ".join(sorted(names)))
+        for unit, count in pin.minimum.items():
+            listed = [str(limit.unit) for limit in names[pin.share].capacity_limits]
+            if unit not in listed:
+                raise QuotaConfigError(f"pin for {pin.share!r}", "minimum", unit,
+                                       "an instance type the share lists: " + ", ".join(listed))
+            if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+                raise QuotaConfigError(f"pin for {pin.share!r}", f"minimum[{unit}]", count,
+                                       "an integer >= 1")
+        found[pin.share] = pin
+    return found
+
+
+class _Search:
+    """State of one search; every replay goes through :meth:`_map`."""
+
+    def __init__(
+        self,
+        environment: tuple[CapacityLimit, ...],
+        today: tuple[QuotaShareSpec, ...],
+        goals: dict[str, ServiceTarget],
+        pins: dict[str, Pin],
+        options: SimulationOptions,
+        pool: Executor,
+        say: Callable[[str], None],
+    ) -> None:
+        self.environment = environment
+        self.units = [str(limit.unit) for limit in environment]
+        self.capacity = [limit.max_capacity for limit in environment]
+        self.today = today
+        self.goals = goals
+        self.pins = pins
+        self.options = options
+        self.pool = pool
+        self.say = say
+        self.simulations = 0
+        self.jobs_simulated = 0
+        self.demands: list[Demand] = []
+        self.today_scores: Scores = {}
+        self.problem: Problem | None = None
+        self.largest: dict[tuple[int, int], int] = {}
+        self.columns_cache: dict[tuple[Allocation, tuple[int, ...]], ShareColumns | None] = {}
+
+    # --- inputs -------------------------------------------------------------------------
+    def compile(self, jobs: list[SimJob], changes: list[PriorityChange]) -> None:
+        """Check the jobs once against the most any allocation could give each share (every
+        listed type up to the whole environment), so that any candidate can be replayed."""
+        self.problem = self._compile(jobs, changes)
+        for s, k, count in zip(self.problem.job_share, self.problem.job_unit,
+                               self.problem.job_count, strict=True):
+            if count > self.largest.get((s, k), 0):
+                self.largest[(s, k)] = count
+
+    def _compile(self, jobs: list[SimJob], changes: list[PriorityChange]) -> Problem:
+        relaxed = [
+            replace(
+                spec,
+                capacity_limits=[
+                    CapacityLimit(limit.unit, self.capacity[self.units.index(str(limit.unit))])
+                    if str(limit.unit) in self.units else limit
+                    for limit in spec.capacity_limits
+                ],
+                strategy=SharingStrategy.LEND,
+                borrow_limit_percent=None,
+            )
+            for spec in self.today
+        ]
+        return compile_problem(capacity_limits=self.environment, shares=relaxed, jobs=jobs,
+                               priority_changes=changes)
+
+    # --- allocations ----------------------------------------------------------------------
+    def allocation_of(self, specs: Sequence[QuotaShareSpec]) -> Allocation:
+        return tuple(
+            (tuple(spec.limit_of(unit) for unit in self.units), spec.strategy,
+             spec.borrow_limit_percent)
+            for spec in specs
+        )
+
+    def specs(self, allocation: Allocation) -> list[QuotaShareSpec]:
+        out = []
+        for spec, (limits, strategy, borrow) in zip(self.today, allocation, strict=True):
+            out.append(replace(
+                spec,
+                capacity_limits=[
+                    CapacityLimit(limit.unit, limits[self.units.index(str(limit.unit))])
+                    for limit in spec.capacity_limits
+                ],
+                strategy=strategy,
+                borrow_limit_percent=borrow if strategy.borrows else None,
+            ))
+        return out
+
+    def change(self, allocation: Allocation) -> int:
+        base = self.allocation_of(self.today)
+        total = 0
+        for (limits, strategy, borrow), (was, was_strategy, was_borrow) in zip(
+            allocation, base, strict=True
+        ):
+            total += sum(abs(a - b) for a, b in zip(limits, was, strict=True))
+            total += int(strategy != was_strategy)
+            total += int(strategy.borrows and was_strategy.borrows and borrow != was_borrow)
+        return total
+
+    def columns(
+        self, allocation: Allocation, environment: tuple[int, ...] | None = None
+    ) -> ShareColumns | None:
+        """The engine's columns for ``allocation`` (None when AWS would reject it or a job
+        could never start), through the one compile path every simulation uses."""
+        env = environment or tuple(self.capacity)
+        key = (allocation, env)
+        if key not in self.columns_cache:
+            self.columns_cache[key] = self._columns(allocation, env)
+        return self.columns_cache[key]
+
+    def _columns(self, allocation: Allocation, env: tuple[int, ...]) -> ShareColumns | None:
+        assert self.problem is not None
+        try:
+            specs = self.specs(allocation)
+            limits = [CapacityLimit(unit, count) for unit, count in zip(self.units, env,
+                                                                        strict=True)]
+            # One job per (share, type) as large as its largest: the compile check rejects
+            # an allocation in which it could never start.
+            probes = [
+                SimJob(job_id=f"largest-{s}-{k}", share=self.today[s].name, submitted_at=0.0,
+                       duration=0.0, instance_type=self.units[k], instance_count=count)
+                for (s, k), count in sorted(self.largest.items())
+            ]
+            small = compile_problem(capacity_limits=limits, shares=specs, jobs=probes)
+        except QuotaConfigError:
+            return None
+        return ShareColumns.of(small)
+
+    # --- replays --------------------------------------------------------------------------
+    def _map(self, calls: list[tuple[Callable[..., T], tuple[Any, ...], int]]) -> list[T]:
+        futures: list[Future[T]] = [self.pool.submit(fn, *args) for fn, args, _ in calls]
+        results = [future.result() for future in futures]  # submission order: deterministic
+        for _, _, jobs in calls:
+            self.simulations += 1
+            self.jobs_simulated += jobs
+        return results
+
+    def evaluate_all(
+        self, candidates: list[tuple[Allocation, tuple[int, ...] | None]]
+    ) -> list[Scores | None]:
+        assert self.problem is not None
+        calls: list[tuple[Callable[..., Scores], tuple[Any, ...], int]] = []
+        slots: list[int | None] = []
+        for allocation, env in candidates:
+            columns = self.columns(allocation, env)
+            if columns is None:
+                slots.append(None)
+                continue
+            slots.append(len(calls))
+            calls.append((evaluate, (self.problem, columns, self.options),
+                          len(self.problem.job_ids)))
+        results = self._map(calls)
+        return [None if slot is None else results[slot] for slot in slots]
+
+    def missed(self, scores: Scores) -> list[str]:
+        return [
+            name for name, goal in self.goals.items()
+            if not meets(scores.get(name), goal.wait_p95, goal.max_budget_failures)
+        ]
+
+    def outcomes(self, scores: Scores) -> list[TargetOutcome]:
+        return [
+            TargetOutcome(name, goal, *_score_fields(scores, name))
+            for name, goal in self.goals.items()
+        ]
+
+    # --- the search -----------------------------------------------------------------------
+    def run(self, max_simulations: int) -> _Outcome:
+        problem = self.problem
+        assert problem is not None
+        index = {spec.name: i for i, spec in enumerate(self.today)}
+        today = self.allocation_of(self.today)
+        self.say(f"replaying today's declaration and analysing each share's demand "
+                 f"({len(problem.job_ids):,} jobs)")
+        # Batch 1: today, every target share alone with the whole environment, demands.
+        calls: list[tuple[Callable[..., Any], tuple[Any, ...], int]] = []
+        today_columns = self.columns(today)
+        if today_columns is not None:
+            calls.append((evaluate, (problem, today_columns, self.options),
+                          len(problem.job_ids)))
+        alone_jobs: dict[tuple[int, int], Problem] = {}
+        for name in self.goals:
+            s = index[name]
+            listed = {k: self.capacity[k] for k, count in enumerate(today[s][0]) if count > 0}
+            whole = alone(problem, s, listed)
+            calls.append((evaluate, (whole, ShareColumns.of(whole), self.options),
+                          len(whole.job_ids)))
+            for k in listed:
+                if (s, k) in self.largest:
+                    alone_jobs[(s, k)] = alone(problem, s, {k: self.capacity[k]})
+        for (s, k), sub in sorted(alone_jobs.items()):
+            goal = self.goals[self.today[s].name]
+            calls.append((demand, (sub, s, k, goal.wait_p95, goal.max_budget_failures,
+                                   self.capacity[k], self.options), 0))
+        results = self._map(calls)
+        cursor = 0
+        if today_columns is not None:
+            self.today_scores = results[0]
+            cursor = 1
+        reasons: dict[str, str] = {}
+        for name in self.goals:
+            scores = results[cursor]
+            cursor += 1
+            goal = self.goals[name]
+            if not meets(scores.get(name), goal.wait_p95, goal.max_budget_failures):
+                reasons[name] = self._impossible(name, scores, today[index[name]][0])
+        self.demands = results[cursor:]
+        for found in self.demands:
+            self.jobs_simulated += found.jobs_simulated
+            self.simulations += found.probes - 1
+
+        floors = self._floors(today, index)
+        needed = [sum(floors[s][k] for s in range(len(today))) for k in range(len(self.units))]
+        today_missed = set(self.missed(self.today_scores)) if today_columns else set(self.goals)
+        self.say("today's declaration " + (
+            "meets every target" if not today_missed else
+            "misses the targets of " + ", ".join(sorted(today_missed))))
+
+        candidates = self._candidates(today, floors, today_missed, index)
+        candidates = [c for c in dict.fromkeys(candidates) if c != today]
+        partition_at_need = self._partition(today, floors, floors, tuple(needed))
+        batch: list[tuple[Allocation, tuple[int, ...] | None]] = [(c, None) for c in candidates]
+        if partition_at_need is not None:
+            batch.append((partition_at_need, tuple(needed)))
+        self.say(f"replaying {len(batch)} candidate allocations")
+        scored = self.evaluate_all(batch)
+        verified = False
+        if partition_at_need is not None:
+            need_scores = scored.pop()
+            verified = need_scores is not None and not self.missed(need_scores)
+        options: list[tuple[int, int, int, Allocation, Scores]] = []
+        if today_columns is not None:
+            options.append((len(today_missed), 0, -1, today, self.today_scores))
+        for order, (candidate, scores) in enumerate(zip(candidates, scored, strict=True)):
+            if scores is not None:
+                options.append((len(self.missed(scores)), self.change(candidate), order,
+                                candidate, scores))
+        if not options:
+            raise QuotaConfigError("recommend", "shares", [s.name for s in self.today],
+                                   "an allocation in which every job can start")
+        options.sort(key=lambda o: o[:3])
+        missed, _, _, best, best_scores = options[0]
+        if missed == 0 and best != today:
+            best, best_scores = self._walk_back(best, best_scores, today, max_simulations)
+        unmet = self.missed(best_scores)
+        for name in unmet:
+            reasons.setdefault(name, self._why_missed(name, best_scores, floors, needed,
+                                                      index))
+        return _Outcome(
+            allocation=best,
+            scores=best_scores,
+            missed=len(unmet),
+            unmet=unmet,
+            reasons={name: reasons[name] for name in unmet},
+            environment_needed=dict(zip(self.units, needed, strict=True)),
+            environment_verified=verified,
+        )
+
+    def _floors(self, today: Allocation, index: Mapping[str, int]) -> list[list[int]]:
+        """Per share and type, what it needs when served alone by a reserved partition: its
+        demand for a share with targets, its largest job otherwise (so that job can start),
+        never below 1 for a listed type nor below a pinned minimum; a pinned limit stays."""
+        demand_of = {(d.share, d.unit): d.capacity for d in self.demands}
+        floors: list[list[int]] = []
+        for s, spec in enumerate(self.today):
+            pin = self.pins.get(spec.name)
+            row = []
+            for k, unit in enumerate(self.units):
+                listed = today[s][0][k]
+                if not listed:
+                    row.append(0)
+                    continue
+                if pin is not None and pin.limits:
+                    row.append(listed)
+                    continue
+                value = max(1, self.largest.get((s, k), 1), demand_of.get((spec.name, unit), 0))
+                if pin is not None:
+                    value = max(value, pin.minimum.get(unit, 0))
+                row.append(value)
+            floors.append(row)
+        del index
+        return floors
+
+    def _fit(
+        self, wanted: list[list[int]], floors: list[list[int]], env: Sequence[int]
+    ) -> list[list[int]] | None:
+        """``wanted`` lowered until own limits add up to at most the environment, taking one
+        instance at a time from the share furthest above its floor (None when floors alone
+        do not fit)."""
+        limits = [list(row) for row in wanted]
+        for k, available in enumerate(env):
+            excess = sum(row[k] for row in limits) - available
+            while excess > 0:
+                surplus = [row[k] - floor[k] for row, floor in zip(limits, floors, strict=True)]
+                most = max(surplus)
+                if most <= 0:
+                    return None
+                limits[surplus.index(most)][k] -= 1
+                excess -= 1
+        return limits
+
+    def _allocation(
+        self, limits: list[list[int]], strategies: Sequence[tuple[SharingStrategy, int | None]]
+    ) -> Allocation:
+        return tuple(
+            (tuple(row), strategy, borrow if strategy.borrows else None)
+            for row, (strategy, borrow) in zip(limits, strategies, strict=True)
+        )
+
+    def _candidates(
+        self,
+        today: Allocation,
+        floors: list[list[int]],
+        missing: set[str],
+        index: Mapping[str, int],
+    ) -> list[Allocation]:
+        n = len(today)
+        base = [list(limits) for limits, _, _ in today]
+        strategies = [(strategy, borrow) for _, strategy, borrow in today]
+        helped = list(strategies)
+        for name in missing:
+            s = index[name]
+            if name in self.pins and self.pins[name].strategy:
+                continue
+            score = self.today_scores.get(name)
+            goal = self.goals[name]
+            lost_jobs = (score is not None and goal.max_budget_failures is not None
+                         and score.budget_failures > goal.max_budget_failures)
+            if lost_jobs:
+                helped[s] = (SharingStrategy.LEND, None)  # its jobs stop borrowing
+            elif not strategies[s][0].borrows:
+                helped[s] = (SharingStrategy.LEND_AND_BORROW, None)
+        pinned_limits = {index[name] for name, pin in self.pins.items() if pin.limits}
+        out: list[Allocation] = []
+        for level in LEVELS:
+            wanted = [list(row) for row in base]
+            level_floors = [list(row) for row in floors]
+            for s in range(n):
+                name = self.today[s].name
+                if s in pinned_limits or name not in self.goals:
+                    continue
+                pin = self.pins.get(name)
+                level_floors[s] = [
+                    0 if not f else max(
+                        1, self.largest.get((s, k), 0), math.ceil(level * f),
+                        pin.minimum.get(self.units[k], 0) if pin else 0,
+                    )
+                    for k, f in enumerate(floors[s])
+                ]
+                if name in missing:
+                    wanted[s] = [max(a, b) for a, b in zip(base[s], level_floors[s],
+                                                           strict=True)]
+            limits = self._fit(wanted, level_floors, self.capacity)
+            if limits is None:
+                continue
+            out.append(self._allocation(limits, strategies))
+            if helped != strategies and level >= 0.5:
+                out.append(self._allocation(limits, helped))
+        partition = self._partition(today, floors, [list(r) for r in base], tuple(self.capacity))
+        if partition is not None:
+            out.append(partition)
+        return out
+
+    def _partition(
+        self,
+        today: Allocation,
+        floors: list[list[int]],
+        wanted: list[list[int]],
+        env: tuple[int, ...],
+    ) -> Allocation | None:
+        """Every share at least its floor, RESERVE unless its strategy is pinned; capacity
+        left over goes back toward today's limits."""
+        limits = self._fit([[max(a, b) for a, b in zip(w, f, strict=True)]
+                            for w, f in zip(wanted, floors, strict=True)], floors, env)
+        if limits is None:
+            return None
+        strategies = [
+            (strategy, borrow)
+            if spec.name in self.pins and self.pins[spec.name].strategy
+            else (SharingStrategy.RESERVE, None)
+            for spec, (_, strategy, borrow) in zip(self.today, today, strict=True)
+        ]
+        return self._allocation(limits, strategies)
+
+    def _walk_back(
+        self, best: Allocation, scores: Scores, today: Allocation, budget: int
+    ) -> tuple[Allocation, Scores]:
+        """Undo changes of ``best`` while every target stays met (see the module docs)."""
+        spent = 0
+        while spent < budget:
+            moves = self._moves(best, today)
+            if not moves:
+                break
+            moves = moves[: max(1, budget - spent)]
+            self.say(f"walking back toward today's declaration: {len(moves)} replays")
+            results = self.evaluate_all([(move, None) for move in moves])
+            spent += sum(1 for r in results if r is not None)
+            kept = [
+                (self.change(move), order, move, result)
+                for order, (move, result) in enumerate(zip(moves, results, strict=True))
+                if result is not None and not self.missed(result)
+            ]
+            if not kept:
+                break
+            kept.sort(key=lambda k: k[:2])
+            _, _, best, scores = kept[0]
+        return best, scores
+
+    def _moves(self, current: Allocation, today: Allocation) -> list[Allocation]:
+        moves: list[Allocation] = []
+        present = self.change(current)
+        for s, ((limits, strategy, borrow), (was, was_strategy, was_borrow)) in enumerate(
+            zip(current, today, strict=True)
+        ):
+            if (strategy, borrow) != (was_strategy, was_borrow):
+                row = list(current)
+                row[s] = (limits, was_strategy, was_borrow)
+                moves.append(tuple(row))
+            for k, (a, b) in enumerate(zip(limits, was, strict=True)):
+                for value in dict.fromkeys((b, (a + b) // 2)):
+                    if value == a:
+                        continue
+                    new_limits = list(limits)
+                    new_limits[k] = value
+                    row = list(current)
+                    row[s] = (tuple(new_limits), strategy, borrow)
+                    moves.append(tuple(row))
+        fitting = []
+        for move in dict.fromkeys(moves):
+            totals = [sum(limits[k] for limits, _, _ in move) for k in range(len(self.units))]
+            if any(t > c for t, c in zip(totals, self.capacity, strict=True)):
+                continue
+            if self.change(move) < present:
+                fitting.append(move)
+        fitting.sort(key=self.change)
+        return fitting
+
+    # --- explanations -----------------------------------------------------------------------
+    def _impossible(self, name: str, scores: Scores, listed: tuple[int, ...]) -> str:
+        goal = self.goals[name]
+        score = scores.get(name)
+        whole = ", ".join(f"{self.capacity[k]} x {self.units[k]}"
+                          for k, count in enumerate(listed) if count > 0)
+        parts = []
+        if score is not None and goal.wait_p95 is not None and score.wait_p95 is not None \
+                and score.wait_p95 > goal.wait_p95:
+            parts.append(f"wait p95 {score.wait_p95:,.0f} s against a target of "
+                         f"{goal.wait_p95:,.0f} s")
+        if score is not None and goal.max_budget_failures is not None \
+                and score.budget_failures > goal.max_budget_failures:
+            parts.append(f"{score.budget_failures} jobs lost to their preemption budget "
+                         f"against at most {goal.max_budget_failures}")
+        needs = [
+            f"{d.capacity} x {d.unit}" for d in self.demands
+            if d.share == name and d.capacity > self.capacity[self.units.index(d.unit)]
+        ]
+        tail = f"; it would need {', '.join(needs)}" if needs else ""
+        return (f"{name}'s demand alone exceeds the environment: its jobs alone, given the "
+                f"whole environment ({whole}), reach {'; '.join(parts)}{tail}")
+
+    def _why_missed(
+        self, name: str, scores: Scores, floors: list[list[int]], needed: list[int],
+        index: Mapping[str, int],
+    ) -> str:
+        short = [
+            f"{needed[k]} x {unit} (environment {self.capacity[k]})"
+            for k, unit in enumerate(self.units) if needed[k] > self.capacity[k]
+        ]
+        own = ", ".join(f"{floors[index[name]][k]} x {unit}"
+                        for k, unit in enumerate(self.units) if floors[index[name]][k])
+        score = scores.get(name)
+        shown = "no replay" if score is None else (
+            f"wait p95 {score.wait_p95 or 0:,.0f} s, {score.budget_failures} jobs lost")
+        if short:
+            return (f"{name} needs {own} on its own, and the shares with targets together "
+                    f"need {', '.join(short)}: more than the environment has; the best "
+                    f"allocation found gives {name} {shown}")
+        return (f"no allocation tried meets it (best: {shown}); it needs {own} when served "
+                "alone")
+
+    def holdout(
+        self, allocation: Allocation, jobs: list[SimJob], changes: list[PriorityChange]
+    ) -> HoldoutCheck:
+        problem = self._compile(jobs, changes)
+        calls = [self.columns(candidate)
+                 for candidate in (self.allocation_of(self.today), allocation)]
+        results = self._map([
+            (evaluate, (problem, columns, self.options), len(problem.job_ids))
+            for columns in calls if columns is not None
+        ])
+        it = iter(results)
+        scored = [next(it) if columns is not None else {} for columns in calls]
+        return HoldoutCheck(len(jobs), self.outcomes(scored[0]), self.outcomes(scored[1]))
+
+
+def _score_fields(scores: Scores, name: str) -> tuple[float | None, int, int]:
+    score = scores.get(name)
+    if score is None:
+        return math.inf, 0, 0
+    return score.wait_p95, score.budget_failures, score.jobs
