@@ -64,8 +64,9 @@ from .targets import ServiceTarget, TargetOutcome, targets_of
 
 DEFAULT_OPTIONS = SimulationOptions()
 DEFAULT_MAX_SIMULATIONS = 60
-LEVELS = (0.25, 0.5, 0.75, 1.0)
-"""Fractions of their demand the shares that miss are raised to, in the first candidates."""
+LEVELS = (0.0, 0.25, 0.5, 0.75, 1.0)
+"""Fractions of their demand the shares that miss are raised to, in the first candidates (0:
+only as far as their largest job needs)."""
 
 T = TypeVar("T")
 
@@ -432,13 +433,13 @@ class _Search:
             self.today_scores = results[0]
             cursor = 1
         reasons: dict[str, str] = {}
+        self.demands = results[cursor + len(self.goals):]
         for name in self.goals:
             scores = results[cursor]
             cursor += 1
             goal = self.goals[name]
             if not meets(scores.get(name), goal.wait_p95, goal.max_budget_failures):
                 reasons[name] = self._impossible(name, scores, today[index[name]][0])
-        self.demands = results[cursor:]
         for found in self.demands:
             self.jobs_simulated += found.jobs_simulated
             self.simulations += found.probes - 1
@@ -470,8 +471,8 @@ class _Search:
                 options.append((len(self.missed(scores)), self.change(candidate), order,
                                 candidate, scores))
         if not options:
-            raise QuotaConfigError("recommend", "shares", [s.name for s in self.today],
-                                   "an allocation in which every job can start")
+            # Nothing replayable: today's declaration strands jobs and no candidate fits.
+            options.append((len(self.goals), 0, -1, today, {}))
         options.sort(key=lambda o: o[:3])
         missed, _, _, best, best_scores = options[0]
         if missed == 0 and best != today:
@@ -552,7 +553,8 @@ class _Search:
         base = [list(limits) for limits, _, _ in today]
         strategies = [(strategy, borrow) for _, strategy, borrow in today]
         helped = list(strategies)
-        for name in missing:
+        losing: set[int] = set()
+        for name in sorted(missing):
             s = index[name]
             if name in self.pins and self.pins[name].strategy:
                 continue
@@ -561,11 +563,29 @@ class _Search:
             lost_jobs = (score is not None and goal.max_budget_failures is not None
                          and score.budget_failures > goal.max_budget_failures)
             if lost_jobs:
+                losing.add(s)
                 helped[s] = (SharingStrategy.LEND, None)  # its jobs stop borrowing
             elif not strategies[s][0].borrows:
                 helped[s] = (SharingStrategy.LEND_AND_BORROW, None)
+        # Opening lending (RESERVE -> LEND) lets shares whose busy times differ share
+        # capacity; letting everyone borrow goes further. A share that loses jobs to its
+        # budget stays out of borrowing in both.
+        free = [not (spec.name in self.pins and self.pins[spec.name].strategy)
+                for spec in self.today]
+        lending = [
+            (SharingStrategy.LEND, None)
+            if free[s] and helped[s][0] is SharingStrategy.RESERVE else helped[s]
+            for s in range(n)
+        ]
+        borrowing = [
+            (SharingStrategy.LEND_AND_BORROW, None) if free[s] and s not in losing else helped[s]
+            for s in range(n)
+        ]
+        variants = list(dict.fromkeys(
+            tuple(v) for v in (strategies, helped, lending, borrowing)
+        ))
         pinned_limits = {index[name] for name, pin in self.pins.items() if pin.limits}
-        out: list[Allocation] = []
+        out: list[Allocation] = [self._allocation(base, list(v)) for v in variants[1:]]
         for level in LEVELS:
             wanted = [list(row) for row in base]
             level_floors = [list(row) for row in floors]
@@ -587,9 +607,8 @@ class _Search:
             limits = self._fit(wanted, level_floors, self.capacity)
             if limits is None:
                 continue
-            out.append(self._allocation(limits, strategies))
-            if helped != strategies and level >= 0.5:
-                out.append(self._allocation(limits, helped))
+            out += [self._allocation(limits, list(v)) for v in variants
+                    if level in (0.0, 0.5, 1.0) or v == tuple(strategies)]
         partition = self._partition(today, floors, [list(r) for r in base], tuple(self.capacity))
         if partition is not None:
             out.append(partition)

@@ -95,8 +95,9 @@ def alone(problem: Problem, share: int, capacity: dict[int, int]) -> Problem:
 
 
 def meets(score: ShareScore | None, wait_p95: float | None, max_failures: int | None) -> bool:
+    """``score`` within the targets; None (no replay: the allocation strands jobs) never is."""
     if score is None:
-        return True
+        return False
     if wait_p95 is not None and score.wait_p95 is not None and score.wait_p95 > wait_p95:
         return False
     return max_failures is None or score.budget_failures <= max_failures
