@@ -62,6 +62,12 @@ JOB_FIELDS = (
 REQUIRED_JOB_FIELDS = frozenset(JOB_FIELDS[:5])
 CHANGE_FIELDS = ("at", "job_id", "priority")
 CSV_COLUMNS = ("kind", *JOB_FIELDS, "at")
+HISTORY_COLUMNS = (
+    "submitted_at_utc", "job_name", "status", "history", "attempts", "preemptions",
+)
+"""Columns ``quota-constructs history`` adds for people (the absolute submission time, the
+job's status, whether it finished, ran or never ran); a CSV may carry them and the simulator
+ignores them."""
 _TEXT_FIELDS = frozenset({"job_id", "share", "instance_type"})
 MAX_PRIORITY = 9999
 
@@ -143,7 +149,7 @@ def parse_csv(stream: Iterable[str], *, source: str = "<csv>") -> Workload:
         raise WorkloadError(source, "line 1", "header", "", _columns_allowed())
     columns = [name.strip() for name in header]
     for name in columns:
-        if name not in CSV_COLUMNS:
+        if name not in CSV_COLUMNS and name not in HISTORY_COLUMNS:
             raise WorkloadError(source, "line 1", "header", name, _columns_allowed())
         if columns.count(name) > 1:
             raise WorkloadError(source, "line 1", "header", name, "each column once")
@@ -162,7 +168,8 @@ def parse_csv(stream: Iterable[str], *, source: str = "<csv>") -> Workload:
             raise WorkloadError(
                 source, where, "row", ",".join(row), f"{width} values, one per header column"
             )
-        record = {name: value.strip() for name, value in zip(columns, row, strict=True)}
+        record = {name: value.strip() for name, value in zip(columns, row, strict=True)
+                  if name not in HISTORY_COLUMNS}
         kind = record.pop("kind", "") or "job"
         if kind == "job":
             at = record.pop("at", "")
