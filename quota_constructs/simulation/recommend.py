@@ -57,6 +57,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from ..model import CapacityLimit, QuotaConfigError, QuotaShareSpec, SharingStrategy
+from .arrangements import _subset
 from .inputs import PriorityChange, SimJob, SimulationOptions
 from .problem import Problem, compile_problem
 from .search_tasks import Demand, Scores, ShareColumns, alone, demand, evaluate, meets
@@ -64,6 +65,7 @@ from .targets import ServiceTarget, TargetOutcome, targets_of
 
 DEFAULT_OPTIONS = SimulationOptions()
 DEFAULT_MAX_SIMULATIONS = 60
+DEFAULT_SCREEN_JOBS = 150_000
 LEVELS = (0.0, 0.25, 0.5, 0.75, 1.0)
 """Fractions of their demand the shares that miss are raised to, in the first candidates (0:
 only as far as their largest job needs)."""
@@ -151,6 +153,7 @@ def recommend(
     workers: int | None = None,
     options: SimulationOptions = DEFAULT_OPTIONS,
     max_simulations: int = DEFAULT_MAX_SIMULATIONS,
+    screen_jobs: int = DEFAULT_SCREEN_JOBS,
     progress: Callable[[str], None] | None = None,
 ) -> Recommendation:
     """Search allocations of ``capacity_limits`` for one meeting every share's targets.
@@ -159,7 +162,10 @@ def recommend(
     (0 <= h < 1) keeps the last fraction of jobs (by submission) out of the search and replays
     today's and the recommended declaration on them. ``executor`` runs the replays (any
     ``concurrent.futures.Executor``); None uses local processes, ``workers`` of them (default:
-    every core). ``max_simulations`` bounds the full replays spent walking changes back.
+    every core). ``max_simulations`` bounds the replays spent improving a candidate and
+    walking its changes back. Histories of more than twice ``screen_jobs`` jobs rank
+    candidates on a stretch of ``screen_jobs`` jobs first and replay only the best few in full
+    (0: always in full).
     """
     began = time.perf_counter()
     say = progress or (lambda message: None)
@@ -181,7 +187,8 @@ def recommend(
     pool: Executor = executor or ProcessPoolExecutor(max_workers=workers or os.cpu_count())
     try:
         search = _Search(environment, today, goals, pinned, options, pool, say)
-        search.compile(searched, searched_changes)
+        search.width = max(1, workers or (os.cpu_count() or 1) if own_pool else workers or 2)
+        search.compile(searched, searched_changes, screen_jobs)
         result = search.run(max_simulations)
         holdout_check = None
         if held:
@@ -271,12 +278,25 @@ class _Search:
         self.problem: Problem | None = None
         self.largest: dict[tuple[int, int], int] = {}
         self.columns_cache: dict[tuple[Allocation, tuple[int, ...]], ShareColumns | None] = {}
+        self.screen: Problem | None = None
+        """A contiguous stretch of the history candidates are ranked on first (long histories
+        only); None: every candidate is replayed on the whole history."""
+        self.width = 2
+        """Candidates confirmed on the whole history per screening round (one per worker)."""
 
     # --- inputs -------------------------------------------------------------------------
-    def compile(self, jobs: list[SimJob], changes: list[PriorityChange]) -> None:
+    def compile(
+        self, jobs: list[SimJob], changes: list[PriorityChange], screen_jobs: int
+    ) -> None:
         """Check the jobs once against the most any allocation could give each share (every
         listed type up to the whole environment), so that any candidate can be replayed."""
         self.problem = self._compile(jobs, changes)
+        n = len(jobs)
+        if screen_jobs and n > 2 * screen_jobs:
+            # The middle of the history: a stretch long enough to hold every share's busy
+            # and quiet times, short enough to replay many candidates.
+            first = (n - screen_jobs) // 2
+            self.screen = _subset(self.problem, list(range(first, first + screen_jobs)))
         for s, k, count in zip(self.problem.job_share, self.problem.job_unit,
                                self.problem.job_count, strict=True):
             if count > self.largest.get((s, k), 0):
@@ -371,9 +391,11 @@ class _Search:
         return results
 
     def evaluate_all(
-        self, candidates: list[tuple[Allocation, tuple[int, ...] | None]]
+        self, candidates: list[tuple[Allocation, tuple[int, ...] | None]],
+        problem: Problem | None = None,
     ) -> list[Scores | None]:
-        assert self.problem is not None
+        problem = problem or self.problem
+        assert problem is not None
         calls: list[tuple[Callable[..., Scores], tuple[Any, ...], int]] = []
         slots: list[int | None] = []
         for allocation, env in candidates:
@@ -382,8 +404,7 @@ class _Search:
                 slots.append(None)
                 continue
             slots.append(len(calls))
-            calls.append((evaluate, (self.problem, columns, self.options),
-                          len(self.problem.job_ids)))
+            calls.append((evaluate, (problem, columns, self.options), len(problem.job_ids)))
         results = self._map(calls)
         return [None if slot is None else results[slot] for slot in slots]
 
@@ -422,7 +443,7 @@ class _Search:
                           len(whole.job_ids)))
             for k in listed:
                 if (s, k) in self.largest:
-                    alone_jobs[(s, k)] = alone(problem, s, {k: self.capacity[k]})
+                    alone_jobs[(s, k)] = alone(self.screen or problem, s, {k: self.capacity[k]})
         for (s, k), sub in sorted(alone_jobs.items()):
             goal = self.goals[self.today[s].name]
             calls.append((demand, (sub, s, k, goal.wait_p95, goal.max_budget_failures,
@@ -451,31 +472,23 @@ class _Search:
             "meets every target" if not today_missed else
             "misses the targets of " + ", ".join(sorted(today_missed))))
 
-        candidates = self._candidates(today, floors, today_missed, index)
-        candidates = [c for c in dict.fromkeys(candidates) if c != today]
         partition_at_need = self._partition(today, floors, floors, tuple(needed))
-        batch: list[tuple[Allocation, tuple[int, ...] | None]] = [(c, None) for c in candidates]
-        if partition_at_need is not None:
-            batch.append((partition_at_need, tuple(needed)))
-        self.say(f"replaying {len(batch)} candidate allocations")
-        scored = self.evaluate_all(batch)
         verified = False
         if partition_at_need is not None:
-            need_scores = scored.pop()
+            (need_scores,) = self.evaluate_all([(partition_at_need, tuple(needed))])
             verified = need_scores is not None and not self.missed(need_scores)
-        options: list[tuple[int, int, int, Allocation, Scores]] = []
-        if today_columns is not None:
-            options.append((len(today_missed), 0, -1, today, self.today_scores))
-        for order, (candidate, scores) in enumerate(zip(candidates, scored, strict=True)):
-            if scores is not None:
-                options.append((len(self.missed(scores)), self.change(candidate), order,
-                                candidate, scores))
-        if not options:
-            # Nothing replayable: today's declaration strands jobs and no candidate fits.
-            options.append((len(self.goals), 0, -1, today, {}))
-        options.sort(key=lambda o: o[:3])
-        missed, _, _, best, best_scores = options[0]
-        if missed == 0 and best != today:
+        if today_columns is not None and not today_missed:
+            best, best_scores = today, self.today_scores
+        else:
+            candidates = self._candidates(today, floors, today_missed, index)
+            candidates = [c for c in dict.fromkeys(candidates) if c != today]
+            self.say(f"replaying {len(candidates)} candidate allocations")
+            best, best_scores = today, self.today_scores if today_columns else {}
+            picked = self._pick(candidates, (best, best_scores) if today_columns else None)
+            if picked is not None:
+                best, best_scores = picked
+            best, best_scores = self._repair(best, best_scores, today, max_simulations)
+        if not self.missed(best_scores) and best != today:
             best, best_scores = self._walk_back(best, best_scores, today, max_simulations)
         unmet = self.missed(best_scores)
         for name in unmet:
@@ -635,29 +648,182 @@ class _Search:
         ]
         return self._allocation(limits, strategies)
 
+    def key(self, allocation: Allocation, scores: Scores) -> tuple[int, float, int]:
+        """Ranking: fewest missed targets, then the smallest shortfall, then least change."""
+        return (len(self.missed(scores)), self.shortfall(scores), self.change(allocation))
+
+    def shortfall(self, scores: Scores) -> float:
+        """How far the targets are missed, summed: the excess wait as a fraction of its target
+        and the excess jobs lost as a fraction of the limit plus one."""
+        total = 0.0
+        for name, goal in self.goals.items():
+            score = scores.get(name)
+            if score is None:
+                total += 1e6
+                continue
+            if goal.wait_p95 is not None and score.wait_p95 is not None:
+                total += max(0.0, score.wait_p95 / goal.wait_p95 - 1.0)
+            if goal.max_budget_failures is not None:
+                excess = score.budget_failures - goal.max_budget_failures
+                total += max(0, excess) / (goal.max_budget_failures + 1)
+        return total
+
+    def _pick(
+        self, allocations: list[Allocation], current: tuple[Allocation, Scores] | None,
+        *, better: Callable[[Allocation, Scores], bool] | None = None,
+    ) -> tuple[Allocation, Scores] | None:
+        """The best of ``allocations`` (and ``current``) by :meth:`key`, replayed in full.
+
+        With a screening sample (large histories), every allocation is replayed on the sample
+        first and only the best few (one per worker) on the whole history; the answer is always
+        judged on the whole history. ``better`` filters which replayed allocations count.
+        """
+        if not allocations:
+            return current
+        accept = better or (lambda allocation, scores: True)
+        if self.screen is not None:
+            screened = self.evaluate_all([(a, None) for a in allocations], self.screen)
+            ranked = sorted(
+                (self.key(a, sc), order, a) for order, (a, sc) in
+                enumerate(zip(allocations, screened, strict=True))
+                if sc is not None and accept(a, sc)
+            )
+            allocations = [a for _, _, a in ranked[: self.width]]
+        scored = self.evaluate_all([(a, None) for a in allocations])
+        options = [
+            (self.key(a, sc), order, a, sc)
+            for order, (a, sc) in enumerate(zip(allocations, scored, strict=True))
+            if sc is not None and accept(a, sc)
+        ]
+        if current is not None:
+            options.append((self.key(*current), -1, *current))
+        if not options:
+            return None
+        options.sort(key=lambda o: o[:2])
+        return options[0][2], options[0][3]
+
+    def _repair(
+        self, best: Allocation, scores: Scores, today: Allocation, budget: int
+    ) -> tuple[Allocation, Scores]:
+        """While targets are missed: move capacity toward the shares that miss (from those
+        with room to spare) and open borrowing for their waits, or close it for their lost
+        jobs; keep a move when it ranks better on the whole history."""
+        start = self.simulations
+        while self.missed(scores) and self.simulations - start < budget:
+            moves = self._repairs(best, scores)
+            if not moves:
+                break
+            self.say(f"improving: {len(moves)} allocations toward the targets missed "
+                     f"({', '.join(self.missed(scores))})")
+            found = self._pick(moves, (best, scores))
+            if found is None or found[0] == best:
+                break
+            best, scores = found
+        del today
+        return best, scores
+
+    def _repairs(self, current: Allocation, scores: Scores) -> list[Allocation]:
+        moves: list[Allocation] = []
+        index = {spec.name: s for s, spec in enumerate(self.today)}
+        missed = sorted(self.missed(scores), key=lambda n: -self.shortfall(
+            {n: scores[n]} if n in scores else {}))
+        slack = self._slack(scores)
+        for name in missed:
+            s = index[name]
+            limits, strategy, borrow = current[s]
+            pin = self.pins.get(name)
+            goal = self.goals[name]
+            score = scores.get(name)
+            losing = (score is not None and goal.max_budget_failures is not None
+                      and score.budget_failures > goal.max_budget_failures)
+            if not (pin and pin.strategy):
+                options: list[tuple[SharingStrategy, int | None]] = []
+                if losing and strategy.borrows:
+                    options += [(SharingStrategy.LEND, None)]
+                    if borrow is None or borrow > 50:
+                        options.append((SharingStrategy.LEND_AND_BORROW, 50))
+                if not losing and (not strategy.borrows or borrow is not None):
+                    options.append((SharingStrategy.LEND_AND_BORROW, None))
+                for option in options:
+                    row = list(current)
+                    row[s] = (limits, *option)
+                    moves.append(tuple(row))
+            if pin and pin.limits:
+                continue
+            for k, count in enumerate(limits):
+                if not count:
+                    continue
+                step = max(1, math.ceil(count / 4))
+                grown = self._give(current, s, k, step, slack)
+                if grown is not None:
+                    moves.append(grown)
+        return list(dict.fromkeys(m for m in moves if m != current))
+
+    def _slack(self, scores: Scores) -> dict[int, float]:
+        """How much room each share has before it misses (no target: unlimited)."""
+        room: dict[int, float] = {}
+        for s, spec in enumerate(self.today):
+            goal = self.goals.get(spec.name)
+            score = scores.get(spec.name)
+            if goal is None:
+                room[s] = math.inf
+            elif score is None or self.missed({spec.name: score}):
+                room[s] = -1.0
+            elif goal.wait_p95 is not None and score.wait_p95 is not None:
+                room[s] = 1.0 - score.wait_p95 / goal.wait_p95
+            else:
+                room[s] = 1.0
+        return room
+
+    def _give(
+        self, current: Allocation, s: int, k: int, step: int, slack: Mapping[int, float]
+    ) -> Allocation | None:
+        """``step`` more of unit ``k`` for share ``s``: from capacity no share owns first, then
+        from the shares with most room, never below their largest job, 1 or a pinned limit."""
+        rows = [list(limits) for limits, _, _ in current]
+        rows[s][k] += step
+        excess = sum(row[k] for row in rows) - self.capacity[k]
+        donors = sorted(
+            (t for t in range(len(rows)) if t != s and rows[t][k] and slack.get(t, 0) >= 0
+             and not (self.today[t].name in self.pins and self.pins[self.today[t].name].limits)),
+            key=lambda t: (-slack[t], t),
+        )
+        for t in donors:
+            if excess <= 0:
+                break
+            pin = self.pins.get(self.today[t].name)
+            lowest = max(1, self.largest.get((t, k), 1),
+                         pin.minimum.get(self.units[k], 0) if pin else 0)
+            take = min(excess, rows[t][k] - lowest)
+            if take > 0:
+                rows[t][k] -= take
+                excess -= take
+        if excess > 0:
+            return None
+        return tuple((tuple(row), strategy, borrow)
+                     for row, (_, strategy, borrow) in zip(rows, current, strict=True))
+
     def _walk_back(
         self, best: Allocation, scores: Scores, today: Allocation, budget: int
     ) -> tuple[Allocation, Scores]:
         """Undo changes of ``best`` while every target stays met (see the module docs)."""
-        spent = 0
-        while spent < budget:
+        start = self.simulations
+        while self.simulations - start < budget:
             moves = self._moves(best, today)
             if not moves:
                 break
-            moves = moves[: max(1, budget - spent)]
-            self.say(f"walking back toward today's declaration: {len(moves)} replays")
-            results = self.evaluate_all([(move, None) for move in moves])
-            spent += sum(1 for r in results if r is not None)
-            kept = [
-                (self.change(move), order, move, result)
-                for order, (move, result) in enumerate(zip(moves, results, strict=True))
-                if result is not None and not self.missed(result)
-            ]
-            if not kept:
+            self.say(f"walking back toward today's declaration: {len(moves)} allocations")
+            found = self._pick(moves, None, better=self._closer_than(self.change(best)))
+            if found is None:
                 break
-            kept.sort(key=lambda k: k[:2])
-            _, _, best, scores = kept[0]
+            best, scores = found
         return best, scores
+
+    def _closer_than(self, change: int) -> Callable[[Allocation, Scores], bool]:
+        def closer(allocation: Allocation, scores: Scores) -> bool:
+            return not self.missed(scores) and self.change(allocation) < change
+
+        return closer
 
     def _moves(self, current: Allocation, today: Allocation) -> list[Allocation]:
         moves: list[Allocation] = []
