@@ -59,7 +59,7 @@ def workload(n_jobs: int, seed: int = 18) -> list[SimJob]:
     mean_count = 1.4
     rate = LOAD * capacity / (MEAN_DURATION * mean_count)  # jobs per second, all shares
     weights = [ENVIRONMENT[u] for u in UNITS]
-    jobs = []
+    jobs: list[SimJob] = []
     t = 0.0
     while len(jobs) < n_jobs:
         t += rng.expovariate(rate)
