@@ -141,6 +141,22 @@ def declaration_of(reference: str, name: str) -> Declaration:
     return Declaration(name, tuple(limits), tuple(shares))
 
 
+def alternatives_of(
+    references: Sequence[str],
+) -> dict[str, tuple[Sequence[CapacityLimit], Sequence[QuotaShareSpec]]]:
+    """``--compare [NAME=]MODULE:ATTRIBUTE`` values as named declarations."""
+    found: dict[str, tuple[Sequence[CapacityLimit], Sequence[QuotaShareSpec]]] = {}
+    for text in references:
+        name, sep, reference = text.partition("=")
+        if not sep:
+            name, reference = text, text
+        if name in found:
+            raise QuotaConfigError("simulate", "--compare", text, "a name used once")
+        declaration = declaration_of(reference, name)
+        found[name] = (declaration.capacity_limits, declaration.shares)
+    return found
+
+
 def environment(name: str) -> Declaration:
     environments = resolve(ENVIRONMENTS)
     if name not in environments:
@@ -175,6 +191,10 @@ def parser(prog: str = "quota-constructs simulate") -> argparse.ArgumentParser:
                    "reservers 0.5× their allocation")
     p.add_argument("--save-workload", type=Path, metavar="FILE",
                    help="also write the (synthetic) workload to this .csv or .json file")
+    p.add_argument("--compare", action="append", default=[], metavar="[NAME=]MODULE:ATTRIBUTE",
+                   help="also replay another declaration (capacity_limits and shares) on the "
+                   "same jobs, named NAME (default: the reference) in the report and "
+                   "metrics.json (repeatable)")
     p.add_argument("--out", type=Path, default=Path(DEFAULT_OUT),
                    help=f"output directory ({DEFAULT_OUT}/)")
     p.add_argument("--title", default=None, help="report title")
@@ -212,6 +232,7 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "quota-constructs sim
             priority_changes=workload.priority_changes,
             options=options_from(args),
             progress=progress.step,
+            alternatives=alternatives_of(args.compare),
         )
         files = write_report(
             args.out,

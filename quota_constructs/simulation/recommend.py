@@ -725,8 +725,7 @@ class _Search:
     def _repairs(self, current: Allocation, scores: Scores) -> list[Allocation]:
         moves: list[Allocation] = []
         index = {spec.name: s for s, spec in enumerate(self.today)}
-        missed = sorted(self.missed(scores), key=lambda n: -self.shortfall(
-            {n: scores[n]} if n in scores else {}))
+        missed = self.missed(scores)
         slack = self._slack(scores)
         for name in missed:
             s = index[name]
@@ -767,7 +766,7 @@ class _Search:
             score = scores.get(spec.name)
             if goal is None:
                 room[s] = math.inf
-            elif score is None or self.missed({spec.name: score}):
+            elif score is None or not meets(score, goal.wait_p95, goal.max_budget_failures):
                 room[s] = -1.0
             elif goal.wait_p95 is not None and score.wait_p95 is not None:
                 room[s] = 1.0 - score.wait_p95 / goal.wait_p95

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from ..model import CapacityLimit, QuotaShareSpec
+from ..model import CapacityLimit, QuotaConfigError, QuotaShareSpec
 from .arrangements import hard_partition, shared_pool
 from .engine import run
 from .figures import share_figures, span
@@ -46,11 +46,20 @@ def compare_policies(
     priority_changes: Iterable[PriorityChange] = (),
     options: SimulationOptions = DEFAULT_OPTIONS,
     progress: Callable[[str, int, int], None] | None = None,
+    alternatives: Mapping[str, tuple[Sequence[CapacityLimit], Sequence[QuotaShareSpec]]] = {},
 ) -> PolicyComparison:
-    """The workload under the declared shares, a hard partition and one shared FIFO pool.
+    """The workload under the declared shares, a hard partition and one shared FIFO pool, and
+    under each of ``alternatives`` (name -> (capacity_limits, shares)), which must declare the
+    shares the jobs name.
 
     ``progress`` is called as ``progress(arrangement, jobs_ended, jobs_total)``.
     """
+    jobs = list(jobs)
+    priority_changes = list(priority_changes)
+    for name in alternatives:
+        if name in ("declared", "hard_partition", "shared_pool") or not name:
+            raise QuotaConfigError("compare", "alternative name", name,
+                                   "a name other than declared, hard_partition, shared_pool")
     problem = compile_problem(
         capacity_limits=capacity_limits,
         shares=shares,
@@ -67,6 +76,13 @@ def compare_policies(
         shared_pool=_run(
             "shared_pool", shared_pool(problem), options, _named(progress, "shared_pool")
         ),
+        alternatives={
+            name: _run(name, compile_problem(
+                capacity_limits=limits, shares=specs, jobs=jobs,
+                priority_changes=priority_changes,
+            ), options, _named(progress, name))
+            for name, (limits, specs) in alternatives.items()
+        },
     )
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from ...model import CapacityLimit, QuotaShareSpec
 from ..results import PolicyComparison, ShareFigures, SimulationResult
-from .exports import ARRANGEMENT_TITLES, ARRANGEMENTS, arrangement_results
+from .exports import arrangement_results, arrangement_title
 from .summary import Finding, findings, human_seconds
 from .svg import (
     POLICY_OPACITY,
@@ -115,6 +115,7 @@ def render_page(
         "<b>hard partition</b> (every share RESERVE, nobody borrows; lighter) and one "
         "<b>shared FIFO pool</b> without shares (lightest). Wait = submission to first start; "
         "completion = submission to success.</p>",
+        _alternatives_line(comparison),
         "<div class='grid'>",
         _chart(_wait_chart(comparison, active, colours), "waits",
                "Shorter bars are better. A share whose declared bar is shorter than its hard "
@@ -278,13 +279,13 @@ def _range_rows(
     rows = []
     results = arrangement_results(comparison)
     for spec in active:
-        for index, name in enumerate(ARRANGEMENTS):
-            figures = results[name].shares.get(spec.name)
+        for index, (name, result) in enumerate(results.items()):
+            figures = result.shares.get(spec.name)
             mid, high, top = pick(figures) if figures is not None else (None, None, None)
             rows.append(RangeRow(
-                label=f"{spec.name} · {ARRANGEMENT_TITLES[name]}",
+                label=f"{spec.name} · {arrangement_title(name)}",
                 colour=colours[spec.name],
-                opacity=POLICY_OPACITY[index],
+                opacity=POLICY_OPACITY[index % len(POLICY_OPACITY)],
                 mid=(mid or 0.0) / divisor,
                 high=(high or 0.0) / divisor,
                 top=None if top is None else top / divisor,
@@ -356,15 +357,20 @@ def _bars(
     groups = []
     for spec in active:
         series = []
-        for name in ARRANGEMENTS:
-            figures = results[name].shares.get(spec.name)
+        for result in results.values():
+            figures = result.shares.get(spec.name)
             series.append(list(value(figures)) if figures is not None else [0.0])
         groups.append(BarGroup(spec.name, colours[spec.name], series))
     return groups
 
 
-def _series_names() -> list[str]:
-    return [ARRANGEMENT_TITLES[name] for name in ARRANGEMENTS]
+def _series_names(comparison: PolicyComparison) -> list[str]:
+    return [arrangement_title(name) for name in arrangement_results(comparison)]
+
+
+def _shorts(comparison: PolicyComparison) -> tuple[str, ...]:
+    extra = len(comparison.alternatives)
+    return SHORT + tuple(f"alt{i + 1}" for i in range(extra))
 
 
 def _cost_charts(
@@ -376,7 +382,7 @@ def _cost_charts(
             y_label="preemptions",
             groups=_bars(comparison, active, colours,
                          lambda f: (f.cross_share_preemptions, f.in_share_preemptions)),
-            series=_series_names(), series_short=SHORT,
+            series=_series_names(comparison), series_short=_shorts(comparison),
             segments=("cross-share", "in-share"),
         ).render("preemptions"), "preemptions",
             "Cross-share: the job ran on borrowed capacity that its lender reclaimed. In-share: "
@@ -385,7 +391,7 @@ def _cost_charts(
             title="Work lost to preemption, per share",
             y_label="instance-hours lost",
             groups=_bars(comparison, active, colours, lambda f: (f.lost_instance_hours,)),
-            series=_series_names(), series_short=SHORT,
+            series=_series_names(comparison), series_short=_shorts(comparison),
         ).render("lost"), "lost",
             "Run time since the last checkpoint (or since the start, without checkpoints) "
             "times the job's instances."),
@@ -394,7 +400,7 @@ def _cost_charts(
             y_label="failed jobs",
             groups=_bars(comparison, active, colours,
                          lambda f: (float(f.failed_preemption_budget),)),
-            series=_series_names(), series_short=SHORT,
+            series=_series_names(comparison), series_short=_shorts(comparison),
         ).render("failures"), "failures",
             "Jobs preempted more often than their preemption_retries allow."),
     ]
@@ -416,7 +422,7 @@ def _allocation_charts(
             title="Utilization of the share's own allocation",
             y_label="% of own allocation",
             groups=_bars(comparison, active, colours, lambda f: (f.utilization * 100,)),
-            series=_series_names(), series_short=SHORT, percent=True,
+            series=_series_names(comparison), series_short=_shorts(comparison), percent=True,
         ).render("utilization"), "utilization",
             "Instances used within the share's own limit, over its allocation for the whole "
             "run (all instance types together)."),
@@ -469,10 +475,19 @@ def _figure_tables(
             )
         out.append(
             f"<details{' open' if index == 0 else ''}><summary>"
-            f"{escape(ARRANGEMENT_TITLES[name])}</summary><div class='wide'><table><tr>"
+            f"{escape(arrangement_title(name))}</summary><div class='wide'><table><tr>"
             f"<th class='l'>share</th>{head}</tr>{''.join(rows)}</table></div></details>"
         )
     return out
+
+
+def _alternatives_line(comparison: PolicyComparison) -> str:
+    if not comparison.alternatives:
+        return ""
+    names = ", ".join(f"<b>{escape(name)}</b> (alt{i + 1})"
+                      for i, name in enumerate(comparison.alternatives))
+    return (f"<p class='sub'>Then one row per alternative declaration compared: {names}, "
+            "replayed on the same jobs.</p>")
 
 
 def _footer(files: Sequence[str]) -> str:

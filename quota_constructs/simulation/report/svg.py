@@ -21,7 +21,8 @@ PALETTE = (
     "#875692", "#BE0032", "#8DB600", "#848482", "#604E97", "#F99379", "#2B3D26", "#B3446C",
     "#C2B280", "#882D17", "#0FA3A3", "#654522",
 )
-POLICY_OPACITY = (1.0, 0.5, 0.25)
+POLICY_OPACITY = (1.0, 0.5, 0.25, 0.8, 0.65, 0.4, 0.15)
+"""Per arrangement: declared, hard partition, pool, then alternatives (--compare)."""
 """Declared, hard partition, shared pool: the same share colour, lighter for the alternatives."""
 FONT = "font-family='system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif'"
 TEXT = "#222"
@@ -356,7 +357,8 @@ class BarChart:
         if len(self.series) > 1:
             for index, name in enumerate(self.series):
                 short = f" ({self.series_short[index]})" if self.series_short else ""
-                items.append((swatch_fill(grey, POLICY_OPACITY[index % 3]), f"{name}{short}"))
+                opacity = POLICY_OPACITY[index % len(POLICY_OPACITY)]
+                items.append((swatch_fill(grey, opacity), f"{name}{short}"))
         for index, name in enumerate(self.segments):
             if index == 0:
                 items.append((swatch_fill(grey), name))
