@@ -117,8 +117,8 @@ def describe_seconds(seconds: float) -> str:
     """``14400`` -> ``"4 h"``; whole units where they fit (s, min, h, d)."""
     for size, unit in ((86400.0, "d"), (3600.0, "h"), (60.0, "min")):
         if seconds >= size:
-            return f"{seconds / size:g} {unit}"
-    return f"{seconds:g} s"
+            return f"{seconds / size:.3g} {unit}"
+    return f"{seconds:.3g} s"
 
 
 def _check_wait_target(value: object, *, subject: str, field: str) -> None:
