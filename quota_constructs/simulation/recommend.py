@@ -443,7 +443,7 @@ class _Search:
                           len(whole.job_ids)))
             for k in listed:
                 if (s, k) in self.largest:
-                    alone_jobs[(s, k)] = alone(self.screen or problem, s, {k: self.capacity[k]})
+                    alone_jobs[(s, k)] = alone(problem, s, {k: self.capacity[k]})
         for (s, k), sub in sorted(alone_jobs.items()):
             goal = self.goals[self.today[s].name]
             calls.append((demand, (sub, s, k, goal.wait_p95, goal.max_budget_failures,

@@ -37,7 +37,7 @@ from .declaration_code import declaration_code, declaration_diff
 from .options_cli import add_option_arguments, describe_options, options_from
 from .recommend import DEFAULT_MAX_SIMULATIONS, Pin, Recommendation, recommend
 from .report import write_report
-from .targets import TargetOutcome, parse_target
+from .targets import TargetOutcome, parse_target, targets_of
 from .workloads import read_workload
 
 RECOMMENDATION_FILE = "recommendation.json"
@@ -140,6 +140,10 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "quota-constructs rec
         targets = [parse_target(text) for text in args.target]
         pins = merge_pins([parse_pin(text) for text in args.pin])
         options = options_from(args)
+        if not targets_of(declaration.shares, targets):
+            raise QuotaConfigError("recommend", "targets", None,
+                                   "at least one: a share agreement's target_wait_p95 or "
+                                   "max_budget_failures, or --target")
         progress.note(f"reading {args.workload}")
         workload = read_workload(args.workload)
         executor, close = _executor(args.executor)
@@ -153,10 +157,6 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "quota-constructs rec
             )
         finally:
             close()
-        if not rec.targets:
-            raise QuotaConfigError("recommend", "targets", None,
-                                   "at least one: a share agreement's target_wait_p95 or "
-                                   "max_budget_failures, or --target")
         files = write_outputs(args.out, rec, declaration, options_document=describe_options(
             options))
         if not args.no_report:
