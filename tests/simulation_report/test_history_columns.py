@@ -11,7 +11,8 @@ from quota_constructs.simulation.workloads import WorkloadError
 from quota_constructs.simulation.workloads.files import HISTORY_COLUMNS, parse_csv
 
 ROW = "j1,vision,0,3600,ml.g5.xlarge,2,7,1"
-HEADER = "job_id,share,submitted_at,duration,instance_type,instance_count,priority,preemption_retries"
+HEADER = ("job_id,share,submitted_at,duration,instance_type,instance_count,priority,"
+          "preemption_retries")
 
 
 def test_history_columns_are_ignored() -> None:
