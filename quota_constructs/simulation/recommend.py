@@ -60,7 +60,16 @@ from ..model import CapacityLimit, QuotaConfigError, QuotaShareSpec, SharingStra
 from .arrangements import _subset
 from .inputs import PriorityChange, SimJob, SimulationOptions
 from .problem import Problem, compile_problem
-from .search_tasks import Demand, Scores, ShareColumns, alone, demand, evaluate, meets
+from .search_tasks import (
+    Demand,
+    Scores,
+    ShareColumns,
+    alone,
+    demand,
+    evaluate,
+    meets,
+    without_ids,
+)
 from .targets import ServiceTarget, TargetOutcome, targets_of
 
 DEFAULT_OPTIONS = SimulationOptions()
@@ -290,7 +299,7 @@ class _Search:
     ) -> None:
         """Check the jobs once against the most any allocation could give each share (every
         listed type up to the whole environment), so that any candidate can be replayed."""
-        self.problem = self._compile(jobs, changes)
+        self.problem = without_ids(self._compile(jobs, changes))
         n = len(jobs)
         if screen_jobs and n > 2 * screen_jobs:
             # The middle of the history: a stretch long enough to hold every share's busy
@@ -899,7 +908,7 @@ class _Search:
     def holdout(
         self, allocation: Allocation, jobs: list[SimJob], changes: list[PriorityChange]
     ) -> HoldoutCheck:
-        problem = self._compile(jobs, changes)
+        problem = without_ids(self._compile(jobs, changes))
         calls = [self.columns(candidate)
                  for candidate in (self.allocation_of(self.today), allocation)]
         results = self._map([

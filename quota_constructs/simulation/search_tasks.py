@@ -7,13 +7,46 @@ cluster's ``Client.get_executor()``. Nothing here depends on which worker runs i
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import cast, overload
 
 from .arrangements import _subset
 from .engine import run
 from .figures import share_figures
 from .inputs import SimulationOptions
 from .problem import Problem
+
+
+class JobNumbers(Sequence[str]):
+    """Stands in for a compiled problem's job ids, which no search task reads: a million ids
+    would cost most of the time spent sending a problem to a worker."""
+
+    __slots__ = ("size",)
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+    def __len__(self) -> int:
+        return self.size
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[str]: ...
+
+    def __getitem__(self, index: int | slice) -> str | Sequence[str]:
+        if isinstance(index, slice):
+            return [str(i) for i in range(self.size)[index]]
+        if not -self.size <= index < self.size:
+            raise IndexError(index)
+        return str(index % self.size)
+
+
+def without_ids(problem: Problem) -> Problem:
+    """``problem`` with :class:`JobNumbers` for its job ids (cheap to send)."""
+    return replace(problem, job_ids=cast(list[str], JobNumbers(len(problem.job_ids))))
 
 
 @dataclass(frozen=True, slots=True)
