@@ -116,9 +116,9 @@ class Pacer:
 
 
 def list_job_ids(client: Any, queue: str, call: Callable[[str, Callable[[], Any]], Any],
-                 note: Callable[[str], None]) -> list[tuple[str, str]]:
-    """(job id, status) of every service job of ``queue``, every status."""
-    found: list[tuple[str, str]] = []
+                 note: Callable[[str], None]) -> list[tuple[str, str, float]]:
+    """(job id, status, createdAt in seconds) of every service job of ``queue``."""
+    found: list[tuple[str, str, float]] = []
     seen: set[str] = set()
     for status in STATUSES:
         token: str | None = None
@@ -132,7 +132,7 @@ def list_job_ids(client: Any, queue: str, call: Callable[[str, Callable[[], Any]
                 job_id = summary["jobId"]
                 if job_id not in seen:  # a job can change status between two pages
                     seen.add(job_id)
-                    found.append((job_id, status))
+                    found.append((job_id, status, float(summary.get("createdAt", 0)) / 1000.0))
             token = response.get("nextToken")
             if not token:
                 break
@@ -210,9 +210,12 @@ def export_history(
     call = call or _retrying()
     pace = pacer or Pacer(rate)
     listed = list_job_ids(client, queue, call, note)
+    if since is not None:
+        # The listing carries createdAt: older jobs are never described.
+        listed = [item for item in listed if item[2] >= since.timestamp()]
     jobs: list[ExportedJob] = []
     cutoff = since.timestamp() if since else None
-    for number, (job_id, _) in enumerate(listed, 1):
+    for number, (job_id, _, _) in enumerate(listed, 1):
         pace.wait()
         detail = call("DescribeServiceJob",
                       _bound(client.describe_service_job, {"jobId": job_id}))

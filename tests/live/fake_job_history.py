@@ -99,7 +99,9 @@ class FakeHistoryServer(LoopbackServer):
             throttled = state.throttle_every and state.requests % state.throttle_every == 0
             if throttled:
                 state.throttled += 1
-        status, body, headers = 200, {}, {}
+        status = 200
+        body: dict[str, Any] = {}
+        headers: dict[str, str] = {}
         if throttled:
             status, headers = 429, {"x-amzn-ErrorType": "TooManyRequestsException"}
             body = {"__type": "TooManyRequestsException", "message": "Too Many Requests"}

@@ -118,6 +118,7 @@ def test_since_keeps_only_newer_jobs(server: FakeHistoryServer, tmp_path: Path) 
                          "--quiet"], stdout=io.StringIO(), stderr=io.StringIO()) == 0
     kept = {job.job_id for job in read_workload(out).jobs}
     assert kept == {j.job_id for j in server.state.jobs if j.created_ms >= cutoff_ms}
+    assert server.state.calls["DescribeServiceJob"] == len(kept)  # older ones never described
 
 
 def test_describes_are_paced() -> None:
