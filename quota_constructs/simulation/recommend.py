@@ -3,7 +3,8 @@
     rec = recommend(capacity_limits=[...], shares=[...], jobs=[...], executor=None)
     rec.shares          # the recommended declaration (agreements kept)
     rec.meets_targets   # every target met when the (searched part of the) history is replayed
-    rec.unmet           # shares whose target no allocation meets, with rec.reasons[share]
+    rec.unmet           # shares whose targets it misses, with rec.reasons[share] (for a share
+                        # that no allocation can satisfy: its demand alone exceeds the environment)
 
 What is searched: each share's capacity limit per instance type it already lists (never a new
 type, never below 1: AWS's ``maxCapacity >= 1``), its strategy and borrow limit. In-share
@@ -25,15 +26,22 @@ How the search stays cheap, and why it finds what an exhaustive search would
    types it lists, miss its target misses it under every allocation, because any allocation
    gives it at most that capacity and other shares only compete for it. It is reported in
    ``unmet`` with the reason.
-3. **Candidates** between today's declaration and that partition: today's, then today's
-   strategies with the shares that miss raised toward their demand (a quarter, half, three
-   quarters, all of it; capacity taken from shares above their own needs), the same with a
-   strategy that helps the missed target (LEND to stop losing borrowed jobs, LEND_AND_BORROW
-   to borrow for waits), and the partition. All are replayed on the whole (searched) history,
-   in parallel; the one meeting every target with the least change from today wins.
-4. **Walking back**: each change of the winner (a limit, a strategy) is undone in turn, fully
-   or half way, and kept undone where every target is still met; repeated until nothing more
-   can be undone or ``max_simulations`` is reached.
+3. **Candidates** between today's declaration and that partition: today's, today's strategies
+   with the shares that miss raised toward their demand (none of it beyond their largest job, a
+   quarter, half, three quarters, all of it; capacity taken from the shares furthest above what
+   they need), the same with lending opened (RESERVE -> LEND), with borrowing opened for waits
+   or closed for jobs lost to budgets, and the partition.
+4. **Improving** while targets are missed: capacity moves toward each share that misses (a
+   quarter of its limit per type) from capacity no share owns and then from the shares with most
+   room before their own targets; its borrowing is opened (waits) or closed or capped (lost
+   jobs). A move is kept when it ranks better: fewer targets missed, then a smaller shortfall.
+5. **Walking back**: each change of the answer is undone in turn, fully or half way, and kept
+   undone where every target is still met; repeated until nothing more can be undone or
+   ``max_simulations`` is reached.
+
+Long histories (more than twice ``screen_jobs``) rank the candidates of steps 3-5 on a stretch
+of ``screen_jobs`` jobs from the middle of the history first and replay only the best few (one
+per worker) on the whole of it; the demand analysis and every answer use the whole history.
 
 Every answer is confirmed by a full replay: ``meets_targets`` is never inferred from a bound.
 Bisection and "a share alone with the whole environment is its best case" assume that more
@@ -909,8 +917,19 @@ class _Search:
         self, allocation: Allocation, jobs: list[SimJob], changes: list[PriorityChange]
     ) -> HoldoutCheck:
         problem = without_ids(self._compile(jobs, changes))
-        calls = [self.columns(candidate)
-                 for candidate in (self.allocation_of(self.today), allocation)]
+        searched_largest = self.largest
+        # Held-out jobs may be larger than any searched one: an allocation in which one of them
+        # could never start is reported as missing (its wait never ends), never replayed.
+        self.largest = dict(searched_largest)
+        for s, k, count in zip(problem.job_share, problem.job_unit, problem.job_count,
+                               strict=True):
+            if count > self.largest.get((s, k), 0):
+                self.largest[(s, k)] = count
+        try:
+            calls = [self._columns(candidate, tuple(self.capacity))
+                     for candidate in (self.allocation_of(self.today), allocation)]
+        finally:
+            self.largest = searched_largest
         results = self._map([
             (evaluate, (problem, columns, self.options), len(problem.job_ids))
             for columns in calls if columns is not None

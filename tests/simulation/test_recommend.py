@@ -252,3 +252,20 @@ def random_case(seed: int) -> tuple[int, list[QuotaShareSpec]]:
 def test_agrees_with_exhaustive_search_on_random_cases(seed: int) -> None:
     size, today = random_case(seed)
     test_agrees_with_exhaustive_search(size, today, seed)
+
+
+def test_a_held_out_job_larger_than_any_searched_one_is_reported_not_replayed() -> None:
+    today = [spec("A", 1, SharingStrategy.RESERVE, wait=3600),
+             spec("B", 3, SharingStrategy.LEND)]
+    jobs = [SimJob(job_id=f"a{i}", share="A", submitted_at=i * 4000.0, duration=600.0,
+                   instance_type=G5) for i in range(10)]
+    # The last job needs three instances: A, RESERVE with one, could never start it.
+    jobs.append(SimJob(job_id="big", share="A", submitted_at=50000.0, duration=600.0,
+                       instance_type=G5, instance_count=3))
+    with ThreadPoolExecutor(2) as pool:
+        rec = recommend(capacity_limits=[CapacityLimit(G5, 4)], shares=today, jobs=jobs,
+                        holdout=0.05, executor=pool)
+    assert rec.meets_targets and rec.holdout is not None and rec.holdout.jobs == 1
+    assert rec.change == 0  # today's already meets A's target on the searched jobs
+    (outcome,) = rec.holdout.recommended
+    assert not outcome.met and outcome.wait_p95 == float("inf")
