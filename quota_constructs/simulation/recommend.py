@@ -64,7 +64,13 @@ from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
-from ..model import CapacityLimit, QuotaConfigError, QuotaShareSpec, SharingStrategy
+from ..model import (
+    CapacityLimit,
+    QuotaAllocation,
+    QuotaConfigError,
+    QuotaShareSpec,
+    SharingStrategy,
+)
 from .arrangements import _subset
 from .inputs import PriorityChange, SimJob, SimulationOptions
 from .problem import Problem, compile_problem
@@ -394,8 +400,15 @@ class _Search:
                 for (s, k), count in sorted(self.largest.items())
             ]
             small = compile_problem(capacity_limits=limits, shares=specs, jobs=probes)
+            # And by the model's rules of what a share can reach (the one place those live):
+            # a job beyond it would wait forever in AWS, whatever the simulator makes of it.
+            rules = QuotaAllocation.check(environment_limits=limits, shares=specs)
+            reach = {spec.name: rules.reach(spec.name) for spec in specs}
         except QuotaConfigError:
             return None
+        for (s, k), count in self.largest.items():
+            if count > reach[self.today[s].name].get(self.units[k], 0):
+                return None
         return ShareColumns.of(small)
 
     # --- replays --------------------------------------------------------------------------
