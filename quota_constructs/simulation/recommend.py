@@ -40,8 +40,8 @@ How the search stays cheap, and why it finds what an exhaustive search would
    ``max_simulations`` is reached.
 
 Long histories (more than twice ``screen_jobs``) rank the candidates of steps 3-5 on a stretch
-of ``screen_jobs`` jobs from the middle of the history first and replay only the best few (one
-per worker) on the whole of it; the demand analysis and every answer use the whole history.
+of ``screen_jobs`` jobs from the middle of the history first and replay only the best two on
+the whole of it; the demand analysis and every answer use the whole history.
 
 Every answer is confirmed by a full replay: ``meets_targets`` is never inferred from a bound.
 Bisection and "a share alone with the whole environment is its best case" assume that more
@@ -89,6 +89,9 @@ from .targets import ServiceTarget, TargetOutcome, targets_of
 DEFAULT_OPTIONS = SimulationOptions()
 DEFAULT_MAX_SIMULATIONS = 60
 DEFAULT_SCREEN_JOBS = 150_000
+CONFIRMED_PER_ROUND = 2
+"""Best screened candidates replayed on the whole history per round. Fixed, not the number of
+workers, so that the answer does not depend on the executor."""
 LEVELS = (0.0, 0.25, 0.5, 0.75, 1.0)
 """Fractions of their demand the shares that miss are raised to, in the first candidates (0:
 only as far as their largest job needs)."""
@@ -187,7 +190,7 @@ def recommend(
     ``concurrent.futures.Executor``); None uses local processes, ``workers`` of them (default:
     every core). ``max_simulations`` bounds the replays spent improving a candidate and
     walking its changes back. Histories of more than twice ``screen_jobs`` jobs rank
-    candidates on a stretch of ``screen_jobs`` jobs first and replay only the best few in full
+    candidates on a stretch of ``screen_jobs`` jobs first and replay only the best two in full
     (0: always in full).
     """
     began = time.perf_counter()
@@ -210,7 +213,6 @@ def recommend(
     pool: Executor = executor or ProcessPoolExecutor(max_workers=workers or os.cpu_count())
     try:
         search = _Search(environment, today, goals, pinned, options, pool, say)
-        search.width = max(1, workers or (os.cpu_count() or 1) if own_pool else workers or 2)
         search.compile(searched, searched_changes, screen_jobs)
         result = search.run(max_simulations)
         holdout_check = None
@@ -304,8 +306,7 @@ class _Search:
         self.screen: Problem | None = None
         """A contiguous stretch of the history candidates are ranked on first (long histories
         only); None: every candidate is replayed on the whole history."""
-        self.width = 2
-        """Candidates confirmed on the whole history per screening round (one per worker)."""
+        self.width = CONFIRMED_PER_ROUND
 
     # --- inputs -------------------------------------------------------------------------
     def compile(
@@ -705,7 +706,7 @@ class _Search:
         """The best of ``allocations`` (and ``current``) by :meth:`key`, replayed in full.
 
         With a screening sample (large histories), every allocation is replayed on the sample
-        first and only the best few (one per worker) on the whole history; the answer is always
+        first and only the best two on the whole history; the answer is always
         judged on the whole history. ``better`` filters which replayed allocations count.
         """
         if not allocations:

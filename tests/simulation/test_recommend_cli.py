@@ -121,3 +121,21 @@ def _jobs(path: Path) -> list[SimJob]:
     from quota_constructs.simulation.workloads import read_workload
 
     return list(read_workload(path).jobs)
+
+
+def test_dask_executor_from_the_command_line_gives_the_same_answer(tmp_path: Path) -> None:
+    distributed = pytest.importorskip("dask.distributed")
+    jobs = workload(tmp_path / "jobs.csv")
+    code, _, stderr = run("--declaration", f"{MODULE}:TODAY", "--workload", str(jobs),
+                          "--workers", "2", "--no-report", "--out", str(tmp_path / "local"))
+    assert code == 0, stderr
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        code, _, stderr = run("--declaration", f"{MODULE}:TODAY", "--workload", str(jobs),
+                              "--executor", f"dask:{cluster.scheduler_address}", "--no-report",
+                              "--out", str(tmp_path / "dask"))
+    assert code == 0, stderr
+    assert (tmp_path / "local" / "recommendation.json").read_text() == \
+        (tmp_path / "dask" / "recommendation.json").read_text()
+    assert (tmp_path / "local" / "recommended.py").read_text() == \
+        (tmp_path / "dask" / "recommended.py").read_text()
