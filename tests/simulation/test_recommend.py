@@ -269,3 +269,24 @@ def test_a_held_out_job_larger_than_any_searched_one_is_reported_not_replayed() 
     assert rec.change == 0  # today's already meets A's target on the searched jobs
     (outcome,) = rec.holdout.recommended
     assert not outcome.met and outcome.wait_p95 == float("inf")
+
+
+def test_screened_search_is_the_same_on_any_executor_and_meets_on_the_whole_history() -> None:
+    today = [spec("A", 1, SharingStrategy.RESERVE, wait=1800),
+             spec("B", 2, SharingStrategy.LEND_AND_BORROW, wait=3600, failures=1),
+             spec("C", 2, SharingStrategy.LEND, wait=7200)]
+    rng = random.Random(13)
+    jobs = [SimJob(job_id=f"j{i}", share="ABC"[i % 3], submitted_at=i * 500.0 + rng.uniform(0, 400),
+                   duration=rng.uniform(600, 2400), instance_type=G5,
+                   preemption_retries=rng.choice((None, 1)))
+            for i in range(200)]
+    environment = [CapacityLimit(G5, 5)]
+    one = recommend(capacity_limits=environment, shares=today, jobs=jobs, workers=1,
+                    screen_jobs=60)
+    with ThreadPoolExecutor(3) as pool:
+        three = recommend(capacity_limits=environment, shares=today, jobs=jobs, executor=pool,
+                          screen_jobs=60)
+    same(one, three)
+    assert one.meets_targets and one.change > 0
+    # Judged on the whole history, never on the screening stretch alone.
+    assert meets_all(environment, one.shares, jobs, targets_of(today)) is True
