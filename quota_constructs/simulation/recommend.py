@@ -144,7 +144,12 @@ class Recommendation:
     """Per type, an environment sufficient for every target (a RESERVE partition at each
     share's demand); compare with ``capacity_limits`` to shrink or grow."""
     environment_needed_verified: bool
-    """True when that partition was replayed and met every target."""
+    """True when a replay on that environment met every target."""
+    environment_basis: str
+    """How ``environment_needed`` was found (the recommendation scaled, or the partition)."""
+    environment_shares: list[QuotaShareSpec]
+    """A declaration meeting every target on ``environment_needed`` (empty when none was
+    confirmed)."""
     demand: list[Demand]
     holdout: HoldoutCheck | None
     searched_jobs: int
@@ -235,6 +240,9 @@ def recommend(
         change=search.change(result.allocation),
         environment_needed=result.environment_needed,
         environment_needed_verified=result.environment_verified,
+        environment_basis=result.environment_basis,
+        environment_shares=(search.specs(result.environment_allocation)
+                            if result.environment_allocation is not None else []),
         demand=search.demands,
         holdout=holdout_check,
         searched_jobs=len(searched),
@@ -253,6 +261,8 @@ class _Outcome:
     reasons: dict[str, str]
     environment_needed: dict[str, int]
     environment_verified: bool
+    environment_basis: str
+    environment_allocation: Allocation | None
 
 
 def _pins(shares: Sequence[QuotaShareSpec], pins: Iterable[Pin]) -> dict[str, Pin]:
@@ -525,15 +535,90 @@ class _Search:
         for name in unmet:
             reasons.setdefault(name, self._why_missed(name, best_scores, floors, needed,
                                                       index))
+        environment: tuple[int, ...] = tuple(needed)
+        basis = "a RESERVE partition giving every share what it needs alone"
+        at_environment = partition_at_need if verified else None
+        scaled = self._smallest_environment(best, best_scores)
+        if scaled is not None and (not verified or sum(scaled[1]) < sum(needed)):
+            at_environment, environment = scaled
+            verified = True
+            basis = "the recommended allocation scaled with the environment"
         return _Outcome(
             allocation=best,
             scores=best_scores,
             missed=len(unmet),
             unmet=unmet,
             reasons={name: reasons[name] for name in unmet},
-            environment_needed=dict(zip(self.units, needed, strict=True)),
+            environment_needed=dict(zip(self.units, environment, strict=True)),
             environment_verified=verified,
+            environment_basis=basis,
+            environment_allocation=at_environment,
         )
+
+    def _scaled(self, allocation: Allocation, factor: float) -> tuple[Allocation, tuple[int, ...]]:
+        """The environment scaled by ``factor`` (never below what the shares' largest jobs and
+        pinned limits need) and ``allocation``'s limits scaled with it, then lowered to fit."""
+        rows: list[list[int]] = []
+        lowest: list[list[int]] = []
+        for s, (limits, _, _) in enumerate(allocation):
+            pin = self.pins.get(self.today[s].name)
+            if pin is not None and pin.limits:
+                rows.append(list(limits))
+                lowest.append(list(limits))
+                continue
+            floor = [
+                0 if not count else max(1, self.largest.get((s, k), 1),
+                                        pin.minimum.get(self.units[k], 0) if pin else 0)
+                for k, count in enumerate(limits)
+            ]
+            lowest.append(floor)
+            rows.append([max(f, round(count * factor)) if count else 0
+                         for f, count in zip(floor, limits, strict=True)])
+        env = tuple(
+            max(1, math.ceil(capacity * factor), sum(row[k] for row in lowest))
+            for k, capacity in enumerate(self.capacity)
+        )
+        fitted = self._fit(rows, lowest, env)
+        assert fitted is not None  # the environment holds every floor by construction
+        return self._allocation(fitted, [(st, b) for _, st, b in allocation]), env
+
+    def _smallest_environment(
+        self, best: Allocation, scores: Scores
+    ) -> tuple[Allocation, tuple[int, ...]] | None:
+        """The smallest environment (by instances) found on which ``best``, scaled with it,
+        meets every target: shrinking when it meets today's environment, growing when not;
+        two rounds of parallel replays."""
+        meets_now = not self.missed(scores)
+        steps: tuple[float, ...] = (
+            (0.25, 0.5, 0.625, 0.75, 0.875) if meets_now else (1.25, 1.5, 2.0, 3.0))
+        found: tuple[float, Allocation, tuple[int, ...]] | None = (
+            (1.0, best, tuple(self.capacity)) if meets_now else None)
+        lower = 0.0 if meets_now else 1.0
+        for _ in range(2):
+            tried = [(f, *self._scaled(best, f)) for f in steps]
+            results = self.evaluate_all([(a, env) for _, a, env in tried])
+            passing = [(f, a, env) for (f, a, env), r in zip(tried, results, strict=True)
+                       if r is not None and not self.missed(r)]
+            if passing:
+                smallest = min(passing, key=lambda item: item[0])
+                if found is None or smallest[0] < found[0]:
+                    found = smallest
+                failing = [f for (f, _, _), r in zip(tried, results, strict=True)
+                           if f < smallest[0] and (r is None or self.missed(r))]
+                lower = max([lower, *failing])
+            elif found is None:
+                return None
+            else:
+                lower = max(steps)
+            assert found is not None
+            width = found[0] - lower
+            if width <= 0.05:
+                break
+            steps = (lower + width / 3, lower + 2 * width / 3)
+        if found is None:
+            return None
+        _, allocation, env = found
+        return allocation, env
 
     def _floors(self, today: Allocation, index: Mapping[str, int]) -> list[list[int]]:
         """Per share and type, what it needs when served alone by a reserved partition: its

@@ -290,3 +290,23 @@ def test_screened_search_is_the_same_on_any_executor_and_meets_on_the_whole_hist
     assert one.meets_targets and one.change > 0
     # Judged on the whole history, never on the screening stretch alone.
     assert meets_all(environment, one.shares, jobs, targets_of(today)) is True
+
+
+def test_says_how_far_the_environment_could_shrink_and_shows_a_declaration_for_it() -> None:
+    today = [spec("A", 5, SharingStrategy.LEND, wait=1800),
+             spec("B", 5, SharingStrategy.LEND, wait=1800)]
+    jobs = [SimJob(job_id=f"{share}{i}", share=share, submitted_at=i * 1000.0,
+                   duration=1500.0, instance_type=G5) for i in range(40) for share in "AB"]
+    with ThreadPoolExecutor(2) as pool:
+        rec = recommend(capacity_limits=[CapacityLimit(G5, 10)], shares=today, jobs=jobs,
+                        executor=pool)
+    assert rec.meets_targets and rec.change == 0
+    assert rec.environment_needed_verified
+    smaller = rec.environment_needed[G5]
+    assert rec.environment_change()[G5] == smaller - 10 < 0
+    # Replayed independently on the smaller environment, its declaration meets the targets.
+    assert meets_all([CapacityLimit(G5, smaller)], rec.environment_shares, jobs,
+                     targets_of(today)) is True
+    # The shares offer 3 instances of work on average (two 1500 s jobs every 1000 s): with
+    # fewer, queues grow without end; a partition of 2 + 2 is enough.
+    assert 3 <= smaller <= 4
