@@ -19,9 +19,8 @@ How the search stays cheap, and why it finds what an exhaustive search would
    alone, meet the target is found by bisection (``search_tasks.demand``). Served alone by a
    reserved partition, a share's waits do not depend on anyone else, so a RESERVE partition
    giving every share at least that capacity meets every target: a *sufficient* allocation,
-   certain under the simulator's rules. The sum over shares is the environment that is
-   sufficient (``environment_needed``), which says by how much the environment could shrink or
-   must grow.
+   certain under the simulator's rules. The sum over shares is an environment that is
+   sufficient.
 2. **Impossibility** (exact): a share whose jobs alone, given the whole environment of the
    types it lists, miss its target misses it under every allocation, because any allocation
    gives it at most that capacity and other shares only compete for it. It is reported in
@@ -38,6 +37,11 @@ How the search stays cheap, and why it finds what an exhaustive search would
 5. **Walking back**: each change of the answer is undone in turn, fully or half way, and kept
    undone where every target is still met; repeated until nothing more can be undone or
    ``max_simulations`` is reached.
+
+6. **The environment needed**: the answer, its limits scaled with the environment, is replayed
+   on smaller environments (larger when it misses) in two rounds; the smallest meeting every
+   target, or the partition of step 1 when that is smaller, is ``environment_needed``, with a
+   declaration for it (``environment_shares``).
 
 Long histories (more than twice ``screen_jobs``) rank the candidates of steps 3-5 on a stretch
 of ``screen_jobs`` jobs from the middle of the history first and replay only the best two on

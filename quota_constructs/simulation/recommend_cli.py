@@ -30,7 +30,7 @@ from html import escape
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..model import QuotaConfigError, QuotaShareSpec
+from ..model import CapacityLimit, QuotaConfigError, QuotaShareSpec
 from . import compare_policies
 from .cli import Declaration, Progress, declaration_of, environment
 from .declaration_code import declaration_code, declaration_diff
@@ -200,11 +200,19 @@ def headline(rec: Recommendation) -> str:
                 "meets every target")
     else:
         what = "no allocation found meets every target: " + ", ".join(rec.unmet)
-    env = ", ".join(
-        f"{unit} {'+' if delta > 0 else ''}{delta}" for unit, delta in
-        rec.environment_change().items() if delta
+    return what + (f"; {environment_text(rec)}" if any(rec.environment_change().values())
+                   else "")
+
+
+def environment_text(rec: Recommendation) -> str:
+    """``ml.g5.xlarge could shrink by 2`` (``may`` when no replay confirmed it)."""
+    modal = "could" if rec.environment_needed_verified else "may"
+    return ", ".join(
+        f"{unit} {modal} shrink by {-delta}" if delta < 0 else
+        f"{unit} must grow by {delta}" + ("" if rec.environment_needed_verified
+                                           else " (not confirmed by a replay)")
+        for unit, delta in rec.environment_change().items() if delta
     )
-    return what + (f" (an environment of {env} is enough)" if env else "")
 
 
 def search_document(rec: Recommendation, options: dict[str, Any]) -> dict[str, Any]:
@@ -219,6 +227,8 @@ def search_document(rec: Recommendation, options: dict[str, Any]) -> dict[str, A
         "environment": {str(c.unit): c.max_capacity for c in rec.capacity_limits},
         "environment_needed": rec.environment_needed,
         "environment_needed_verified": rec.environment_needed_verified,
+        "environment_basis": rec.environment_basis,
+        "environment_shares": [share_document(spec) for spec in rec.environment_shares],
         "environment_change": rec.environment_change(),
         "targets": {"today": outcomes(rec.today_outcomes),
                     "recommended": outcomes(rec.outcomes)},
@@ -323,10 +333,17 @@ def summary_page(rec: Recommendation, declaration: Declaration, diff: str) -> st
     needed = ", ".join(f"{count} x {unit}" for unit, count in rec.environment_needed.items())
     checked = ("replayed: every target met" if rec.environment_needed_verified
                else "not confirmed by a replay")
+    change = environment_text(rec) or "no instance type can shrink"
+    shrunk = ""
+    if rec.environment_shares:
+        limits = [CapacityLimit(unit, count) for unit, count in rec.environment_needed.items()]
+        shrunk = ("<details><summary>The declaration for that environment</summary><pre>"
+                  f"{escape(declaration_code(limits, rec.environment_shares))}</pre></details>")
     parts += [
         "<h2>Environment</h2>",
-        f"<p>A RESERVE partition giving every share what it needs alone fits in {escape(needed)}"
-        f" ({checked}). Borrowing may need less.</p>",
+        f"<p>Smallest environment found that meets every target: {escape(needed)} "
+        f"({escape(rec.environment_basis)}; {checked}): {escape(change)}.</p>",
+        shrunk,
         "<h2>Change against today's declaration</h2>",
         f"<pre>{escape(diff or '(no change)')}</pre>",
         "<p>Full simulator reports, the same charts for both: "
