@@ -510,7 +510,7 @@ class _Search:
             self.jobs_simulated += found.jobs_simulated
             self.simulations += found.probes - 1
 
-        floors = self._floors(today, index)
+        floors = self._floors(today)
         needed = [sum(floors[s][k] for s in range(len(today))) for k in range(len(self.units))]
         today_missed = set(self.missed(self.today_scores)) if today_columns else set(self.goals)
         self.say("today's declaration " + (
@@ -532,7 +532,7 @@ class _Search:
             picked = self._pick(candidates, (best, best_scores) if today_columns else None)
             if picked is not None:
                 best, best_scores = picked
-            best, best_scores = self._repair(best, best_scores, today, max_simulations)
+            best, best_scores = self._repair(best, best_scores, max_simulations)
         if not self.missed(best_scores) and best != today:
             best, best_scores = self._walk_back(best, best_scores, today, max_simulations)
         unmet = self.missed(best_scores)
@@ -624,7 +624,7 @@ class _Search:
         _, allocation, env = found
         return allocation, env
 
-    def _floors(self, today: Allocation, index: Mapping[str, int]) -> list[list[int]]:
+    def _floors(self, today: Allocation) -> list[list[int]]:
         """Per share and type, what it needs when served alone by a reserved partition: its
         demand for a share with targets, its largest job otherwise (so that job can start),
         never below 1 for a listed type nor below a pinned minimum; a pinned limit stays."""
@@ -646,7 +646,6 @@ class _Search:
                     value = max(value, pin.minimum.get(unit, 0))
                 row.append(value)
             floors.append(row)
-        del index
         return floors
 
     def _fit(
@@ -823,7 +822,7 @@ class _Search:
         return options[0][2], options[0][3]
 
     def _repair(
-        self, best: Allocation, scores: Scores, today: Allocation, budget: int
+        self, best: Allocation, scores: Scores, budget: int
     ) -> tuple[Allocation, Scores]:
         """While targets are missed: move capacity toward the shares that miss (from those
         with room to spare) and open borrowing for their waits, or close it for their lost
@@ -839,7 +838,6 @@ class _Search:
             if found is None or found[0] == best:
                 break
             best, scores = found
-        del today
         return best, scores
 
     def _repairs(self, current: Allocation, scores: Scores) -> list[Allocation]:
