@@ -488,12 +488,31 @@ class _Search:
                           len(whole.job_ids)))
             for k in listed:
                 if (s, k) in self.largest:
-                    alone_jobs[(s, k)] = alone(problem, s, {k: self.capacity[k]})
+                    alone_jobs[(s, k)] = alone(self.screen or problem, s, {k: self.capacity[k]})
         for (s, k), sub in sorted(alone_jobs.items()):
             goal = self.goals[self.today[s].name]
             calls.append((demand, (sub, s, k, goal.wait_p95, goal.max_budget_failures,
                                    self.capacity[k], self.options), 0))
         results = self._map(calls)
+        if self.screen is not None:
+            # Bisected on the stretch; confirmed (and raised where it falls short) on the
+            # whole history, from the stretch's answer upward.
+            first = len(results) - len(alone_jobs)
+            confirm = []
+            for ((s, k), _), found in zip(sorted(alone_jobs.items()), results[first:],
+                                          strict=True):
+                goal = self.goals[self.today[s].name]
+                whole_jobs = alone(problem, s, {k: self.capacity[k]})
+                confirm.append((demand, (whole_jobs, s, k, goal.wait_p95,
+                                         goal.max_budget_failures, found.capacity,
+                                         self.options, found.capacity), 0))
+            confirmed = self._map(confirm)
+            results = results[:first] + [
+                replace(full, probes=full.probes + screened.probes,
+                        jobs_simulated=full.jobs_simulated + screened.jobs_simulated)
+                for full, screened in zip(confirmed, results[first:], strict=True)
+            ]
+            self.simulations -= len(confirm)
         cursor = 0
         if today_columns is not None:
             self.today_scores = results[0]
@@ -591,38 +610,41 @@ class _Search:
     ) -> tuple[Allocation, tuple[int, ...]] | None:
         """The smallest environment (by instances) found on which ``best``, scaled with it,
         meets every target: shrinking when it meets today's environment, growing when not;
-        two rounds of parallel replays."""
+        two rounds of parallel replays (on the screening stretch when there is one, the
+        answer then confirmed on the whole history)."""
         meets_now = not self.missed(scores)
         steps: tuple[float, ...] = (
             (0.25, 0.5, 0.625, 0.75, 0.875) if meets_now else (1.25, 1.5, 2.0, 3.0))
-        found: tuple[float, Allocation, tuple[int, ...]] | None = (
-            (1.0, best, tuple(self.capacity)) if meets_now else None)
         lower = 0.0 if meets_now else 1.0
+        upper = 1.0 if meets_now else math.inf
+        passing: list[tuple[float, Allocation, tuple[int, ...]]] = []
         for _ in range(2):
             tried = [(f, *self._scaled(best, f)) for f in steps]
-            results = self.evaluate_all([(a, env) for _, a, env in tried])
-            passing = [(f, a, env) for (f, a, env), r in zip(tried, results, strict=True)
-                       if r is not None and not self.missed(r)]
-            if passing:
-                smallest = min(passing, key=lambda item: item[0])
-                if found is None or smallest[0] < found[0]:
-                    found = smallest
-                failing = [f for (f, _, _), r in zip(tried, results, strict=True)
-                           if f < smallest[0] and (r is None or self.missed(r))]
-                lower = max([lower, *failing])
-            elif found is None:
-                return None
-            else:
-                lower = max(steps)
-            assert found is not None
-            width = found[0] - lower
-            if width <= 0.05:
+            results = self.evaluate_all([(a, env) for _, a, env in tried], self.screen)
+            for (f, a, env), r in zip(tried, results, strict=True):
+                if r is not None and not self.missed(r):
+                    passing.append((f, a, env))
+                    upper = min(upper, f)
+            failing = [f for (f, _, _), r in zip(tried, results, strict=True)
+                       if f < upper and (r is None or self.missed(r))]
+            lower = max([lower, *failing])
+            if math.isinf(upper) or upper - lower <= 0.05:
                 break
-            steps = (lower + width / 3, lower + 2 * width / 3)
-        if found is None:
-            return None
-        _, allocation, env = found
-        return allocation, env
+            steps = (lower + (upper - lower) / 3, lower + 2 * (upper - lower) / 3)
+        passing.sort(key=lambda item: item[0])
+        if self.screen is not None:
+            # Confirm in full, smallest first, at most two rounds.
+            for first in range(0, min(len(passing), 2 * self.width), self.width):
+                batch = passing[first : first + self.width]
+                results = self.evaluate_all([(a, env) for _, a, env in batch])
+                for (_, a, env), r in zip(batch, results, strict=True):
+                    if r is not None and not self.missed(r):
+                        return a, env
+            passing = []
+        if passing:
+            _, allocation, env = passing[0]
+            return allocation, env
+        return (best, tuple(self.capacity)) if meets_now else None
 
     def _floors(self, today: Allocation) -> list[list[int]]:
         """Per share and type, what it needs when served alone by a reserved partition: its

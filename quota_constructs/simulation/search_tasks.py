@@ -156,15 +156,17 @@ def demand(
     max_failures: int | None,
     start: int,
     options: SimulationOptions,
+    at_least: int = 0,
 ) -> Demand:
     """Bisect the least capacity of ``unit`` meeting the targets for ``share``'s jobs of it.
 
     ``problem`` holds only those jobs (see :func:`alone`). The search starts at ``start``
     (the environment's size) and doubles while that misses, up to the sum of the jobs'
     instance counts, where no job waits at all; then it bisects down to the largest job's
-    size. Bisection assumes more reserved capacity never makes the share's p95 wait longer or
-    its budget failures more: true of any queue that starts a job whenever one fits, and
-    checked against exhaustive search in the tests.
+    size, or down to ``at_least`` (a sample's answer, confirmed or raised on the whole).
+    Bisection assumes more reserved capacity never makes the share's p95 wait longer or its
+    budget failures more: true of any queue that starts a job whenever one fits, and checked
+    against exhaustive search in the tests.
     """
     name = problem.share_names[share]
     counts = problem.job_count
@@ -186,8 +188,8 @@ def demand(
         if high >= cap:
             break
         high = min(cap, high * 2)
-    low = max(1, low)
-    if low < high and ok(low):
+    low = max(1, low, min(at_least, high))
+    if low < high and low != at_least and ok(low):
         high = low
     while high - low > 1:
         middle = (low + high) // 2
