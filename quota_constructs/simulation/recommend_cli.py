@@ -1,7 +1,7 @@
 """``quota-constructs recommend``: an allocation that meets every share's service targets.
 
     quota-constructs recommend --declaration my_platform.quotas:PROD --workload jobs.csv \\
-        --target vision:wait_p95<=4h --target nlp:budget_failures<=0 --holdout 0.2 --out rec
+        --target 'vision:wait_p95<=4h' --target 'nlp:budget_failures<=0' --holdout 0.2 --out rec
 
 Writes into ``--out``:
 
@@ -105,8 +105,9 @@ def parser(prog: str = "quota-constructs recommend") -> argparse.ArgumentParser:
                    help="the history to meet the targets on (.csv or .json; e.g. from "
                    "'quota-constructs history')")
     p.add_argument("--target", action="append", default=[], metavar="SHARE:WHAT<=VALUE",
-                   help="SHARE:wait_p95<=4h or SHARE:budget_failures<=0 (repeatable; replaces "
-                   "that target of the share's agreement)")
+                   help="'SHARE:wait_p95<=4h' or 'SHARE:budget_failures<=0' (quoted: < is a "
+                   "shell redirection; repeatable; replaces that target of the share's "
+                   "agreement)")
     p.add_argument("--pin", action="append", default=[], metavar="SHARE:WHAT",
                    help="keep SHARE:strategy, SHARE:limits, or a minimum guarantee "
                    "SHARE:min:ml.g5.xlarge=2 (repeatable)")
