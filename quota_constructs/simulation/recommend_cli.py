@@ -35,7 +35,13 @@ from . import compare_policies
 from .cli import Declaration, Progress, declaration_of, environment
 from .declaration_code import declaration_code, declaration_diff
 from .options_cli import add_option_arguments, describe_options, options_from
-from .recommend import DEFAULT_MAX_SIMULATIONS, Pin, Recommendation, recommend
+from .recommend import (
+    DEFAULT_MAX_SIMULATIONS,
+    DEFAULT_SCREEN_JOBS,
+    Pin,
+    Recommendation,
+    recommend,
+)
 from .report import write_report
 from .targets import TargetOutcome, parse_target, targets_of
 from .workloads import read_workload
@@ -119,7 +125,11 @@ def parser(prog: str = "quota-constructs recommend") -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, default=None,
                    help="local processes (default: every core)")
     p.add_argument("--max-simulations", type=int, default=DEFAULT_MAX_SIMULATIONS,
-                   help=f"full replays spent undoing changes ({DEFAULT_MAX_SIMULATIONS})")
+                   help="replays spent improving a candidate, and again undoing its "
+                   f"changes ({DEFAULT_MAX_SIMULATIONS})")
+    p.add_argument("--screen-jobs", type=int, default=DEFAULT_SCREEN_JOBS,
+                   help="histories of more than twice this many jobs rank candidates on a "
+                   f"stretch of this many first ({DEFAULT_SCREEN_JOBS:,}; 0 = never)")
     p.add_argument("--no-report", action="store_true",
                    help="skip the HTML reports (six more replays of the whole history)")
     p.add_argument("--out", type=Path, default=Path("recommendation"),
@@ -154,7 +164,7 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "quota-constructs rec
                 jobs=workload.jobs, priority_changes=workload.priority_changes,
                 targets=targets, pins=pins, holdout=args.holdout, executor=executor,
                 workers=args.workers, options=options, max_simulations=args.max_simulations,
-                progress=progress.note,
+                screen_jobs=args.screen_jobs, progress=progress.note,
             )
         finally:
             close()
