@@ -157,9 +157,9 @@ def describe_job(detail: Mapping[str, Any], now: float) -> ExportedJob:
     runs = [(a["startedAt"] / 1000.0, a.get("stoppedAt")) for a in attempts if a.get("startedAt")]
     if not runs and detail.get("startedAt"):
         runs = [(detail["startedAt"] / 1000.0, detail.get("stoppedAt"))]
-    if status == "SUCCEEDED" and runs and runs[-1][1] is not None:
-        started, stopped = runs[-1]
-        duration, history = stopped / 1000.0 - started, "finished"
+    last_stop = (runs[-1][1] or detail.get("stoppedAt")) if runs else None
+    if status == "SUCCEEDED" and runs and last_stop:
+        duration, history = last_stop / 1000.0 - runs[-1][0], "finished"
     elif status == "FAILED":
         duration = sum((stop / 1000.0 if stop else now) - start for start, stop in runs)
         history = "failed" if runs else "never_ran"
