@@ -38,7 +38,7 @@ RUNNABLE_PAGES = 10
 """Pages of RUNNABLE jobs read per share at most: a status costs at most this many listing calls
 per share however long the backlog is; past it the count is a floor (``runnable_capped``)."""
 ACCESS_DENIED_CODES = frozenset(
-    {"AccessDeniedException", "AccessDenied", "UnauthorizedOperation", "UnrecognizedClientException"}
+    {"AccessDeniedException", "AccessDenied", "UnauthorizedOperation"}
 )
 
 Progress = Callable[[str], None]
