@@ -2,8 +2,11 @@
 
 What is deleted comes only from the physical resource id (the share's ARN), never from the
 properties, and only when this resource owns the share (see :mod:`.ownership`); any other share
-is released. Every step re-reads the share first, so a repeated delivery of the same event
-just continues where the previous one stopped.
+is released. Whether active jobs may be terminated is read from the share's lifecycle record
+(the opt-ins its last deployment wrote on it, which is what ``preview`` reads too); a share
+without the record falls back to the properties CloudFormation sends with the Delete. Every
+step re-reads the share first, so a repeated delivery of the same event just continues where the
+previous one stopped.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from .guards import check_no_active_jobs
 from .live_share import LiveShare
 from .ownership import release_on_delete
 from .share_arn import QuotaShareArn
+from .share_request import GuardOptIns
 from .structured_log import log
 
 DISABLED, ENABLED = "DISABLED", "ENABLED"
@@ -44,7 +48,8 @@ class ShareDeleter:
             return
         if share.status == "DELETING" or self._released(share):
             return
-        check_no_active_jobs(self._gateway, self._arn, terminate_active_jobs=self._terminate)
+        check_no_active_jobs(self._gateway, self._arn,
+                             terminate_active_jobs=self._may_terminate(share))
         if share.settled and share.enabled:
             self._disable()
 
@@ -63,10 +68,11 @@ class ShareDeleter:
             return False
         if share.enabled:
             # on_event found the share busy and left disabling to this poll.
-            check_no_active_jobs(self._gateway, self._arn, terminate_active_jobs=self._terminate)
+            check_no_active_jobs(self._gateway, self._arn,
+                                 terminate_active_jobs=self._may_terminate(share))
             self._disable()
             return False
-        self._check_again_before_delete()
+        self._check_again_before_delete(share)
         self._delete()
         return False
 
@@ -89,11 +95,18 @@ class ShareDeleter:
             detail="the share and its jobs are left as they are; the Delete succeeds")
         return True
 
-    def _check_again_before_delete(self) -> None:
+    def _may_terminate(self, share: LiveShare) -> bool:
+        recorded = GuardOptIns.from_tags(share.tags)
+        if recorded is None:
+            return self._terminate
+        return recorded.terminate_active_jobs_on_delete
+
+    def _check_again_before_delete(self, share: LiveShare) -> None:
         # A job submitted between on_event's check and the share being disabled would be
         # terminated by the deletion: look once more, and if one slipped in, put the share back.
         try:
-            check_no_active_jobs(self._gateway, self._arn, terminate_active_jobs=self._terminate)
+            check_no_active_jobs(self._gateway, self._arn,
+                                 terminate_active_jobs=self._may_terminate(share))
         except QuotaShareLifecycleError:
             if self._declared_enabled:
                 self._gateway.update(self._arn, {"state": ENABLED})
