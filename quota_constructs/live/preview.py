@@ -283,16 +283,65 @@ def _same_queue(reference: str, name: str, arn: str) -> bool:
 # -- reading declarations ---------------------------------------------------------------------
 
 
-def declared_from_template(template: Mapping[str, Any]) -> list[DeclaredShare]:
-    """The quota shares of a synthesized template (``cdk.out/STACK.template.json``)."""
+def declared_from_template(
+    template: Mapping[str, Any], queue: str, *, queue_resource: str | None = None
+) -> list[DeclaredShare]:
+    """The quota shares a synthesized template (``cdk.out/STACK.template.json``) declares on
+    ``queue`` (a name or ARN).
+
+    A share's ``JobQueue`` is a literal, or refers to the template's own ``AWS::Batch::JobQueue``
+    (``Ref`` / ``Fn::GetAtt``), or to another stack's (``Fn::ImportValue``). A literal, or a
+    template queue with a literal ``JobQueueName``, is compared with ``queue``; a queue the
+    template does not name is taken to be ``queue`` when it is the template's only one, or when
+    ``queue_resource`` (its logical id) says so.
+    """
     resources = template.get("Resources") or {}
-    declared = []
-    for logical_id, resource in sorted(resources.items()):
-        kind = resource.get("Type") if isinstance(resource, Mapping) else None
-        if kind in (CUSTOM_RESOURCE_TYPE, NATIVE_RESOURCE_TYPE):
-            declared.append(DeclaredShare(resource.get("Properties") or {}, logical_id,
-                                          guarded=kind == CUSTOM_RESOURCE_TYPE))
-    return declared
+    shares = [
+        (logical_id, resource) for logical_id, resource in sorted(resources.items())
+        if isinstance(resource, Mapping)
+        and resource.get("Type") in (CUSTOM_RESOURCE_TYPE, NATIVE_RESOURCE_TYPE)
+    ]
+    unnamed: dict[str, bool] = {}
+    chosen: list[tuple[str, Mapping[str, Any]]] = []
+    for logical_id, resource in shares:
+        reference = (resource.get("Properties") or {}).get("JobQueue")
+        if isinstance(reference, str):
+            if _name_of(reference) == _name_of(queue):
+                chosen.append((logical_id, resource))
+            continue
+        target = _referenced_resource(reference)
+        queue_name = ((resources.get(target) or {}).get("Properties") or {}).get("JobQueueName")
+        if isinstance(queue_name, str):
+            if queue_name == _name_of(queue):
+                chosen.append((logical_id, resource))
+            continue
+        key = target or json.dumps(reference, sort_keys=True)
+        if queue_resource is None or key == queue_resource:
+            unnamed[key] = True
+            chosen.append((logical_id, resource))
+    if len(unnamed) > 1:
+        raise QuotaConfigError(
+            "preview", "--template", f"shares on {len(unnamed)} job queues the template does "
+            f"not name ({', '.join(sorted(unnamed))})",
+            "--queue-resource LOGICAL_ID naming the template's resource for --queue",
+        )
+    return [DeclaredShare(resource.get("Properties") or {}, logical_id,
+                          guarded=resource.get("Type") == CUSTOM_RESOURCE_TYPE)
+            for logical_id, resource in chosen]
+
+
+def _referenced_resource(reference: object) -> str | None:
+    if isinstance(reference, Mapping):
+        if isinstance(reference.get("Ref"), str):
+            return str(reference["Ref"])
+        attribute = reference.get("Fn::GetAtt")
+        if isinstance(attribute, list) and attribute and isinstance(attribute[0], str):
+            return attribute[0]
+    return None
+
+
+def _name_of(queue: str) -> str:
+    return queue.rsplit("job-queue/", 1)[-1]
 
 
 def declared_from_attribute(reference: str, job_queue: str) -> list[DeclaredShare]:
@@ -352,6 +401,9 @@ def main(argv: Sequence[str] | None = None, prog: str = "quota-constructs previe
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--declaration", help="module:ATTRIBUTE, a sequence of QuotaShareSpec")
     source.add_argument("--template", type=Path, help="cdk.out/STACK.template.json")
+    parser.add_argument("--queue-resource", help="with --template: the logical id of the "
+                        "AWS::Batch::JobQueue (or the reference) that --queue is, when the "
+                        "template has several unnamed queues")
     parser.add_argument("--stack-id", help="the deployed stack's id (ARN): recognises the "
                                            "stack's own shares exactly, and renames")
     options = parser.parse_args(argv)
@@ -365,7 +417,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "quota-constructs previe
                 raise QuotaConfigError("preview", "--template", str(options.template),
                                        f"a readable CloudFormation JSON template ({error})"
                                        ) from error
-            declared = declared_from_template(template)
+            declared = declared_from_template(template, options.queue,
+                                              queue_resource=options.queue_resource)
         else:
             sys.path.insert(0, str(Path.cwd()))
             declared = declared_from_attribute(options.declaration, options.queue)
