@@ -9,7 +9,7 @@ from collections.abc import Callable
 from quota_constructs.model import QuotaConfigError
 from quota_constructs.runtime.batch_gateway import BatchRequestError
 
-from .batch_reads import LiveQueueError, QueueReader, _readable
+from .queue_reader import LiveQueueError, QueueReader, _readable
 
 OK, REFUSED, ERROR = 0, 1, 2
 

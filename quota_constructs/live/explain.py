@@ -46,7 +46,7 @@ from quota_constructs.runtime.service_job import DISPATCHED_STATUSES
 from quota_constructs.runtime.share_arn import QuotaShareArn
 
 from . import command_line
-from .batch_reads import LiveQueueError, QueueFacts, QueueReader, Snapshot, payload_of
+from .queue_reader import LiveQueueError, QueueFacts, QueueReader, Snapshot, payload_of
 
 JOBS_DESCRIBED = 50
 """DescribeServiceJob calls at most, to read other jobs' priorities."""

@@ -51,7 +51,7 @@ from quota_constructs.runtime.share_config import ShareConfig
 from quota_constructs.runtime.share_request import GuardOptIns, ShareDeclaration, ShareEvent
 
 from . import command_line
-from .batch_reads import QueueReader
+from .queue_reader import QueueReader
 
 CUSTOM_RESOURCE_TYPE = "Custom::BatchQuotaShare"
 NATIVE_RESOURCE_TYPE = "AWS::Batch::QuotaShare"

@@ -2,7 +2,7 @@
 
 Reads, whatever the backlog: DescribeJobQueues, DescribeServiceEnvironments, ListQuotaShares,
 one GetJobQueueSnapshot (usage per share, the head job of every share and since when it has
-been there), and per share at most :data:`~.batch_reads.RUNNABLE_PAGES` pages of RUNNABLE jobs.
+been there), and per share at most :data:`~.queue_reader.RUNNABLE_PAGES` pages of RUNNABLE jobs.
 A share with more RUNNABLE jobs than those pages hold shows the count read as a floor
 (``runnable_capped``: "at least").
 
@@ -26,7 +26,7 @@ from typing import Any
 from quota_constructs.runtime.live_share import LiveShare
 
 from . import command_line
-from .batch_reads import RUNNABLE_PAGES, QueueFacts, QueueReader, RunnableCount, Snapshot
+from .queue_reader import RUNNABLE_PAGES, QueueFacts, QueueReader, RunnableCount, Snapshot
 
 LENDING_STRATEGIES = frozenset({"LEND", "LEND_AND_BORROW"})
 

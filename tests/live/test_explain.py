@@ -8,8 +8,8 @@ from collections.abc import Callable
 import pytest
 
 from quota_constructs.cli import main as cli
-from quota_constructs.live.batch_reads import QueueReader
 from quota_constructs.live.explain import explain
+from quota_constructs.live.queue_reader import QueueReader
 
 from ..runtime.conftest import G5, G5_2X, Batch
 

@@ -10,10 +10,10 @@ from aws_cdk import aws_iam as iam
 from aws_cdk.assertions import Template
 
 from quota_constructs import TrainingJobQueue
-from quota_constructs.live.batch_reads import QueueReader
 from quota_constructs.live.explain import explain
 from quota_constructs.live.permissions import READ_STATUS_ACTIONS, read_status_policy
 from quota_constructs.live.preview import DeclaredShare, preview
+from quota_constructs.live.queue_reader import QueueReader
 from quota_constructs.live.status import read_status
 
 from ..runtime.cloudformation import STACK_ID, StackResource, share_properties

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from quota_constructs.live.batch_reads import QueueReader
 from quota_constructs.live.preview import DeclaredShare, Preview, preview
+from quota_constructs.live.queue_reader import QueueReader
 from quota_constructs.model import SharingStrategy
 from quota_constructs.runtime.share_request import GuardOptIns
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from quota_constructs.cli import main as cli
-from quota_constructs.live.batch_reads import QueueReader
+from quota_constructs.live.queue_reader import QueueReader
 from quota_constructs.live.status import read_status
 
 from ..runtime.conftest import G5, G5_2X, Batch

@@ -22,16 +22,15 @@ from typing import Any
 from quota_constructs.runtime.batch_gateway import NOT_FOUND_CODES, BatchRequestError
 from quota_constructs.runtime.errors import QuotaShareLifecycleError
 from quota_constructs.runtime.live_share import LiveShare
-from quota_constructs.runtime.monitoring_gateway import (
-    QUOTA_SHARE_FILTER,
-    RUNNABLE,
-    MonitoringGateway,
-)
+from quota_constructs.runtime.monitoring_gateway import MonitoringGateway
 from quota_constructs.runtime.retry import RetryPolicy
 from quota_constructs.runtime.service_job import ServiceJob
 from quota_constructs.runtime.share_arn import QuotaShareArn, job_queue_name_of
 
 SAGEMAKER_TRAINING = "SAGEMAKER_TRAINING"
+RUNNABLE = "RUNNABLE"
+QUOTA_SHARE_FILTER = "QUOTA_SHARE_NAME"
+"""The only ListServiceJobs filter that combines with a job status."""
 RUNNABLE_PAGE_SIZE = 100
 """ListServiceJobs' largest page."""
 RUNNABLE_PAGES = 10
