@@ -311,8 +311,8 @@ class _Explainer:
                                "AWS Batch should preempt them for this job", True)
         preemption = ("in-share preemption is off" if not spec.in_share_preemption else
                       "none of its running jobs has a lower priority")
-        held = (f"quota share {name!r} already uses {used:g} of its own {own} {unit} with its "
-                f"own jobs and {preemption}")
+        held = (f"job {job.job_id} needs {count} {unit} and quota share {name!r} already uses "
+                f"{used:g} of its own {own} with its own jobs; {preemption}")
         if not spec.strategy.borrows:
             return self.answer("OWN_CAPACITY_IN_USE", f"{held}; it is {spec.strategy.value}, "
                                "so it never borrows", True)

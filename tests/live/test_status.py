@@ -126,3 +126,21 @@ def test_missing_region_and_credentials_are_named(
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     assert cli(["status", "--queue", "training"]) == 2
     assert "no AWS credentials found" in capsys.readouterr().err
+
+
+def test_throttling_is_retried_and_long_reads_report_progress(
+    batch: Batch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    batch.state.page_size = 100
+    vision = batch.state.add_share(batch.training, "vision", {G5: 2}, "LEND_AND_BORROW")
+    for _ in range(250):
+        batch.state.add_job(vision, "RUNNABLE", {G5: 1})
+    batch.state.fail_next("GetJobQueueSnapshot", times=2)
+    batch.state.fail_next("ListServiceJobs", times=1, code="InternalServerError", status=500)
+
+    assert cli(["status", "--queue", "training", "--json"]) == 0
+
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["shares"][0]["runnable"] == 250
+    assert "counting RUNNABLE jobs of quota share vision" in captured.err
+    assert len(batch.sleeps) == 3
