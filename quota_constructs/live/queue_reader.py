@@ -173,7 +173,14 @@ class QueueReader(MonitoringGateway):
     def _environment_limits(self, environments: list[str]) -> dict[str, int]:
         if not environments:
             return {}
-        answer = self.read("DescribeServiceEnvironments", serviceEnvironments=environments)
+        try:
+            answer = self.read("DescribeServiceEnvironments", serviceEnvironments=environments)
+        except LiveQueueError as error:
+            # Only the queue's totals and what a share can reach need the environment; every
+            # other figure stands without it, so its absence is said, not fatal.
+            self._progress(f"note: the service environment's capacity is unknown ({error}); "
+                           "queue totals and what a share can reach are left out")
+            return {}
         limits: dict[str, int] = {}
         for environment in answer.get("serviceEnvironments") or []:
             for item in environment.get("capacityLimits") or []:

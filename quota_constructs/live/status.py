@@ -1,8 +1,9 @@
 """``quota-constructs status``: who holds what on a queue right now, per share and instance type.
 
-Reads, whatever the backlog: DescribeJobQueues, DescribeServiceEnvironments, ListQuotaShares,
-one GetJobQueueSnapshot (usage per share, the head job of every share and since when it has
-been there), and per share at most :data:`~.queue_reader.RUNNABLE_PAGES` pages of RUNNABLE jobs.
+Reads, whatever the backlog: DescribeJobQueues, DescribeServiceEnvironments, ListQuotaShares and
+DescribeQuotaShare per share (for the lifecycle record its tags carry), one GetJobQueueSnapshot
+(usage per share, the head job of every share and since when it has been there), and per share
+at most :data:`~.queue_reader.RUNNABLE_PAGES` pages of RUNNABLE jobs.
 A share with more RUNNABLE jobs than those pages hold shows the count read as a floor
 (``runnable_capped``: "at least").
 
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from quota_constructs.runtime.live_share import LiveShare
+from quota_constructs.runtime.share_request import GuardOptIns
 
 from . import command_line
 from .queue_reader import RUNNABLE_PAGES, QueueFacts, QueueReader, RunnableCount, Snapshot
@@ -58,6 +60,9 @@ class ShareStatus:
     runnable_capped: bool
     head_job: HeadJob | None
     units: tuple[UnitStatus, ...]
+    lifecycle: GuardOptIns | None = None
+    """The opt-ins the share's last deployment recorded (what a delete of it would be judged
+    by); None when the share carries no record."""
 
 
 @dataclass(frozen=True)
@@ -97,6 +102,11 @@ class QueueStatus:
                     "head_job": None if share.head_job is None else {
                         "job_id": share.head_job.job_id,
                         "waiting_seconds": share.head_job.waiting_seconds,
+                    },
+                    "lifecycle": None if share.lifecycle is None else {
+                        "allow_preemption_on_shrink": share.lifecycle.allow_preemption_on_shrink,
+                        "terminate_active_jobs_on_delete":
+                            share.lifecycle.terminate_active_jobs_on_delete,
                     },
                     "units": [
                         {
@@ -161,7 +171,7 @@ def queue_status(
         count = runnable.get(share.name, RunnableCount(0, False))
         share_rows.append(ShareStatus(
             share.name, share.config.state, share.status, share.config.strategy,
-            count.count, count.capped, head, tuple(units),
+            count.count, count.capped, head, tuple(units), GuardOptIns.from_tags(share.tags),
         ))
     totals = tuple(
         UnitTotal(
@@ -187,7 +197,8 @@ def read_status(
     """Read the queue's status (see the module docstring for the calls it makes)."""
     reader = reader or QueueReader.connect()
     facts = reader.queue(queue)
-    shares = reader.shares(facts.arn)
+    # Described one by one (at most 20 shares) for their tags: the lifecycle record.
+    shares = reader.shares(facts.arn, with_tags=True)
     snapshot = reader.snapshot_of(facts.arn)
     runnable = {
         share.name: reader.runnable(facts.arn, share.name, max_pages=runnable_pages)

@@ -10,7 +10,9 @@ from quota_constructs.cli import main as cli
 from quota_constructs.live.queue_reader import QueueReader
 from quota_constructs.live.status import read_status
 
+from ..runtime.cloudformation import StackResource, share_properties
 from ..runtime.conftest import G5, G5_2X, Batch
+from ..runtime.declarations import share_spec
 
 
 def arrange_borrowing(batch: Batch) -> dict[str, str]:
@@ -52,6 +54,16 @@ def test_status_figures_are_the_fakes_per_share_and_type(batch: Batch) -> None:
                                               "waiting_seconds": 60.0}
     assert shares["vision"]["head_job"] is None and shares["vision"]["runnable"] == 0
     assert shares["reserved"]["state"] == "DISABLED"
+    assert shares["vision"]["lifecycle"] is None  # put in place by hand: no record
+
+
+def test_status_shows_the_lifecycle_record_a_delete_is_judged_by(batch: Batch) -> None:
+    resource = StackResource()
+    assert resource.create(share_properties(share_spec(), batch.training,
+                                            terminate_active_jobs_on_delete=True)).ok
+    (share,) = read_status("training", reader=QueueReader.connect()).to_json()["shares"]
+    assert share["lifecycle"] == {"allow_preemption_on_shrink": False,
+                                  "terminate_active_jobs_on_delete": True}
 
 
 def test_status_calls_do_not_grow_with_the_backlog(batch: Batch) -> None:
