@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
 
@@ -156,3 +157,51 @@ def test_throttling_is_retried_and_long_reads_report_progress(
     assert json.loads(captured.out)["shares"][0]["runnable"] == 250
     assert "counting RUNNABLE jobs of quota share vision" in captured.err
     assert len(batch.sleeps) == 3
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_random_queues_report_what_their_jobs_hold(batch: Batch, seed: int) -> None:
+    """Figures recomputed here from the jobs placed, not from the snapshot the command reads."""
+    rng = random.Random(seed)
+    placed: dict[str, dict[str, float]] = {}
+    limits: dict[str, dict[str, int]] = {}
+    waiting: dict[str, int] = {}
+    strategies: dict[str, str] = {}
+    for index in range(rng.randint(1, 5)):
+        name = f"team-{index}"
+        limits[name] = {unit: rng.randint(1, 4) for unit in rng.sample([G5, G5_2X], 2)}
+        strategy = rng.choice(["RESERVE", "LEND", "LEND_AND_BORROW"])
+        strategies[name] = strategy
+        arn = batch.state.add_share(batch.training, name, limits[name], strategy)
+        placed[name], waiting[name] = {}, 0
+        for _ in range(rng.randint(0, 8)):
+            unit = rng.choice([G5, G5_2X])
+            status = rng.choice(["RUNNING", "STARTING", "SCHEDULED", "RUNNABLE", "SUCCEEDED"])
+            batch.state.add_job(arn, status, {unit: 1.0})
+            if status in ("RUNNING", "STARTING", "SCHEDULED"):
+                placed[name][unit] = placed[name].get(unit, 0.0) + 1
+            waiting[name] += status == "RUNNABLE"
+
+    status = read_status("training", reader=QueueReader.connect()).to_json()
+
+    for share in status["shares"]:
+        name = share["name"]
+        assert (share["runnable"], share["runnable_capped"]) == (waiting[name], False)
+        for unit in share["units"]:
+            own = limits[name].get(unit["instance_type"], 0)
+            used = placed[name].get(unit["instance_type"], 0.0)
+            assert (unit["limit"], unit["in_use"]) == (own, used)
+            assert unit["borrowed"] == max(0.0, used - own)
+            assert unit["idle_own"] == max(0.0, own - used)
+            assert 0 <= unit["lent"] <= unit["idle_own"]
+        assert {u["instance_type"] for u in share["units"]} == set(limits[name]) | set(
+            placed[name])
+    # Lenders together lend what borrowers borrow, as far as their idle capacity goes; RESERVE
+    # shares lend nothing.
+    for unit in (G5, G5_2X):
+        rows = [(s["name"], u) for s in status["shares"] for u in s["units"]
+                if u["instance_type"] == unit]
+        borrowed = sum(u["borrowed"] for _, u in rows)
+        idle = sum(u["idle_own"] for name, u in rows if strategies[name] != "RESERVE")
+        assert sum(u["lent"] for _, u in rows) == pytest.approx(min(borrowed, idle))
+        assert all(u["lent"] == 0 for name, u in rows if strategies[name] == "RESERVE")
