@@ -25,6 +25,7 @@ from quota_constructs.runtime.live_share import LiveShare
 from quota_constructs.runtime.monitoring_gateway import MonitoringGateway
 from quota_constructs.runtime.retry import RetryPolicy
 from quota_constructs.runtime.service_job import ServiceJob
+from quota_constructs.runtime.service_models import MINIMUM_BOTOCORE, REQUIRED_BATCH_OPERATIONS
 from quota_constructs.runtime.share_arn import QuotaShareArn, job_queue_name_of
 
 SAGEMAKER_TRAINING = "SAGEMAKER_TRAINING"
@@ -39,6 +40,9 @@ per share however long the backlog is; past it the count is a floor (``runnable_
 ACCESS_DENIED_CODES = frozenset(
     {"AccessDeniedException", "AccessDenied", "UnauthorizedOperation"}
 )
+
+LIVE_OPERATIONS = ("DescribeJobQueues", "DescribeServiceEnvironments", "DescribeServiceJob")
+"""Operations the live commands call beyond the custom resource's."""
 
 Progress = Callable[[str], None]
 
@@ -107,6 +111,7 @@ class QueueReader(MonitoringGateway):
                 progress: Progress | None = None) -> QueueReader:
         """A reader with the standard boto3 configuration; errors say what is missing."""
         import boto3
+        import botocore
         from botocore.config import Config
         from botocore.exceptions import BotoCoreError, NoRegionError, ProfileNotFound
 
@@ -132,10 +137,15 @@ class QueueReader(MonitoringGateway):
             raise LiveQueueError(f"{error}; see `aws configure list-profiles`") from error
         except BotoCoreError as error:
             raise LiveQueueError(f"cannot create an AWS Batch client: {error}") from error
-        try:
-            return cls(client, batch_gateway.RETRY_POLICY, progress)
-        except QuotaShareLifecycleError as error:
-            raise LiveQueueError(str(error).replace(" in this Lambda", "")) from error
+        known = set(client.meta.service_model.operation_names)
+        missing = [op for op in (*REQUIRED_BATCH_OPERATIONS, *LIVE_OPERATIONS) if op not in known]
+        if missing:
+            raise LiveQueueError(
+                f"the installed botocore ({botocore.__version__}) does not know the AWS Batch "
+                f"operations {', '.join(missing)}; install botocore >= {MINIMUM_BOTOCORE} "
+                f"(pip install 'boto3>=1.42' 'botocore>={MINIMUM_BOTOCORE}')"
+            )
+        return cls(client, batch_gateway.RETRY_POLICY, progress)
 
     # -- the queue ----------------------------------------------------------------------------
 
