@@ -2,11 +2,12 @@
 
 What is deleted comes only from the physical resource id (the share's ARN), never from the
 properties, and only when this resource owns the share (see :mod:`.ownership`); any other share
-is released. Whether active jobs may be terminated is read from the share's lifecycle record
-(the opt-ins its last deployment wrote on it, which is what ``preview`` reads too); a share
-without the record falls back to the properties CloudFormation sends with the Delete. Every
-step re-reads the share first, so a repeated delivery of the same event just continues where the
-previous one stopped.
+is released. Every step re-reads the share first, so a repeated delivery of the same event
+just continues where the previous one stopped.
+
+Whether active jobs may be terminated is read from the share's lifecycle record (the opt-ins
+its last deployment wrote on it, which is what ``preview`` reads too); a share without the
+record falls back to the properties CloudFormation sends with the Delete.
 """
 
 from __future__ import annotations
@@ -48,8 +49,8 @@ class ShareDeleter:
             return
         if share.status == "DELETING" or self._released(share):
             return
-        check_no_active_jobs(self._gateway, self._arn,
-                             terminate_active_jobs=self._may_terminate(share))
+        self._read_lifecycle_record(share)
+        check_no_active_jobs(self._gateway, self._arn, terminate_active_jobs=self._terminate)
         if share.settled and share.enabled:
             self._disable()
 
@@ -61,6 +62,7 @@ class ShareDeleter:
             return True
         if self._released(share):
             return True
+        self._read_lifecycle_record(share)
         self.last_status = share.status
         log("quota_share_status", quota_share=self._arn.arn, status=share.status,
             state=share.config.state)
@@ -68,13 +70,17 @@ class ShareDeleter:
             return False
         if share.enabled:
             # on_event found the share busy and left disabling to this poll.
-            check_no_active_jobs(self._gateway, self._arn,
-                                 terminate_active_jobs=self._may_terminate(share))
+            check_no_active_jobs(self._gateway, self._arn, terminate_active_jobs=self._terminate)
             self._disable()
             return False
-        self._check_again_before_delete(share)
+        self._check_again_before_delete()
         self._delete()
         return False
+
+    def _read_lifecycle_record(self, share: LiveShare) -> None:
+        recorded = GuardOptIns.from_tags(share.tags)
+        if recorded is not None:
+            self._terminate = recorded.terminate_active_jobs_on_delete
 
     def _released(self, share: LiveShare) -> bool:
         """Leave a share this resource does not own outright as it is; only markers move."""
@@ -95,18 +101,11 @@ class ShareDeleter:
             detail="the share and its jobs are left as they are; the Delete succeeds")
         return True
 
-    def _may_terminate(self, share: LiveShare) -> bool:
-        recorded = GuardOptIns.from_tags(share.tags)
-        if recorded is None:
-            return self._terminate
-        return recorded.terminate_active_jobs_on_delete
-
-    def _check_again_before_delete(self, share: LiveShare) -> None:
+    def _check_again_before_delete(self) -> None:
         # A job submitted between on_event's check and the share being disabled would be
         # terminated by the deletion: look once more, and if one slipped in, put the share back.
         try:
-            check_no_active_jobs(self._gateway, self._arn,
-                                 terminate_active_jobs=self._may_terminate(share))
+            check_no_active_jobs(self._gateway, self._arn, terminate_active_jobs=self._terminate)
         except QuotaShareLifecycleError:
             if self._declared_enabled:
                 self._gateway.update(self._arn, {"state": ENABLED})
