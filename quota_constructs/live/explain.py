@@ -154,6 +154,7 @@ def explain(
         raise LiveQueueError(f"service job {job_id!r} belongs to job queue "
                              f"{detail.get('jobQueue')!r}, not {facts.name!r}")
     shares = {s.name: s for s in reader.shares(facts.arn)}
+    snapshot = reader.complete_usage(snapshot, shares.values())
     return _Explainer(reader, facts, snapshot, shares, job).explain()
 
 

@@ -24,7 +24,7 @@ from quota_constructs.runtime.errors import QuotaShareLifecycleError
 from quota_constructs.runtime.live_share import LiveShare
 from quota_constructs.runtime.monitoring_gateway import MonitoringGateway
 from quota_constructs.runtime.retry import RetryPolicy
-from quota_constructs.runtime.service_job import ServiceJob
+from quota_constructs.runtime.service_job import DISPATCHED_STATUSES, ServiceJob
 from quota_constructs.runtime.service_models import MINIMUM_BOTOCORE, REQUIRED_BATCH_OPERATIONS
 from quota_constructs.runtime.share_arn import QuotaShareArn, job_queue_name_of
 
@@ -239,6 +239,37 @@ class QueueReader(MonitoringGateway):
             _front_job(job) for job in (response.get("frontOfQueue") or {}).get("jobs") or []
         )
         return Snapshot(usage, total, fronts, queue_front)
+
+    def complete_usage(self, snapshot: Snapshot, shares: Iterable[LiveShare]) -> Snapshot:
+        """The snapshot with the usage of shares it leaves out, when it leaves any out.
+
+        ``topCapacityUtilization`` lists the *top* shares; when what it lists adds up to less
+        than ``totalCapacityUsage``, the shares it omits are counted from their SCHEDULED,
+        STARTING and RUNNING jobs (bounded by the capacity they hold, not by the backlog), as
+        the custom resource's shrink guard does.
+        """
+        listed: dict[str, float] = {}
+        for units in snapshot.usage.values():
+            for unit, quantity in units.items():
+                listed[unit] = listed.get(unit, 0.0) + quantity
+        if all(snapshot.total.get(unit, 0.0) <= listed.get(unit, 0.0) + 1e-9
+               for unit in snapshot.total):
+            return snapshot
+        usage = {name: dict(units) for name, units in snapshot.usage.items()}
+        for share in shares:
+            arn = QuotaShareArn.parse(share.arn)
+            if share.name in usage or arn is None:
+                continue
+            self._progress(f"counting the capacity quota share {share.name} holds "
+                           "(the snapshot lists only the top shares) ...")
+            jobs, _ = self.share_jobs(arn, DISPATCHED_STATUSES)
+            held: dict[str, float] = {}
+            for job in jobs:
+                for unit, quantity in job.capacity_usage.items():
+                    held[unit] = held.get(unit, 0.0) + quantity
+            if held:
+                usage[share.name] = held
+        return Snapshot(usage, snapshot.total, snapshot.front_of_shares, snapshot.front_of_queue)
 
     def runnable(self, queue_arn: str, share: str, *, max_pages: int = RUNNABLE_PAGES,
                  keep_ids: bool = False) -> RunnableCount:

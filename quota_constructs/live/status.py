@@ -199,7 +199,7 @@ def read_status(
     facts = reader.queue(queue)
     # Described one by one (at most 20 shares) for their tags: the lifecycle record.
     shares = reader.shares(facts.arn, with_tags=True)
-    snapshot = reader.snapshot_of(facts.arn)
+    snapshot = reader.complete_usage(reader.snapshot_of(facts.arn), shares)
     runnable = {
         share.name: reader.runnable(facts.arn, share.name, max_pages=runnable_pages)
         for share in shares

@@ -205,3 +205,19 @@ def test_random_queues_report_what_their_jobs_hold(batch: Batch, seed: int) -> N
         idle = sum(u["idle_own"] for name, u in rows if strategies[name] != "RESERVE")
         assert sum(u["lent"] for _, u in rows) == pytest.approx(min(borrowed, idle))
         assert all(u["lent"] == 0 for name, u in rows if strategies[name] == "RESERVE")
+
+
+def test_shares_the_snapshot_leaves_out_are_counted_from_their_jobs(batch: Batch) -> None:
+    arrange_borrowing(batch)
+    batch.state.hidden_from_snapshot.add("vision")  # not among the "top" shares
+    reader = QueueReader.connect()
+
+    status = read_status("training", reader=reader).to_json()
+
+    vision = next(s for s in status["shares"] if s["name"] == "vision")
+    assert {u["instance_type"]: u["in_use"] for u in vision["units"]} == {G5: 4, G5_2X: 1}
+    before = batch.state.count("ListServiceJobs")
+    batch.state.hidden_from_snapshot.clear()
+    read_status("training", reader=QueueReader.connect())
+    # When the listed shares add up to the total, nobody's jobs are listed for usage.
+    assert batch.state.count("ListServiceJobs") - before == 3  # the RUNNABLE counts only
