@@ -51,7 +51,7 @@ def _situations() -> list[Situation]:
         Situation(change, run, wait, old, new, limit)
         for run, wait, old, new, limit in itertools.product(
             (0, 1, 3, 6), (0, 2), opt_ins, opt_ins, (1, 3))
-    ], 15)]
+    ], 12)]
 
 
 def _judged(result: Preview, name: str) -> tuple[bool, set[str]]:
