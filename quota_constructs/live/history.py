@@ -2,9 +2,11 @@
 
     quota-constructs history --queue gpu-prod --days 7 --out jobs.csv [--rate 10]
 
-Read-only; it needs ``batch:ListServiceJobs`` and ``batch:DescribeServiceJob`` on the queue's
-service jobs (``"Resource": "*"`` is the simple policy; the calls honour the standard boto3
-configuration: profile, region, ``AWS_ENDPOINT_URL_BATCH``).
+Read-only; it needs ``batch:ListServiceJobs`` and ``batch:DescribeServiceJob``, which IAM
+grants only on ``"Resource": "*"`` (``grant_read_status`` includes both). Every call goes
+through the live commands' read layer (:class:`~quota_constructs.live.queue_reader.QueueReader`:
+standard boto3 configuration with ``--profile``/``--region``, ``AWS_ENDPOINT_URL_BATCH``, the
+runtime's retries, one-line errors).
 
 How it reads
 ------------
@@ -45,6 +47,7 @@ export regularly to build a longer history.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import json
 import sys
@@ -55,6 +58,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TextIO
 
+from . import command_line
+from .queue_reader import LiveQueueError, QueueReader
+
 STATUSES = ("SUBMITTED", "PENDING", "RUNNABLE", "SCHEDULED", "STARTING", "RUNNING",
             "SUCCEEDED", "FAILED")
 RUNNING_STATUSES = frozenset({"SCHEDULED", "STARTING", "RUNNING"})
@@ -63,18 +69,11 @@ MAX_PAGES = 2000
 """Pages read per status at most (200,000 jobs), so a misbehaving listing cannot loop forever."""
 DEFAULT_RATE = 10.0
 """DescribeServiceJob calls per second (a fifth of AWS Batch's documented 50 per account)."""
-RETRY_POLICY: Any = None
-"""The runtime's RetryPolicy for throttled calls (None: 8 attempts, backoff up to 20 s); tests
-replace it with one that does not sleep."""
 COLUMNS = (
     "job_id", "share", "submitted_at", "duration", "instance_type", "instance_count",
     "priority", "preemption_retries", "submitted_at_utc", "job_name", "status", "history",
     "attempts", "preemptions",
 )
-
-
-class HistoryError(Exception):
-    """Something the export cannot get past; the message is one line naming it."""
 
 
 @dataclass(frozen=True)
@@ -115,7 +114,11 @@ class Pacer:
         self.next_at = now + self.interval
 
 
-def list_job_ids(client: Any, queue: str, call: Callable[[str, Callable[[], Any]], Any],
+Read = Callable[..., dict[str, Any]]
+"""``read(operation, **params)``: one Batch call with retries (``QueueReader.read``)."""
+
+
+def list_job_ids(read: Read, queue: str,
                  note: Callable[[str], None]) -> list[tuple[str, str, float]]:
     """(job id, status, createdAt in seconds) of every service job of ``queue``."""
     found: list[tuple[str, str, float]] = []
@@ -127,7 +130,7 @@ def list_job_ids(client: Any, queue: str, call: Callable[[str, Callable[[], Any]
                                        "maxResults": PAGE_SIZE}
             if token:
                 request["nextToken"] = token
-            response = call("ListServiceJobs", _bound(client.list_service_jobs, request))
+            response = read("ListServiceJobs", **request)
             for summary in response.get("jobSummaryList", []):
                 job_id = summary["jobId"]
                 if job_id not in seen:  # a job can change status between two pages
@@ -141,13 +144,6 @@ def list_job_ids(client: Any, queue: str, call: Callable[[str, Callable[[], Any]
                      "jobs); the rest of this status is not exported")
         note(f"listed {status}: {len(found):,} jobs so far")
     return found
-
-
-def _bound(method: Callable[..., Any], request: dict[str, Any]) -> Callable[[], Any]:
-    def send() -> Any:
-        return method(**request)
-
-    return send
 
 
 def describe_job(detail: Mapping[str, Any], now: float) -> ExportedJob:
@@ -195,21 +191,22 @@ def _capacity(detail: Mapping[str, Any]) -> tuple[str, int]:
 
 
 def export_history(
-    client: Any,
+    read: Read,
     queue: str,
     out: Path,
     *,
     since: datetime | None = None,
     rate: float = DEFAULT_RATE,
-    call: Callable[[str, Callable[[], Any]], Any] | None = None,
     pacer: Pacer | None = None,
     note: Callable[[str], None] = lambda message: None,
     now: Callable[[], float] = time.time,
 ) -> list[ExportedJob]:
-    """Write ``queue``'s jobs (created at or after ``since``) to ``out`` (CSV); return them."""
-    call = call or _retrying()
+    """Write ``queue``'s jobs (created at or after ``since``) to ``out`` (CSV); return them.
+
+    ``read`` is the live commands' read layer (``QueueReader.read``): retries and one-line
+    errors come from there."""
     pace = pacer or Pacer(rate)
-    listed = list_job_ids(client, queue, call, note)
+    listed = list_job_ids(read, queue, note)
     if since is not None:
         # The listing carries createdAt: older jobs are never described.
         listed = [item for item in listed if item[2] >= since.timestamp()]
@@ -217,8 +214,7 @@ def export_history(
     cutoff = since.timestamp() if since else None
     for number, (job_id, _, _) in enumerate(listed, 1):
         pace.wait()
-        detail = call("DescribeServiceJob",
-                      _bound(client.describe_service_job, {"jobId": job_id}))
+        detail = read("DescribeServiceJob", jobId=job_id)
         job = describe_job(detail, now())
         if cutoff is None or job.created_at >= cutoff:
             jobs.append(job)
@@ -245,21 +241,9 @@ def write_history(out: Path, jobs: Sequence[ExportedJob]) -> None:
             ])
 
 
-def _retrying() -> Callable[[str, Callable[[], Any]], Any]:
-    from ..runtime.retry import RetryPolicy, call_with_retries
-
-    policy = RETRY_POLICY or RetryPolicy(max_attempts=8, max_delay=20.0)
-
-    def call(operation: str, request: Callable[[], Any]) -> Any:
-        return call_with_retries(operation, request, policy)
-
-    return call
-
-
 def parser(prog: str = "quota-constructs history") -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=prog, description="Export a queue's service jobs as a "
-                                "workload file for 'simulate --workload' and 'recommend'.")
-    p.add_argument("--queue", required=True, help="job queue name or ARN")
+    p = command_line.parser(prog, "Export a queue's service jobs as a workload file for "
+                            "'simulate --workload' and 'recommend'.")
     when = p.add_mutually_exclusive_group()
     when.add_argument("--since", help="only jobs created at or after this ISO time "
                       "(e.g. 2026-11-24T00:00:00Z)")
@@ -274,56 +258,50 @@ def parser(prog: str = "quota-constructs history") -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None, *, prog: str = "quota-constructs history",
          stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     out_stream, err_stream = stdout or sys.stdout, stderr or sys.stderr
-    args = parser(prog).parse_args(argv)
+    options = parser(prog).parse_args(argv)
 
     def note(message: str) -> None:
-        if not args.quiet:
+        if not options.quiet:
             print(message, file=err_stream, flush=True)
 
-    try:
-        since = _since(args.since, args.days)
-        if args.rate < 0:
-            raise HistoryError(f"--rate got {args.rate}; allowed: calls per second >= 0")
-        from ..runtime.batch_gateway import create_batch_client
+    def command() -> int:
+        since = _since(options.since, options.days)
+        if options.rate < 0:
+            raise LiveQueueError(f"--rate got {options.rate}; allowed: calls per second >= 0")
+        reader = QueueReader.connect(profile=options.profile, region=options.region,
+                                     progress=note)
+        jobs = export_history(reader.read, options.queue, options.out, since=since,
+                              rate=options.rate, note=note)
+        flags: dict[str, int] = {}
+        for job in jobs:
+            flags[job.history] = flags.get(job.history, 0) + 1
+        if options.json:
+            print(json.dumps({"out": str(options.out), "jobs": len(jobs), "history": flags},
+                             indent=2), file=out_stream)
+        else:
+            shown = ", ".join(f"{count:,} {name}" for name, count in sorted(flags.items()))
+            print(f"wrote {options.out}: {len(jobs):,} jobs ({shown or 'none'})",
+                  file=out_stream)
+        return command_line.OK
 
-        client = create_batch_client()
-        jobs = export_history(client, args.queue, args.out, since=since, rate=args.rate,
-                              note=note)
-    except Exception as error:  # every failure is one line naming it
-        print(f"error: {_one_line(error)}", file=err_stream)
-        return 2
-    flags: dict[str, int] = {}
-    for job in jobs:
-        flags[job.history] = flags.get(job.history, 0) + 1
-    shown = ", ".join(f"{count:,} {name}" for name, count in sorted(flags.items()))
-    print(f"wrote {args.out}: {len(jobs):,} jobs ({shown or 'none'})", file=out_stream)
-    return 0
+    with contextlib.redirect_stderr(err_stream):
+        try:
+            return command_line.run(prog, command)
+        except OSError as error:
+            print(f"{prog}: error: {error}", file=err_stream)
+            return command_line.ERROR
 
 
 def _since(text: str | None, days: float | None) -> datetime | None:
     if days is not None:
         if days <= 0:
-            raise HistoryError(f"--days got {days}; allowed: a number of days > 0")
+            raise LiveQueueError(f"--days got {days}; allowed: a number of days > 0")
         return datetime.now(UTC) - timedelta(days=days)
     if text is None:
         return None
     try:
         value = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
-        raise HistoryError(f"--since got {text!r}; allowed: an ISO time such as "
-                           "2026-11-24T00:00:00Z") from None
+        raise LiveQueueError(f"--since got {text!r}; allowed: an ISO time such as "
+                             "2026-11-24T00:00:00Z") from None
     return value if value.tzinfo else value.replace(tzinfo=UTC)
-
-
-def _one_line(error: BaseException) -> str:
-    from botocore.exceptions import BotoCoreError, ClientError
-
-    if isinstance(error, ClientError):
-        details = error.response.get("Error", {})
-        text = f"{error.operation_name}: {details.get('Code')}: {details.get('Message')}"
-    elif isinstance(error, BotoCoreError | HistoryError | OSError):
-        text = str(error)
-    else:
-        text = f"{type(error).__name__}: {error}"
-    return " ".join(text.split())
-

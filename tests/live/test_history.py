@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from quota_constructs.live import history
+from quota_constructs.runtime import batch_gateway
 from quota_constructs.runtime.retry import RetryPolicy
 from quota_constructs.simulation.workloads import read_workload
 
@@ -27,7 +28,7 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHistoryServer]:
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    monkeypatch.setattr(history, "RETRY_POLICY",
+    monkeypatch.setattr(batch_gateway, "RETRY_POLICY",
                         RetryPolicy(max_attempts=5, sleep=lambda _: None))
     yield fake
     fake.stop()
@@ -141,8 +142,9 @@ def test_errors_are_one_line(server: FakeHistoryServer, tmp_path: Path) -> None:
     code = history.main(["--queue", QUEUE, "--out", str(tmp_path / "x.csv"), "--rate", "0"],
                         stdout=io.StringIO(), stderr=stderr)
     assert code == 2
-    lines = [line for line in stderr.getvalue().splitlines() if line.startswith("error:")]
-    assert len(lines) == 1 and "TooManyRequestsException" in lines[0]
+    lines = [line for line in stderr.getvalue().splitlines() if "error:" in line]
+    assert len(lines) == 1 and lines[0].startswith("quota-constructs history: error:")
+    assert "TooManyRequests" in lines[0] or "Too Many Requests" in lines[0], lines[0]
 
 
 def _rows(path: Path) -> list[dict[str, str]]:
