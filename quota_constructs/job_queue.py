@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import jsii
 from aws_cdk import ArnFormat, IResource, Resource, Stack
@@ -41,6 +41,7 @@ from .quota_share import QuotaShare
 from .scheduling_policy import IQuotaSharePolicy
 from .service_environment import ITrainingServiceEnvironment
 from .share_options import ShareLifecycle, ShareProvisioning
+from .stack_outputs import add_output
 
 if TYPE_CHECKING:
     from .share_provider import QuotaShareProvider
@@ -287,6 +288,13 @@ class TrainingJobQueue(_TrainingJobQueueBase):
             allocation=allocation,
             warnings_host=self._resource,
             creates=True,
+        )
+        # Documented output keys (quota_constructs.stack_outputs): <path>Name, <path>Arn.
+        self.name_output: Final = add_output(
+            self, "Name", self.job_queue_name, "Name of the SageMaker training job queue"
+        )
+        self.arn_output: Final = add_output(
+            self, "Arn", self.job_queue_arn, "ARN of the SageMaker training job queue"
         )
 
     @cached_property
