@@ -42,7 +42,7 @@ def output_key(construct: IConstruct, suffix: str) -> str:
 
 
 def add_output(
-    construct: IConstruct, suffix: str, value: str, description: str
+    construct: Construct, suffix: str, value: str, description: str
 ) -> OutputRef:
     """An output of ``construct`` under its documented key; adding it again returns the one
     already there."""
