@@ -44,7 +44,7 @@ def test_the_readme_sdk_example_submits_with_share_tag_budget_and_priority(
     queue: Queue, offline_sdk: None
 ) -> None:
     queue.state.grant = TeamGrant("vision", ceiling=50)
-    exec(readme_block("TrainingQueue("), {})  # noqa: S102 - the README's own block
+    exec(readme_block("TrainingQueue("), {})
     (job,) = queue.state.submitted()
     assert (job.share_name, job.priority, job.retries_before_termination) == ("vision", 10, 2)
     assert job.tags[TAG_KEY] == "vision"
@@ -61,13 +61,13 @@ def test_the_sdk_trap_priority_zero_is_dropped_and_the_ceiling_denies_it(
     queue.state.grant = TeamGrant("vision", ceiling=50)
     block = readme_block("TrainingQueue(").replace("priority=10,", "priority=0,")
     with pytest.raises(ClientError, match="AccessDenied"):
-        exec(block, {})  # noqa: S102
+        exec(block, {})
     (submit,) = [params for name, params in queue.state.calls if name == "SubmitServiceJob"]
     assert "schedulingPriority" not in submit
 
 
 def test_the_readme_client_example(queue: Queue) -> None:
     queue.state.grant = TeamGrant("vision", ceiling=50)
-    exec(readme_block("ShareClient("), {})  # noqa: S102
+    exec(readme_block("ShareClient("), {})
     (job,) = queue.state.submitted()
     assert (job.share_name, job.priority, job.retries_before_termination) == ("vision", 20, 2)
