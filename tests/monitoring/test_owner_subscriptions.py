@@ -66,6 +66,10 @@ def built() -> Any:
     monitoring.subscribe_owner(
         "vision-team", subscriptions.UrlSubscription("https://hooks.example.com/vision"))
     monitoring.subscribe_owner("speech-team", subscriptions.SqsSubscription(inbox(stack)))
+    pager = lambda_.Function.from_function_attributes(
+        stack, "Pager", function_arn="arn:aws:lambda:us-east-1:123456789012:function:pager",
+        same_environment=True)
+    monitoring.subscribe_owner("speech-team", subscriptions.LambdaSubscription(pager))
     channel = chatbot.SlackChannelConfiguration(
         stack, "EvalSlack", slack_channel_configuration_name="eval",
         slack_workspace_id="T0000000", slack_channel_id="C0000000")
@@ -99,7 +103,7 @@ def test_each_subscription_has_the_dead_letter_queue_and_sns_may_use_its_key(bui
     resources = template["Resources"]
     subs = {r["Properties"]["Protocol"]: r["Properties"] for r in resources.values()
             if r["Type"] == "AWS::SNS::Subscription"}
-    assert set(subs) == {"email", "https", "sqs"}
+    assert set(subs) == {"email", "https", "sqs", "lambda"}
     (dlq_id,) = [key for key, r in resources.items() if r["Type"] == "AWS::SQS::Queue"
                  and "OwnerSubscriptions" in key]
     for properties in subs.values():
