@@ -21,9 +21,10 @@ from aws_cdk import App, Validations
 from cdk_nag import AwsSolutionsChecks, ServerlessChecks
 
 from quota_constructs import allocation_summary, write_allocation_agreements
-from stacks.environments import UnknownEnvironmentError, select_environments
+from quota_constructs.deployments import ENVIRONMENT_CONTEXT_KEY, UnknownEnvironmentError
+from stacks.environments import select_environments
 from stacks.launch import app_settings, clear_previous_assembly
-from stacks.wiring import ENVIRONMENT_CONTEXT_KEY, add_stacks
+from stacks.wiring import add_stacks
 
 
 def main() -> None:

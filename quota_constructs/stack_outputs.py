@@ -71,6 +71,10 @@ def principal_names(grantee: object) -> PrincipalNames:
         if not isinstance(arn, str):
             continue
         name = getattr(grantee, f"{kind}_name", None)
+        if not isinstance(name, str) or is_unresolved(name):
+            # A role created with role_name=...: its attribute is a reference, the name given
+            # is the resource's physical name.
+            name = getattr(grantee, "_physical_name", None)
         literal_name = name if isinstance(name, str) and not is_unresolved(name) else None
         output = (
             add_output(grantee, "Arn", arn, f"ARN of the {kind} granted a quota share")
