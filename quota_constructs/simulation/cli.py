@@ -241,7 +241,10 @@ def _workload(
 ) -> tuple[Workload, dict[str, Any]]:
     if args.workload is not None:
         progress.note(f"reading {args.workload}")
-        workload = read_workload(args.workload)
+        # Checked against the declaration while reading, so every job of an unknown share or
+        # instance type is reported with its line, not the first one found by simulate.
+        workload = read_workload(args.workload, shares=declaration.shares,
+                                 capacity_limits=declaration.capacity_limits)
         return workload, {
             "source": str(args.workload),
             "jobs": len(workload.jobs),
