@@ -53,6 +53,7 @@ def write_allocation_agreements(app: Stage, outdir: str | None = None) -> list[P
     submission_tags: dict[int, dict[str, Mapping[str, str]]] = defaultdict(dict)
     shrink_guards: dict[int, dict[str, ShrinkGuard]] = defaultdict(dict)
     enforced: dict[int, bool | None] = {}
+    owner_topics: dict[int, dict[str, DeployedName]] = defaultdict(dict)
     for node in app.node.find_all():
         if isinstance(node, QuotaShare):
             shrink_guards[_identity(node.job_queue)][node.spec.name] = _shrink_guard(node)
@@ -68,6 +69,7 @@ def write_allocation_agreements(app: Stage, outdir: str | None = None) -> list[P
             watched = [enforced.get(key), node.enforces_interruption_budget]
             known = [value for value in watched if value is not None]
             enforced[key] = any(known) if known else None
+            owner_topics[key].update(node.owner_topic_names)
     by_stack: dict[str, tuple[Stack, list[QueueAgreement]]] = {}
     for item in queue_allocations(app):
         if not item.shares:
@@ -88,6 +90,7 @@ def write_allocation_agreements(app: Stage, outdir: str | None = None) -> list[P
                 shrink_guards=shrink_guards.get(key, {}),
                 budget_enforced=enforced.get(key),
                 names=_queue_names(item.queue),
+                owner_topics=owner_topics.get(key, {}),
             )
         )
     directory = Path(outdir if outdir is not None else app.outdir) / AGREEMENTS_DIRECTORY

@@ -71,6 +71,10 @@ def _share(queue: QueueAgreement, name: str) -> dict[str, Any]:
         "recoverable": agreement.recoverable if agreement else None,
         "interruption_budget": agreement.interruption_budget if agreement else None,
         "budget_enforced": queue.budget_enforced,
+        "owner_topic": (
+            queue.owner_topics[agreement.owner].as_json()
+            if agreement is not None and agreement.owner in queue.owner_topics else None
+        ),
         "grants": [
             {
                 "principal": grant.principal,

@@ -61,6 +61,8 @@ class QueueAgreement:
     budget_enforced: bool | None = None
     names: QueueNames | None = None
     """The queue's physical name and ARN, or the stack outputs that hold them."""
+    owner_topics: Mapping[str, DeployedName] = field(default_factory=dict)
+    """By owner: the SNS topic that tells the owner (its ARN, or the output holding it)."""
 
 
 def queue_names_of(queue: QueueAgreement) -> QueueNames:
@@ -179,6 +181,12 @@ def _share_section(queue: QueueAgreement, spec: QuotaShareSpec) -> list[str]:
     else:
         lines.append(f"- **Owner:** {agreement.owner}")
         lines.append(f"- **Purpose:** {agreement.purpose or 'not stated'}")
+        topic = queue.owner_topics.get(agreement.owner)
+        if topic is not None:
+            lines.append(
+                f"- **Notifications:** SNS topic {topic.describe()} (preemptions, starvation, "
+                "drift; subscribe with `QuotaShareMonitoring.subscribe_owner`)"
+            )
     state = "" if spec.enabled else " The share is DISABLED: it accepts no new jobs."
     lines.append(f"- **Strategy:** {spec.strategy.value} — {_STRATEGY[spec.strategy]}.{state}")
     if spec.strategy.borrows:

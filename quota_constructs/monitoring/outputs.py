@@ -7,17 +7,19 @@ from typing import TYPE_CHECKING
 
 from aws_cdk import Stack
 
+from ..model.deployed_names import DeployedName
 from ..model.tokens import is_unresolved
-from ..stack_outputs import add_output, key_part
+from ..stack_outputs import add_output, deployed_name, key_part
 
 if TYPE_CHECKING:
     from .quota_share_monitoring import QuotaShareMonitoring
 
 
-def add_monitoring_outputs(monitoring: QuotaShareMonitoring) -> None:
+def add_monitoring_outputs(monitoring: QuotaShareMonitoring) -> dict[str, DeployedName]:
     """``<path>DashboardName`` (on the dashboard construct) and, per owner,
-    ``<monitoring path>OwnerTopic<Owner>Arn``. A topic passed in from another stack is left
-    out: its output belongs to that stack, and one here would add a cross-stack export."""
+    ``<monitoring path>OwnerTopic<Owner>Arn``; returns each owner topic's ARN as the agreement
+    names it. A topic passed in from another stack gets no output here (it belongs to that
+    stack, and one here would add a cross-stack export)."""
     if monitoring.dashboard is not None:
         add_output(
             monitoring.dashboard, "Name", monitoring.dashboard.resource.dashboard_name,
@@ -25,6 +27,7 @@ def add_monitoring_outputs(monitoring: QuotaShareMonitoring) -> None:
         )
     stack = Stack.of(monitoring)
     used: set[str] = set()
+    names: dict[str, DeployedName] = {}
     for owner, topic in sorted(monitoring.owner_topics.items()):
         if is_unresolved(topic.topic_arn) and Stack.of(topic) is not stack:
             continue
@@ -34,7 +37,9 @@ def add_monitoring_outputs(monitoring: QuotaShareMonitoring) -> None:
             number += 1
         part = f"{part}{'' if number == 1 else number}"
         used.add(part)
-        add_output(
+        output = add_output(
             monitoring, f"OwnerTopic{part}Arn", topic.topic_arn,
             f"ARN of the SNS topic that notifies {owner}"[:1000],
         )
+        names[owner] = deployed_name(topic.topic_arn, output)
+    return names

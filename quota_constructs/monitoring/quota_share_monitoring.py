@@ -296,7 +296,8 @@ class QuotaShareMonitoring(Construct):
                 )
         else:
             self.dead_letters_alarm = None
-        add_monitoring_outputs(self)
+        self.owner_topic_names: Final = add_monitoring_outputs(self)
+        """Each owner topic's ARN, or the stack output that holds it (for the agreement)."""
 
     @property
     def metrics_function(self) -> lambda_.IFunction | None:

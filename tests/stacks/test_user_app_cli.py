@@ -186,7 +186,14 @@ def test_the_agreement_names_the_real_queue_and_roles(synthesized: Synthesized) 
             in share_section(markdown, "speech"))
     assert ("role whose ARN is stack output `EvalSubmitterArn` of `TeamEval`"
             in share_section(markdown, "eval"))
-    # Every grantee is named as a role, never by its construct path alone.
+    # Where each owner hears about its share: the topic's output.
+    assert ("- **Notifications:** SNS topic generated at deployment; stack output "
+            "`TrainingQueueMonitoringOwnerTopicVisionTeamArn` of `GpuQuotas-prod`"
+            in share_section(markdown, "vision"))
+    vision = next(share for share in queue["shares"] if share["name"] == "vision")
+    assert vision["owner_topic"]["output"] == {
+        "stack": "GpuQuotas-prod", "output_key": "TrainingQueueMonitoringOwnerTopicVisionTeamArn"}
+        # Every grantee is named as a role, never by its construct path alone.
     grantees = [line for line in markdown.splitlines() if " may submit jobs" in line]
     assert len(grantees) == 4
     assert all(line.startswith("  - role ") for line in grantees)
