@@ -30,17 +30,22 @@ def allocation_agreement_json(*, title: str, queues: Sequence[QueueAgreement]) -
     return json.dumps(document, indent=2, sort_keys=False) + "\n"
 
 
+def _location(queue: QueueAgreement) -> dict[str, Any]:
+    names = queue_names_of(queue)
+    return {
+        "name": names.name.value,
+        "name_output": _output(names.name),
+        "arn": names.arn.value,
+        "arn_output": _output(names.arn),
+    }
+
+
 def _queue(queue: QueueAgreement) -> dict[str, Any]:
     names = queue_names_of(queue)
     allocation = queue.allocation
     return {
         "construct_path": names.path,
-        "queue": {
-            "name": names.name.value,
-            "name_output": _output(names.name),
-            "arn": names.arn.value,
-            "arn_output": _output(names.arn),
-        },
+        "queue": _location(queue),
         "environment": (
             None if allocation is None
             else {limit.capacity_unit: limit.max_capacity
@@ -58,6 +63,8 @@ def _share(queue: QueueAgreement, name: str) -> dict[str, Any]:
     allocation = queue.allocation
     return {
         "name": spec.name,
+        # Repeated from the queue's entry, so one share's record stands on its own.
+        "queue": _location(queue),
         "owner": agreement.owner if agreement else None,
         "purpose": agreement.purpose if agreement else None,
         "strategy": spec.strategy.value,
