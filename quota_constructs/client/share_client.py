@@ -137,11 +137,12 @@ class ShareClient:
             tags=tags,
         )
         answer = self._client().submit_service_job(**request)
-        return str(answer["jobId"])
+        # The job's id is the last part of its ARN (service-job/<id>) where jobId is absent.
+        return str(answer.get("jobId") or str(answer["jobArn"]).rsplit("/", 1)[-1])
 
     def jobs(self, statuses: Iterable[str] = ACTIVE_JOB_STATUSES) -> list[ShareJob]:
         """This share's jobs in ``statuses``, newest first within each status."""
-        found: list[ShareJob] = []
+        found: dict[str, ShareJob] = {}
         paginator = self._client().get_paginator("list_service_jobs")
         for status in statuses:
             pages = paginator.paginate(
@@ -149,8 +150,10 @@ class ShareClient:
                 filters=[{"name": "QUOTA_SHARE_NAME", "values": [self.share]}],
             )
             for page in pages:
-                found.extend(self._own(page.get("jobSummaryList", [])))
-        return found
+                # A job that changed status between two listings appears in both: once here.
+                for job in self._own(page.get("jobSummaryList", [])):
+                    found.setdefault(job.job_id, job)
+        return list(found.values())
 
     def update_priority(self, job_id: str, priority: int) -> None:
         """Change a job's scheduling priority, within the ceiling (checked before the call)."""
@@ -168,11 +171,11 @@ class ShareClient:
             ShareJob(
                 job_id=str(item["jobId"]), job_arn=str(item.get("jobArn", "")),
                 job_name=str(item.get("jobName", "")), status=str(item.get("status", "")),
-                share=str(item.get("quotaShareName")),
+                share=str(item.get("quotaShareName") or self.share),
                 created_at=item.get("createdAt"),
             )
             for item in summaries
-            if item.get("quotaShareName") == self.share
+            if item.get("quotaShareName") in (None, self.share)
         ]
 
     def _client(self) -> Any:

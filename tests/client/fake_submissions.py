@@ -49,6 +49,9 @@ class TeamFakeBatch(MonitoringFakeBatch):
     grant: TeamGrant | None = None
     """None: no IAM stand-in, every request is allowed."""
     denied: list[str] = field(default_factory=list)
+    unfiltered_listing: bool = False
+    """ListServiceJobs ignores jobStatus and filters (every job of the queue, every call): what
+    a client must survive without showing another share's job or one job twice."""
 
     def submitted(self) -> list[SubmittedJob]:
         return [job for job in self.jobs if isinstance(job, SubmittedJob)]
@@ -65,6 +68,13 @@ class TeamFakeBatch(MonitoringFakeBatch):
             self._deny("batch:SchedulingPriority absent under a NumericLessThanEquals condition")
         if p["schedulingPriority"] > self.grant.ceiling:
             self._deny(f"priority {p['schedulingPriority']} above {self.grant.ceiling}")
+
+    def _ListServiceJobs(self, p: dict[str, Any]) -> dict[str, Any]:
+        if not self.unfiltered_listing:
+            return super()._ListServiceJobs(p)
+        queue = self._queue(p.get("jobQueue", ""))
+        jobs = [job.summary() for job in self.jobs if job.queue_arn == queue.arn]
+        return self._page(jobs, "jobSummaryList", p)
 
     def _SubmitServiceJob(self, p: dict[str, Any]) -> dict[str, Any]:
         queue = self._queue(p.get("jobQueue", ""))

@@ -100,6 +100,15 @@ def test_jobs_lists_only_this_shares_jobs_in_every_active_status(queue: Queue) -
     assert len(finished) == 1
 
 
+def test_jobs_never_shows_another_share_even_from_an_unfiltered_listing(queue: Queue) -> None:
+    queue.state.unfiltered_listing = True
+    mine = {queue.state.add_service_job(queue.arn, "vision", "RUNNING", {G5: 1}).job_id,
+            queue.state.add_service_job(queue.arn, "vision", "RUNNABLE", {G5: 1}).job_id}
+    queue.state.add_service_job(queue.arn, "speech", "RUNNING", {G5: 1})
+    jobs = ShareClient(queue="gpu-prod", share="vision").jobs()
+    assert sorted(job.job_id for job in jobs) == sorted(mine)
+
+
 def test_update_priority_within_the_ceiling(queue: Queue) -> None:
     queue.state.grant = TeamGrant("vision", ceiling=50)
     client = ShareClient(queue="gpu-prod", share="vision", max_priority=50)
