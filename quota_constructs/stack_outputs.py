@@ -11,7 +11,7 @@ always gives the same key; :func:`output_key` computes it.
 from __future__ import annotations
 
 import re
-from typing import Final
+from typing import Final, cast
 
 from aws_cdk import CfnOutput, Stack
 from constructs import Construct, IConstruct
@@ -42,15 +42,17 @@ def output_key(construct: IConstruct, suffix: str) -> str:
 
 
 def add_output(
-    construct: Construct, suffix: str, value: str, description: str
+    construct: IConstruct, suffix: str, value: str, description: str
 ) -> OutputRef:
     """An output of ``construct`` under its documented key; adding it again returns the one
-    already there."""
+    already there. An import that is not a construct class of its own (``Role.from_role_arn``
+    gives an interface proxy) gets its output beside it, on its stack, under the same key."""
     stack = Stack.of(construct)
     key = output_key(construct, suffix)
-    child_id = f"{suffix}Output"
-    if construct.node.try_find_child(child_id) is None:
-        output = CfnOutput(construct, child_id, value=value, description=description)
+    scope: Construct = construct if isinstance(construct, Construct) else stack
+    child_id = f"{suffix}Output" if scope is construct else f"{key}Output"
+    if scope.node.try_find_child(child_id) is None:
+        output = CfnOutput(scope, child_id, value=value, description=description)
         output.override_logical_id(key)
     return OutputRef(stack=stack.stack_name, output_key=key)
 
@@ -77,8 +79,11 @@ def principal_names(grantee: object) -> PrincipalNames:
             name = getattr(grantee, "_physical_name", None)
         literal_name = name if isinstance(name, str) and not is_unresolved(name) else None
         output = (
-            add_output(grantee, "Arn", arn, f"ARN of the {kind} granted a quota share")
-            if isinstance(grantee, Construct) else None
+            # Created and imported principals alike are constructs of the tree (the import
+            # as an interface proxy, hence the cast).
+            add_output(cast(IConstruct, grantee), "Arn", arn,
+                       f"ARN of the {kind} granted a quota share")
+            if hasattr(grantee, "node") else None
         )
         arn_name = deployed_name(arn, output) if output else DeployedName(
             value=None if is_unresolved(arn) else arn

@@ -44,13 +44,16 @@ def test_every_output_a_team_needs_under_its_documented_key() -> None:
     )
     role = iam.Role(stack, "llm-submitter", assumed_by=iam.AccountRootPrincipal())
     queue.share("llm-research").grant_submit(role, max_priority=10)
+    imported = iam.Role.from_role_arn(stack, "VisionSubmitter",
+                                      "arn:aws:iam::123456789012:role/vision-submitter")
+    queue.share("vision").grant_submit(imported, max_priority=10)
     queue.add_monitoring()
     outputs = Template.from_stack(stack).to_json()["Outputs"]
     assert set(outputs) == {
         "TrainingQueueJobQueueName", "TrainingQueueJobQueueArn",
         "TrainingQueueLlmResearchShareName", "TrainingQueueLlmResearchShareArn",
         "TrainingQueueVisionShareName", "TrainingQueueVisionShareArn",
-        "LlmSubmitterArn",
+        "LlmSubmitterArn", "VisionSubmitterArn",
         "TrainingQueueMonitoringDashboardName",
         # Two owners that differ only in punctuation: numbered in name order.
         "TrainingQueueMonitoringOwnerTopicLlmTeamArn",
@@ -59,6 +62,8 @@ def test_every_output_a_team_needs_under_its_documented_key() -> None:
     assert outputs["TrainingQueueLlmResearchShareName"]["Value"] == "llm-research"
     assert outputs["LlmSubmitterArn"]["Value"] == {
         "Fn::GetAtt": [stack.get_logical_id(role.node.default_child), "Arn"]}
+    assert outputs["VisionSubmitterArn"]["Value"] == (
+        "arn:aws:iam::123456789012:role/vision-submitter")
     assert output_key(queue.job_queue, "Name") == "TrainingQueueJobQueueName"
     assert queue.job_queue.name_output.output_key == "TrainingQueueJobQueueName"
     assert queue.job_queue.name_output.stack == "GpuQuotas-prod"

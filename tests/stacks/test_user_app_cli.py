@@ -151,12 +151,15 @@ def test_outputs_carry_the_documented_names(synthesized: Synthesized) -> None:
         "TrainingQueueJobQueueName", "TrainingQueueJobQueueArn",
         "TrainingQueueLlmResearchShareName", "TrainingQueueLlmResearchShareArn",
         "TrainingQueueVisionShareName", "TrainingQueueSpeechShareName",
-        "LlmSubmitterArn", "VisionSubmitterArn",
+        "LlmSubmitterArn", "VisionSubmitterArn", "SpeechSubmitterArn",
         "TrainingQueueMonitoringDashboardName",
         *(f"TrainingQueueMonitoringOwnerTopic{team}TeamArn"
           for team in ("Llm", "Vision", "Speech", "Eval")),
     }
     assert platform["TrainingQueueJobQueueName"]["Value"] == "gpu-prod"
+    # An imported role's ARN is already known; its output holds it all the same.
+    assert platform["SpeechSubmitterArn"]["Value"] == (
+        "arn:aws:iam::123456789012:role/speech-submitter")
     team = synthesized.template("TeamEval")["Outputs"]
     assert set(team) >= {"QuotaShareShareName", "QuotaShareShareArn", "EvalSubmitterArn"}
     assert team["QuotaShareShareName"]["Value"] == "eval"
