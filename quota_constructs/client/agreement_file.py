@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model.agreement_json import AGREEMENT_FORMAT, AGREEMENT_VERSION
+from ..model.agreement_submission import strictest_ceiling
 
 
 class AgreementFileError(ValueError):
@@ -116,5 +117,4 @@ def _ceiling(
             )
         submits = mine
     ceilings = [grant.get("max_priority") for grant in submits]
-    numbers = [ceiling for ceiling in ceilings if isinstance(ceiling, int)]
-    return min(numbers) if numbers else None
+    return strictest_ceiling([c if isinstance(c, int) else None for c in ceilings])

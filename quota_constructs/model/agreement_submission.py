@@ -36,10 +36,12 @@ class SubmissionTerms:
     def request(self) -> dict[str, Any]:
         """The example's ``submit_service_job`` arguments; ``jobQueue`` is None when only a
         stack output holds the queue's name."""
-        return submit_service_job_request(
+        request = submit_service_job_request(
             job_queue=self.queue.value or "QUEUE", share=self.share, job_name="my-training-job",
             training_job_request={}, priority=self.example_priority, budget=self.budget,
-        ) | {"jobQueue": self.queue.value, "serviceRequestPayload": None}
+        )
+        # The payload is the team's own CreateTrainingJob request; the queue may be unknown.
+        return request | {"jobQueue": self.queue.value, "serviceRequestPayload": None}
 
 
 def strictest_ceiling(ceilings: Sequence[int | None]) -> int | None:
