@@ -36,6 +36,15 @@ ALLOCATION_WARNING_ID = "quota_constructs:allocation"
 """Id of the synth warnings about how a queue's capacity is divided (over-allocation, capacity
 no share owns); acknowledge them with ``Annotations.of(queue).acknowledge_warning(...)``."""
 
+BORROW_WARNING_ID = "quota_constructs:borrow"
+"""Id of the synth warnings about a LEND_AND_BORROW share that can borrow nothing of a type it
+lists (its borrow limit rounds down to 0 instances, or nothing is there to borrow);
+acknowledge them with ``Annotations.of(queue).acknowledge_warning(...)``."""
+
+UNOWNED_CAPACITY_CONTEXT = "quota_constructs:unownedCapacityBorrowable"
+"""CDK context key (true/false, default true) for the rules model's assumption that borrowing
+shares may use capacity no share owns (:mod:`quota_constructs.model.borrowing`)."""
+
 QueueKey = tuple[str, str, str] | str
 """``(account, region, name)`` of a queue whose three are literal, else its ARN token."""
 
@@ -49,8 +58,9 @@ class ShareLedger:
     Every change is checked first and applied after, so a construct that fails a check is
     never created and leaves the ledger as it was."""
 
-    def __init__(self, *, label: str) -> None:
+    def __init__(self, *, label: str, unowned_capacity_borrowable: bool = True) -> None:
         self._label = label
+        self._unowned_capacity_borrowable = unowned_capacity_borrowable
         self._owner: IConstruct | None = None
         self._environment: tuple[str, str] | None = None
         self._capacity_limits: tuple[CapacityLimit, ...] | None = None
@@ -126,7 +136,8 @@ class ShareLedger:
             return None
         with errors_name_path(self._owner or queue):
             return QuotaAllocation.check(
-                environment_limits=capacity_limits, shares=self._specs, queue_name=self._label
+                environment_limits=capacity_limits, shares=self._specs, queue_name=self._label,
+                unowned_capacity_borrowable=self._unowned_capacity_borrowable,
             )
 
     def attach(
@@ -171,6 +182,7 @@ class ShareLedger:
                 return QuotaAllocation.check(
                     environment_limits=self._capacity_limits, shares=shares,
                     queue_name=self._label,
+                    unowned_capacity_borrowable=self._unowned_capacity_borrowable,
                 )
             check_share_set(shares, subject=queue_subject(self._label))
             return None
@@ -203,18 +215,35 @@ class _AllocationWarnings:
             return
         for warning in allocation.warnings:
             Annotations.of(self._queue).add_warning_v2(ALLOCATION_WARNING_ID, warning)
+        for warning in allocation.borrow_warnings:
+            Annotations.of(self._queue).add_warning_v2(BORROW_WARNING_ID, warning)
 
 
 def ledger_for(scope: IConstruct, *, key: QueueKey | None, label: str) -> ShareLedger:
     """The ledger of the queue a construct about to be created in ``scope`` stands for: the one
     a construct of the same ``key`` already uses in this app, else a new one."""
+    borrowable = unowned_capacity_borrowable(scope)
     if key is None:
-        return ShareLedger(label=label)
+        return ShareLedger(label=label, unowned_capacity_borrowable=borrowable)
     known = _BY_APP.setdefault(scope.node.root, {})
     ledger = known.get(key)
     if ledger is None:
-        ledger = known[key] = ShareLedger(label=label)
+        ledger = known[key] = ShareLedger(label=label, unowned_capacity_borrowable=borrowable)
     return ledger
+
+
+def unowned_capacity_borrowable(scope: IConstruct) -> bool:
+    """The app's choice for the unowned-capacity assumption (context, default True)."""
+    value = scope.node.try_get_context(UNOWNED_CAPACITY_CONTEXT)
+    if value is None:
+        return True
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    raise QuotaConfigError(
+        "app context", UNOWNED_CAPACITY_CONTEXT, value, "true or false (default true)"
+    )
 
 
 def ledger_of(queue: object) -> ShareLedger | None:

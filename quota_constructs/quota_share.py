@@ -182,7 +182,16 @@ def principal_label(grantee: iam.IGrantable) -> str:
         value = getattr(grantee, attribute, None)
         if isinstance(value, str) and not is_unresolved(value):
             return value
-    return str(grantee.grant_principal)
+    principal = grantee.grant_principal
+    for attribute in ("arn", "account_id", "service", "federated"):
+        value = getattr(principal, attribute, None)
+        if isinstance(value, str) and not is_unresolved(value):
+            return value
+    # Never a Python object's repr: the path of a construct, else the principal's kind.
+    node = getattr(grantee, "node", None)
+    if node is not None:
+        return str(node.path)
+    return type(principal).__name__
 
 
 class _QuotaShareBase(Resource):
@@ -227,10 +236,12 @@ class _QuotaShareBase(Resource):
 
         A request naming another share of the queue is denied, because IAM authorizes the
         quota share named in the request as a resource of its own. Every submission must carry
-        the tag ``SHARE_TAG_KEY`` with the share's name (``aws:RequestTag``); the matching
-        ``batch:TagResource`` is granted only to set that tag, and never on a job that already
-        carries another share's tag. With ``max_priority`` (0–9999) every submission must carry
-        a ``schedulingPriority`` no higher than it; a request without one has no
+        the tag ``SHARE_TAG_KEY`` with the share's name (``aws:RequestTag``) and no other tag;
+        the matching ``batch:TagResource`` is granted only to set that one tag key
+        (``aws:TagKeys``) on a job that carries no share tag yet — the job being submitted —
+        never on a job already labelled for a share (see the README for the one exposure IAM
+        cannot close, and the SCP that closes it). With ``max_priority`` (0–9999) every
+        submission must carry a ``schedulingPriority`` no higher than it; a request without one has no
         ``batch:SchedulingPriority`` and is denied. Passing any of ``execution_roles`` to
         SageMaker (``iam:PassRole``, only to ``sagemaker.amazonaws.com``) is granted too; no
         other role may be passed.
@@ -249,18 +260,22 @@ class _QuotaShareBase(Resource):
             conditions={**conditions, "StringEquals": {_REQUEST_TAG: name}},
         ).combine(
             # The reference lists batch:TagResource among the actions the SubmitServiceJob
-            # operation authorizes (for the tags sent with it). Only the share's own tag may
-            # be set, and never over another share's tag: with IfExists, IAM treats a key
-            # absent from the request context as a match, so a job without the tag (the one
-            # being submitted) passes, while a job tagged for another share does not — a team
-            # can neither re-label another team's job as its own nor take it from that team.
+            # operation authorizes (tag-on-create of the tags sent with it). It is allowed only
+            # to set the share's own tag and no other key (aws:TagKeys, ForAllValues), valued
+            # with this share's name, and never on a job that already carries a share tag
+            # (Null aws:ResourceTag: the job being created has no tags yet). What IAM cannot
+            # tell apart is a job being created from an existing job with no share tag at all
+            # (AWS Batch has no tag-on-create condition key such as ec2:CreateAction): such a
+            # job, submitted without the library's grants, could be labelled by a team. The
+            # README gives the SCP that makes every service job carry the tag from creation.
             iam.Grant.add_to_principal(
                 grantee=grantee,
                 actions=["batch:TagResource"],
                 resource_arns=[self._service_jobs_arn()],
                 conditions={
                     "StringEquals": {_REQUEST_TAG: name},
-                    "StringEqualsIfExists": {_RESOURCE_TAG: name},
+                    "ForAllValues:StringEquals": {"aws:TagKeys": [SHARE_TAG_KEY]},
+                    "Null": {_RESOURCE_TAG: "true"},
                 },
             )
         )
@@ -273,6 +288,7 @@ class _QuotaShareBase(Resource):
                     conditions={"StringEquals": {"iam:PassedToService": SAGEMAKER_SERVICE}},
                 )
             )
+        self._check_grant_applies(grant, grantee)
         self._record_grant(grantee, "submit", max_priority)
         return grant
 
@@ -296,6 +312,7 @@ class _QuotaShareBase(Resource):
             resource_arns=[self._service_jobs_arn()],
             conditions={**conditions, "StringEquals": {_RESOURCE_TAG: self.quota_share_name}},
         )
+        self._check_grant_applies(grant, grantee)
         self._record_grant(grantee, "update_priority", max_priority)
         return grant
 
@@ -342,6 +359,20 @@ class _QuotaShareBase(Resource):
                     f"a principal in the share's account {account}: AWS Batch has no resource "
                     "policies, so another account's principals cannot be granted a share",
                 )
+
+    def _check_grant_applies(self, grant: iam.Grant, grantee: iam.IGrantable) -> None:
+        """A grant that added no policy does nothing: AWS Batch has no resource policies, so
+        only an identity policy this app attaches (to a role, user or group) can allow it."""
+        if grant.success:
+            return
+        with errors_name_path(self):
+            raise QuotaConfigError(
+                self._subject, "grantee", principal_label(grantee),
+                "a role, user or group of the share's account that this app can attach a "
+                "policy to (iam.Role, iam.Role.from_role_arn(...), iam.User, iam.Group): AWS "
+                "Batch has no resource policies, so a grant to a principal with no identity "
+                "policy here (such as an ArnPrincipal or AccountPrincipal) would allow nothing",
+            )
 
     def _home_account(self) -> str:
         return self.env.account
@@ -510,6 +541,20 @@ class QuotaShare(_QuotaShareBase):
     @property
     def job_queue_arn(self) -> str:
         return self._job_queue_arn
+
+    def _check_grant_applies(self, grant: iam.Grant, grantee: iam.IGrantable) -> None:
+        """A grant that added no policy does nothing: AWS Batch has no resource policies, so
+        only an identity policy this app attaches (to a role, user or group) can allow it."""
+        if grant.success:
+            return
+        with errors_name_path(self):
+            raise QuotaConfigError(
+                self._subject, "grantee", principal_label(grantee),
+                "a role, user or group of the share's account that this app can attach a "
+                "policy to (iam.Role, iam.Role.from_role_arn(...), iam.User, iam.Group): AWS "
+                "Batch has no resource policies, so a grant to a principal with no identity "
+                "policy here (such as an ArnPrincipal or AccountPrincipal) would allow nothing",
+            )
 
     def _home_account(self) -> str:
         queue_account = self.job_queue.env.account

@@ -305,12 +305,12 @@ def _borrows_from(allocation: QuotaAllocation | None, spec: QuotaShareSpec) -> s
             continue
         sources = list(rule.lenders)
         if rule.borrows_unowned:
-            sources.append(f"{UNOWNED} ({rule.borrows_unowned})")
-        parts.append(f"{', '.join(sources)} (up to {rule.borrowable} × {rule.unit})")
+            sources.append(UNOWNED)
+        parts.append(f"{', '.join(sources)}: up to {rule.borrowable} × {rule.unit}")
     if not parts:
         return ("nobody: its borrow limit (rounded down to whole instances) or what the other "
                 "shares lend leaves it nothing to borrow, so it runs within its own limit.")
-    return "; ".join(parts) + "; only what is left idle."
+    return "; ".join(parts) + " (only what is left idle)."
 
 
 def _borrow_text(spec: QuotaShareSpec) -> str:

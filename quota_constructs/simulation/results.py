@@ -77,8 +77,8 @@ class ShareFigures:
     """One share's figures over the run (times in seconds, capacity in instance-hours).
 
     Utilization is the share's use of its *own* allocation (at most its limit per unit)
-    divided by that allocation over the result's ``window``, all units together. Borrowed is use above
-    the share's own limit; lent is the part of other shares' borrowing attributed to this
+    divided by that allocation over the result's ``window``, all units together. Borrowed is
+    use above the share's own limit; lent is the part of other shares' borrowing attributed to this
     share's idle allocation (see the package docs). Wait is submission to first start;
     completion is submission to success, over succeeded jobs only.
     """

@@ -364,13 +364,15 @@ def service_jobs() -> dict[str, Any]:
 
 
 def tag_on_submission(share: str, jobs: Any) -> dict[str, Any]:
-    """The TagResource that submitting with the share's tag needs: only that tag, and never on
-    a job already tagged with another share."""
+    """The TagResource that submitting with the share's tag needs: only that tag key, only
+    with this share's name, and only on a job carrying no share tag yet (the one being
+    created), never on a job already labelled."""
     return {
         "Action": "batch:TagResource",
         "Condition": {
             "StringEquals": {f"aws:RequestTag/{SHARE_TAG_KEY}": share},
-            "StringEqualsIfExists": {f"aws:ResourceTag/{SHARE_TAG_KEY}": share},
+            "ForAllValues:StringEquals": {"aws:TagKeys": [SHARE_TAG_KEY]},
+            "Null": {f"aws:ResourceTag/{SHARE_TAG_KEY}": "true"},
         },
         "Effect": "Allow",
         "Resource": jobs,
