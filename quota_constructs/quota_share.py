@@ -241,8 +241,8 @@ class _QuotaShareBase(Resource):
         (``aws:TagKeys``) on a job that carries no share tag yet — the job being submitted —
         never on a job already labelled for a share (see the README for the one exposure IAM
         cannot close, and the SCP that closes it). With ``max_priority`` (0–9999) every
-        submission must carry a ``schedulingPriority`` no higher than it; a request without one has no
-        ``batch:SchedulingPriority`` and is denied. Passing any of ``execution_roles`` to
+        submission must carry a ``schedulingPriority`` no higher than it; a request without
+        one has no ``batch:SchedulingPriority`` and is denied. Passing any of ``execution_roles`` to
         SageMaker (``iam:PassRole``, only to ``sagemaker.amazonaws.com``) is granted too; no
         other role may be passed.
         """

@@ -15,7 +15,7 @@ from quota_constructs import (
     IQuotaShare,
     QuotaConfigError,
     QuotaShare,
-    QuotaSharePolicy,
+    QuotaShareSchedulingPolicy,
     QuotaShareSpec,
     ShareGrant,
     ShareLifecycle,
@@ -71,7 +71,7 @@ def make_queue(stack: cdk.Stack, id: str = "Queue") -> TrainingJobQueue:
         service_environment=TrainingServiceEnvironment(
             stack, f"{id}Environment", capacity_limits=[CapacityLimit(G5, 4), CapacityLimit(G6, 1)]
         ),
-        scheduling_policy=QuotaSharePolicy(stack, f"{id}Policy"),
+        scheduling_policy=QuotaShareSchedulingPolicy(stack, f"{id}Policy"),
     )
 
 
