@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from weakref import WeakKeyDictionary
+from typing import Any, cast
 
 import jsii
 from aws_cdk import Annotations, Aspects, IAspect
-from constructs import IConstruct
+from constructs import Construct, IConstruct
 
 from ._construct_props import CONSTRUCT_PATH, PathSource, errors_name_path, with_path
 from .model import (
@@ -48,8 +48,29 @@ shares may use capacity no share owns (:mod:`quota_constructs.model.borrowing`).
 QueueKey = tuple[str, str, str] | str
 """``(account, region, name)`` of a queue whose three are literal, else its ARN token."""
 
-_LEDGERS: WeakKeyDictionary[IConstruct, ShareLedger] = WeakKeyDictionary()
-_BY_APP: WeakKeyDictionary[IConstruct, dict[QueueKey, ShareLedger]] = WeakKeyDictionary()
+_LEDGER_ATTRIBUTE = "_quota_constructs_share_ledger"
+BOOKKEEPING_ID = "QuotaConstructsBookkeeping"
+
+
+class AppBookkeeping(Construct):
+    """The library's per-app records, kept in the app's own construct tree (a hidden child of
+    its root) rather than in module-level registries, so two apps in one process never share
+    state and an app's records go when the app does. It holds no resources."""
+
+    def __init__(self, scope: Construct, id: str) -> None:
+        super().__init__(scope, id)
+        self.ledgers: dict[QueueKey, ShareLedger] = {}
+        """One ledger per queue known by account, region and name (or ARN token)."""
+        self.per_stack: dict[str, Any] = {}
+        """Per-stack records of other modules, by ``<kind>:<stack path>``."""
+
+    @classmethod
+    def of(cls, scope: IConstruct) -> AppBookkeeping:
+        root = scope.node.root
+        existing = root.node.try_find_child(BOOKKEEPING_ID)
+        if isinstance(existing, AppBookkeeping):
+            return existing
+        return cls(cast(Construct, root), BOOKKEEPING_ID)
 
 
 class ShareLedger:
@@ -159,7 +180,9 @@ class ShareLedger:
             self._owner = queue
         if self._environment is None:
             self._environment = environment
-        _LEDGERS[queue] = self
+        # Kept on the queue construct itself: the tree, not a registry, says which ledger a
+        # queue construct stands for.
+        object.__setattr__(queue, _LEDGER_ATTRIBUTE, self)
         if allocation is None or capacity_limits is None:
             return
         self._capacity_limits = tuple(capacity_limits)
@@ -225,7 +248,7 @@ def ledger_for(scope: IConstruct, *, key: QueueKey | None, label: str) -> ShareL
     borrowable = unowned_capacity_borrowable(scope)
     if key is None:
         return ShareLedger(label=label, unowned_capacity_borrowable=borrowable)
-    known = _BY_APP.setdefault(scope.node.root, {})
+    known = AppBookkeeping.of(scope).ledgers
     ledger = known.get(key)
     if ledger is None:
         ledger = known[key] = ShareLedger(label=label, unowned_capacity_borrowable=borrowable)
@@ -248,10 +271,8 @@ def unowned_capacity_borrowable(scope: IConstruct) -> bool:
 
 def ledger_of(queue: object) -> ShareLedger | None:
     """The ledger of a queue construct of this library; None for anything else."""
-    try:
-        return _LEDGERS.get(queue)  # type: ignore[call-overload, no-any-return]
-    except TypeError:  # not weak-referenceable, hence not one of ours
-        return None
+    ledger = getattr(queue, _LEDGER_ATTRIBUTE, None)
+    return ledger if isinstance(ledger, ShareLedger) else None
 
 
 def queue_key(account: str, region: str, name: str | None) -> QueueKey | None:

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
-from weakref import WeakKeyDictionary
+from typing import TYPE_CHECKING, Any, Literal
 
 import jsii
 from aws_cdk import (
@@ -37,7 +36,7 @@ from ._construct_props import (
     name_from_arn,
     parse_quota_share_arn,
 )
-from ._share_ledger import ledger_of
+from ._share_ledger import AppBookkeeping, ledger_of
 from .model import (
     QuotaConfigError,
     QuotaShareSpec,
@@ -615,16 +614,17 @@ class _TagLimits:
     aspects, so the total is checked at synth time — once per stack for all of its shares,
     since every validation is a call from the jsii runtime back into Python."""
 
-    _BY_STACK: ClassVar[WeakKeyDictionary[Stack, _TagLimits]] = WeakKeyDictionary()
-
     def __init__(self) -> None:
         self._shares: list[QuotaShare] = []
 
     @classmethod
     def of(cls, stack: Stack) -> _TagLimits:
-        limits = cls._BY_STACK.get(stack)
-        if limits is None:
-            limits = cls._BY_STACK[stack] = cls()
+        # Kept in the app's own tree (its bookkeeping construct), one per stack.
+        records = AppBookkeeping.of(stack).per_stack
+        key = f"tag-limits:{stack.node.path}"
+        limits = records.get(key)
+        if not isinstance(limits, _TagLimits):
+            limits = records[key] = cls()
             stack.node.add_validation(limits)
         return limits
 
@@ -645,16 +645,18 @@ class _TagLimits:
         return errors
 
 
-_STACK_ENVIRONMENTS: WeakKeyDictionary[Construct, tuple[Stack, str, str]] = WeakKeyDictionary()
+_STACK_ENVIRONMENT_ATTRIBUTE = "_quota_constructs_stack_environment"
 
 
 def _stack_environment(scope: Construct) -> tuple[Stack, str, str]:
-    """The stack of ``scope`` with its account and region, read once per scope: shares are
-    often declared side by side, and each read is a round trip to the jsii runtime."""
-    known = _STACK_ENVIRONMENTS.get(scope)
+    """The stack of ``scope`` with its account and region, read once per scope (and kept on
+    the scope construct itself): shares are often declared side by side, and each read is a
+    round trip to the jsii runtime."""
+    known: tuple[Stack, str, str] | None = getattr(scope, _STACK_ENVIRONMENT_ATTRIBUTE, None)
     if known is None:
         stack = Stack.of(scope)
-        known = _STACK_ENVIRONMENTS[scope] = (stack, stack.account, stack.region)
+        known = (stack, stack.account, stack.region)
+        object.__setattr__(scope, _STACK_ENVIRONMENT_ATTRIBUTE, known)
     return known
 
 

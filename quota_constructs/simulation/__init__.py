@@ -97,7 +97,16 @@ with the number of jobs: a million jobs over 20 shares and four instance types t
 on one core (``python3 dev.py bench-sim``, ``benchmarks/simulator_throughput.py``).
 """
 
-from .inputs import BorrowerOrder, PriorityChange, SimJob, SimulationOptions, VictimOrder
+from .inputs import (
+    BorrowerOrder,
+    HeadOfLine,
+    NeverRunnable,
+    PriorityChange,
+    RequeuePlace,
+    SimJob,
+    SimulationOptions,
+    VictimOrder,
+)
 from .results import (
     JOB_RECORD_FIELDS,
     Attempt,
@@ -114,9 +123,12 @@ __all__ = [
     "Attempt",
     "BorrowerOrder",
     "CapacityTimeline",
+    "HeadOfLine",
     "JobOutcome",
+    "NeverRunnable",
     "PolicyComparison",
     "PriorityChange",
+    "RequeuePlace",
     "ShareFigures",
     "SimJob",
     "SimulationOptions",
