@@ -149,3 +149,23 @@ def test_capacity_timeline_per_type_and_summed() -> None:
     assert list(total.in_use) == [2, 3, 1, 0]
     assert list(total.borrowed) == [1, 1, 0, 0]
     assert list(result.capacity_timeline("R").times) == []
+
+
+def test_compared_arrangements_are_measured_over_one_window() -> None:
+    # A's second job borrows B's idle instance under the declaration; the hard partition runs
+    # it after the first (nobody borrows), so the two arrangements end at different times.
+    shares = [share("A", LEND_AND_BORROW), share("B", LEND)]
+    jobs = [job("a1", "A", 0.0, 100.0), job("a2", "A", 0.0, 100.0)]
+    comparison = compare_policies(capacity_limits=[CapacityLimit(G5, 2)], shares=shares,
+                                  jobs=jobs)
+    ends = {comparison.declared.ended_at, comparison.hard_partition.ended_at}
+    assert ends == {100.0, 200.0}
+    windows = {r.window for r in (comparison.declared, comparison.hard_partition,
+                                  comparison.shared_pool)}
+    assert windows == {(0.0, 200.0)}
+    # Over one window: the partition keeps A's own instance busy for all 200 s; the
+    # declaration for 100 s (the other job borrowed B's). Each over its own span, both would
+    # have read 100 %.
+    assert comparison.hard_partition.shares["A"].utilization == pytest.approx(1.0)
+    assert comparison.declared.shares["A"].utilization == pytest.approx(100 / 200)
+    assert comparison.declared.shares["B"].lent_capacity_hours == pytest.approx(100 / H)

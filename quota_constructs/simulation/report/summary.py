@@ -61,8 +61,9 @@ def compare(value: float | None, other: float | None) -> tuple[str, str]:
 
 
 def busy_fraction(result: SimulationResult, capacity_limits: Sequence[CapacityLimit]) -> float:
-    """Instances in use on average over the run, as a fraction of the environment."""
-    span_hours = max(result.ended_at - result.started_at, 0.0) / 3600
+    """Instances in use on average over the result's window (the same for every compared
+    arrangement), as a fraction of the environment."""
+    span_hours = max(result.window[1] - result.window[0], 0.0) / 3600
     capacity = sum(limit.max_capacity for limit in capacity_limits)
     if span_hours <= 0 or capacity <= 0:
         return 0.0
