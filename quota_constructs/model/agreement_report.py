@@ -150,17 +150,7 @@ def _share_section(queue: QueueAgreement, spec: QuotaShareSpec) -> list[str]:
         lines.append(f"- **Owner:** {agreement.owner}")
         lines.append(f"- **Purpose:** {agreement.purpose or 'not stated'}")
     state = "" if spec.enabled else " The share is DISABLED: it accepts no new jobs."
-    lines.append(f"- **Strategy:** {spec.strategy.value} — {_STRATEGY[spec.strategy]}.{state}")
-    if spec.strategy.borrows:
-        lines.append(f"- **Borrow limit:** {_borrow_text(spec)}")
-    lines.append(f"- **Guaranteed capacity:** {_guarantee(spec)}")
-    lines.append(f"- **Most it can ever reach:** {_reach(queue.allocation, spec)}")
-    lines.append(f"- **Lends to:** {_lends_to(queue.allocation, spec)}")
-    if spec.strategy.borrows:
-        lines.append(f"- **Borrows from:** {_borrows_from(queue.allocation, spec)}")
-    lines.append("- **Interruption contract:**")
-    # Unknown capacity: whether anyone can borrow from it is unknown, so the lender's side
-    # of the contract is stated whenever its strategy lends.
+    # Unknown capacity: who can borrow from whom is unknown, so the strategy's own words stand.
     lends_out = (
         bool(queue.allocation.rules.borrowers(spec.name)) if queue.allocation is not None
         else spec.strategy.lends
@@ -169,6 +159,18 @@ def _share_section(queue: QueueAgreement, spec: QuotaShareSpec) -> list[str]:
         queue.allocation.rules.borrows(spec.name) if queue.allocation is not None
         else spec.strategy.borrows
     )
+    lines.append(
+        f"- **Strategy:** {spec.strategy.value} — {_strategy_text(spec, lends_out, borrows)}."
+        f"{state}"
+    )
+    if spec.strategy.borrows:
+        lines.append(f"- **Borrow limit:** {_borrow_text(spec)}")
+    lines.append(f"- **Guaranteed capacity:** {_guarantee(spec, lends_out)}")
+    lines.append(f"- **Most it can ever reach:** {_reach(queue.allocation, spec)}")
+    lines.append(f"- **Lends to:** {_lends_to(queue.allocation, spec)}")
+    if spec.strategy.borrows:
+        lines.append(f"- **Borrows from:** {_borrows_from(queue.allocation, spec)}")
+    lines.append("- **Interruption contract:**")
     lines += [
         f"  - {item}"
         for item in _contract(
@@ -267,10 +269,25 @@ def _what_to_send(
     return items
 
 
-def _guarantee(spec: QuotaShareSpec) -> str:
+def _strategy_text(spec: QuotaShareSpec, lends_out: bool, borrows: bool) -> str:
+    """The strategy in words, saying only what the rules let it do in this queue."""
+    if spec.strategy is SharingStrategy.RESERVE:
+        return _STRATEGY[spec.strategy]
+    lending = ("lends its idle capacity to borrowing shares" if lends_out
+               else "would lend its idle capacity, but no share of this queue can borrow it")
+    if spec.strategy is SharingStrategy.LEND:
+        return f"{lending}; never borrows"
+    borrowing = ("borrows others' idle capacity" if borrows
+                 else "can borrow nothing here (see Borrows from)")
+    return f"{lending}; {borrowing}"
+
+
+def _guarantee(spec: QuotaShareSpec, lends_out: bool) -> str:
     limits = _limits(spec.capacity_limits)
     if spec.strategy is SharingStrategy.RESERVE:
         return f"{limits}, held for it even when idle."
+    if not lends_out:
+        return f"{limits}; no share of this queue can borrow it, so it stays its own."
     return (f"{limits}; lent out while idle and taken back by preempting borrowers when its jobs "
             "arrive.")
 

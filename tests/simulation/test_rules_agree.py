@@ -158,7 +158,17 @@ def test_summary_agreement_and_simulator_agree_on_reach_and_lenders(
                     for line in share_section(text, share.name).splitlines()
                     if line.startswith("- **Borrows from:**")
                 )), (share.name, unit)
-    # A lender nobody can borrow from is never described as lending.
+    # A share that can borrow nothing is never described as borrowing; a lender nobody can
+    # borrow from is never described as lending.
+    for share in declaration.shares:
+        section = share_section(text, share.name)
+        if not agreement_lenders(text, share.name) and "capacity no share owns:" not in section:
+            assert "borrows others' idle capacity" not in section
+            assert "Jobs running on borrowed capacity" not in section
+        if not agreement_borrowers(text, share.name):
+            assert "lends its idle capacity to" not in section
+            assert "lent out while idle" not in section
+            assert "reclaim lent capacity" not in section
     for share in declaration.shares:
         for unit, borrowers in agreement_borrowers(text, share.name).items():
             for borrower in borrowers:
