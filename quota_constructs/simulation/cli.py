@@ -248,6 +248,9 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "quota-constructs sim
         if args.workload is not None and not isinstance(error, WorkloadError):
             print(f"  (a job of {args.workload}, checked against the declaration)",
                   file=err_stream)
+            if error.field in ("instance_count", "instance_type") and not args.blocked_jobs:
+                print("  (replaying real history? --blocked-jobs keeps such a job RUNNABLE, as "
+                      "AWS does, and reports it as blocked)", file=err_stream)
         return 2
     headline, _ = findings(comparison, capacity_limits=declaration.capacity_limits,
                            shares=declaration.shares)

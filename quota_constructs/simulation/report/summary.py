@@ -128,9 +128,21 @@ def findings(
     }
     out.append(Finding(
         "Utilization",
-        "instances busy on average (all instance types together): "
+        "instances busy on average (all instance types together, each arrangement over the "
+        "same window): "
         + ", ".join(f"{name} {value * 100:.0f} %" for name, value in busy.items()) + ".",
     ))
+    blocked = comparison.declared.blocked
+    if blocked:
+        by_share = {name: f.blocked_jobs for name, f in comparison.declared.shares.items()
+                    if f.blocked_jobs}
+        out.append(Finding(
+            "Blocked",
+            f"{len(blocked)} job(s) can never run under the declaration and stayed RUNNABLE, "
+            "as in AWS (" + ", ".join(f"{name}: {n}" for name, n in by_share.items())
+            + "); the figures leave them out.",
+            "worse",
+        ))
     stranded = len(comparison.hard_partition.not_runnable)
     if stranded:
         out.append(Finding(
