@@ -134,3 +134,23 @@ def test_two_apps_in_one_process_keep_separate_books(tmp_path: Any) -> None:
     (two,) = write_allocation_agreements(second)
     assert "Teams/Team" not in one.read_text() and "Teams/Team" in two.read_text()
     assert Annotations.from_stack(cdk.Stack.of(second_queue))  # synthesizes cleanly
+
+
+@pytest.mark.parametrize("borrowable, reach", [(None, 4), (True, 4), ("false", 2)])
+def test_the_unowned_capacity_assumption_is_an_app_context_switch(
+    borrowable: Any, reach: int
+) -> None:
+    context = {} if borrowable is None else {"quota_constructs:unownedCapacityBorrowable":
+                                             borrowable}
+    stack = cdk.Stack(cdk.App(context=context), "Unowned", env=ENV)
+    built = QuotaManagedTrainingQueue(
+        stack, "Queue", capacity_limits=[CapacityLimit(G5, 4)],
+        shares=[
+            QuotaShareSpec(name="borrower", capacity_limits=[CapacityLimit(G5, 1)],
+                           strategy=SharingStrategy.LEND_AND_BORROW),
+            QuotaShareSpec(name="lender", capacity_limits=[CapacityLimit(G5, 1)],
+                           strategy=SharingStrategy.LEND),
+        ],
+    )
+    assert built.allocation.reach("borrower") == {G5: reach}
+    assert f"can reach {reach} x {G5}" in allocation_summary(stack)[1]
