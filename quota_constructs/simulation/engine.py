@@ -376,9 +376,19 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
                     return True
         return False
 
+    # Shares with a head held back behind another type's head: only they need waking when
+    # that head starts or its priority changes.
+    held_back = bytearray(n_shares)
+    held_queue = bytearray(n_queues)  # queues whose head is held back that way
+
     def wake_share(q: int) -> None:
-        """The share of q has a new head: its queues of other types are examined again."""
-        for other in queues_of_share[queue_share[q]]:
+        """The share of q may have a new head: its queues of other types, if any was held
+        back, are examined again."""
+        share = queue_share[q]
+        if not held_back[share]:
+            return
+        held_back[share] = 0
+        for other in queues_of_share[share]:
             if other != q and n_waiting[other]:
                 k = other % n_units
                 full_sets[k].add(other)
@@ -388,8 +398,14 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
 
     def try_start(j: int, q: int, k: int, full: bool, touched: list[int]) -> bool:
         """Start j (the head of q) if the rules allow, preempting where they allow it."""
-        if per_share_head and behind_share_head(j, q):
-            return False
+        if per_share_head:
+            if behind_share_head(j, q):
+                # Held back by its share's head, not by capacity: only that head starting
+                # (or changing priority) can release it, and wake_share then does.
+                held_back[queue_share[q]] = 1
+                held_queue[q] = 1
+                return False
+            held_queue[q] = 0
         n = job_count[j]
         current = use[q]
         lim = limit[q]
@@ -625,6 +641,8 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
                     retry.append((j, q, releases))
             again = False
             for j, q, seen in retry:
+                if held_queue[q]:
+                    continue  # woken by its share's head, not by freed capacity
                 if head(q) == j:
                     defer(j, q, k)
                     if could_preempt_in_share(q, j):
