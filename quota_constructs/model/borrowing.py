@@ -1,9 +1,18 @@
 """The borrowing rules: per share and instance type, what it can reach, whom it borrows from and
 whom it lends to. The one place every part of the library reads them from.
 
-The summary, the allocation agreement, the simulator and the monitoring all take their figures
-from :class:`BorrowingRules`; none of them re-derives a rule. What AWS Batch documents is
-followed as written; where it is silent, the assumption is stated here once.
+The summary, the allocation agreement and the simulator take their figures from
+:class:`BorrowingRules` (``QuotaAllocation.rules``), and the custom resource's shrink guard its
+borrow ceiling from :func:`borrow_ceiling`; none of them re-derives a rule (the monitoring only
+measures use against the declared limits, and reads reach and lenders from here when it needs
+them). What AWS Batch documents is followed as written; where it is silent, the assumption is
+stated here once.
+
+Choosing the other reading of assumption 1: CDK context
+``quota_constructs:unownedCapacityBorrowable`` (``false``) for the constructs, summary and
+agreement; ``QuotaAllocation.check(..., unowned_capacity_borrowable=False)`` in Python;
+``SimulationOptions(unowned_capacity_borrowable=False)`` (``--no-unowned-borrowing``) for a
+replay.
 
 Documented (AWS Batch user guide, quota shares):
 - RESERVE keeps its idle capacity, never lends and never borrows; LEND lends idle capacity and
