@@ -169,6 +169,8 @@ class QuotaAllocation:
         borrow_warnings = [
             _nothing_to_borrow(spec, rule)
             for spec in specs
+            # A limit known only at deploy time says nothing about what rounds to zero.
+            if not any(is_unresolved(limit.max_capacity) for limit in spec.capacity_limits)
             for rule in rules.nothing_to_borrow(spec)
         ]
         return replace(allocation, borrow_warnings=tuple(borrow_warnings))
