@@ -114,7 +114,10 @@ def render_page(
         f"<h1>{escape(title)}</h1>",
         f"<p class='sub'>{escape(_environment_line(capacity_limits))} · "
         f"{escape(_workload_line(workload))} · simulated span "
-        f"{escape(human_seconds(declared.ended_at - declared.started_at))}</p>",
+        f"{escape(human_seconds(declared.ended_at - declared.started_at))} · figures of every "
+        f"arrangement over one window of "
+        f"{escape(human_seconds(declared.window[1] - declared.window[0]))} (first submission "
+        "to the last job's end under any arrangement)</p>",
         _summary(headline, notes),
         "<h2>The declaration</h2>",
         _declaration_table(shares, colours),
@@ -430,8 +433,9 @@ def _allocation_charts(
             groups=_bars(comparison, active, colours, lambda f: (f.utilization * 100,)),
             series=_series_names(), series_short=SHORT, percent=True,
         ).render("utilization"), "utilization",
-            "Instances used within the share's own limit, over its allocation for the whole "
-            "run (all instance types together)."),
+            "Instances used within the share's own limit, over its allocation (all instance "
+            "types together), all three arrangements over one window: the first submission to "
+            "the last job's end under any of them."),
         _chart(BarChart(
             title="Borrowed and lent capacity (declared policy)",
             y_label="instance-hours",
@@ -462,6 +466,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("succeeded", lambda f: f.succeeded),
     Column("failed (budget)", lambda f: f.failed_preemption_budget),
     Column("never runnable", lambda f: f.not_runnable),
+    Column("blocked (never runnable)", lambda f: f.blocked_jobs),
     Column("wait p50", lambda f: f.wait_p50, "time"),
     Column("wait p95", lambda f: f.wait_p95, "time"),
     Column("wait max", lambda f: f.wait_max, "time"),
