@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import jsii
 from aws_cdk import ArnFormat, IResource, Resource, Stack
@@ -24,7 +24,13 @@ from ._construct_props import (
     label,
     name_from_arn,
 )
-from ._share_ledger import ALLOCATION_WARNING_ID, ShareLedger, ledger_for, queue_key
+from ._share_ledger import (
+    ALLOCATION_WARNING_ID,
+    BORROW_WARNING_ID,
+    ShareLedger,
+    ledger_for,
+    queue_key,
+)
 from .live import permissions
 from .model import (
     CapacityLimit,
@@ -39,14 +45,21 @@ from .model import (
     validate_time_limit_actions,
 )
 from .quota_share import QuotaShare
-from .scheduling_policy import IQuotaSharePolicy
+from .scheduling_policy import IQuotaShareSchedulingPolicy
 from .service_environment import ITrainingServiceEnvironment
 from .share_options import ShareLifecycle, ShareProvisioning
+from .stack_outputs import add_output
 
 if TYPE_CHECKING:
     from .share_provider import QuotaShareProvider
 
-__all__ = ["ALLOCATION_WARNING_ID", "JOB_QUEUE_TYPE", "ITrainingJobQueue", "TrainingJobQueue"]
+__all__ = [
+    "ALLOCATION_WARNING_ID",
+    "BORROW_WARNING_ID",
+    "JOB_QUEUE_TYPE",
+    "ITrainingJobQueue",
+    "TrainingJobQueue",
+]
 
 JOB_QUEUE_TYPE = "SAGEMAKER_TRAINING"
 
@@ -223,7 +236,7 @@ class TrainingJobQueue(_TrainingJobQueueBase):
         id: str,
         *,
         service_environment: ITrainingServiceEnvironment,
-        scheduling_policy: IQuotaSharePolicy,
+        scheduling_policy: IQuotaShareSchedulingPolicy,
         priority: int = 1,
         job_queue_name: str | None = None,
         enabled: bool = True,
@@ -257,10 +270,11 @@ class TrainingJobQueue(_TrainingJobQueueBase):
                     subject, "service_environment", service_environment,
                     "a TrainingServiceEnvironment or one of its from_... imports",
                 )
-            if not isinstance(scheduling_policy, IQuotaSharePolicy):
+            if not isinstance(scheduling_policy, IQuotaShareSchedulingPolicy):
                 raise QuotaConfigError(
                     subject, "scheduling_policy", scheduling_policy,
-                    "a QuotaSharePolicy or QuotaSharePolicy.from_scheduling_policy_arn(...)",
+                    "a QuotaShareSchedulingPolicy or "
+                    "QuotaShareSchedulingPolicy.from_scheduling_policy_arn(...)",
                 )
             check_queue_priority(priority, subject=subject)
             check_flag(enabled, subject=subject, field="enabled")
@@ -305,6 +319,13 @@ class TrainingJobQueue(_TrainingJobQueueBase):
             allocation=allocation,
             warnings_host=self._resource,
             creates=True,
+        )
+        # Documented output keys (quota_constructs.stack_outputs): <path>Name, <path>Arn.
+        self.name_output: Final = add_output(
+            self, "Name", self.job_queue_name, "Name of the SageMaker training job queue"
+        )
+        self.arn_output: Final = add_output(
+            self, "Arn", self.job_queue_arn, "ARN of the SageMaker training job queue"
         )
 
     @cached_property

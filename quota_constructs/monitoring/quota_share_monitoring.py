@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Final
 
 from aws_cdk import Annotations, Duration, Stack
+from aws_cdk import aws_chatbot as chatbot
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as actions
 from aws_cdk import aws_lambda as lambda_
@@ -38,6 +39,8 @@ from ._asset import DECLARATION_FILE, monitoring_asset_directory
 from ._metrics import ShareMetrics
 from .dashboard import QuotaShareDashboard
 from .job_events_function import JobEventsFunction
+from .outputs import add_monitoring_outputs
+from .owner_subscriptions import OwnerSubscriptions
 from .owner_topics import OwnerTopics
 from .share_alarms import ShareAlarms
 from .share_metrics_function import ShareMetricsFunction
@@ -293,6 +296,8 @@ class QuotaShareMonitoring(Construct):
                 )
         else:
             self.dead_letters_alarm = None
+        self.owner_topic_names: Final = add_monitoring_outputs(self)
+        """Each owner topic's ARN, or the stack output that holds it (for the agreement)."""
 
     @property
     def metrics_function(self) -> lambda_.IFunction | None:
@@ -303,6 +308,40 @@ class QuotaShareMonitoring(Construct):
     def job_events_function(self) -> lambda_.IFunction | None:
         """The job-events function; None when ``job_events_enabled`` is False."""
         return self.job_events.function if self.job_events is not None else None
+
+    def subscribe_owner(
+        self, owner: str, subscription: sns.ITopicSubscription
+    ) -> sns.Subscription:
+        """Subscribe ``subscription`` (``aws_sns_subscriptions.EmailSubscription``,
+        ``SqsSubscription``, ``LambdaSubscription``, ``UrlSubscription``) to ``owner``'s
+        topic, with a dead-letter queue that passes cdk-nag (``OwnerSubscriptions``)."""
+        topic = self.owner_topics.get(owner) if isinstance(owner, str) else None
+        if topic is None:
+            raise QuotaConfigError(
+                f"monitoring {self.node.path}", "owner", owner,
+                f"one of the monitored shares' owners: {', '.join(sorted(self.owner_topics))}",
+            )
+        return self._subscriptions().subscribe(topic, subscription)
+
+    def add_chat_channel(
+        self, owner: str, channel: chatbot.SlackChannelConfiguration
+    ) -> None:
+        """Let AWS Chatbot post ``owner``'s notifications to ``channel`` (the topic is added
+        to the channel's notification topics; Chatbot subscribes itself, no dead-letter
+        queue is involved)."""
+        topic = self.owner_topics.get(owner) if isinstance(owner, str) else None
+        if topic is None:
+            raise QuotaConfigError(
+                f"monitoring {self.node.path}", "owner", owner,
+                f"one of the monitored shares' owners: {', '.join(sorted(self.owner_topics))}",
+            )
+        channel.add_notification_topic(topic)
+
+    def _subscriptions(self) -> OwnerSubscriptions:
+        found = self.node.try_find_child("OwnerSubscriptions")
+        if isinstance(found, OwnerSubscriptions):
+            return found
+        return OwnerSubscriptions(self, "OwnerSubscriptions")
 
     def alarms_of(self, share: str) -> tuple[cloudwatch.IAlarm, ...]:
         """The alarms of ``share`` (empty when alarms are off)."""

@@ -11,6 +11,7 @@ import argparse
 import dataclasses
 import enum
 import typing
+from collections.abc import Collection
 from typing import Any
 
 from .inputs import SimulationOptions
@@ -18,12 +19,18 @@ from .inputs import SimulationOptions
 _PREFIX = "option_"
 
 
-def add_option_arguments(parser: argparse.ArgumentParser) -> None:
+def add_option_arguments(
+    parser: argparse.ArgumentParser, *, skip: Collection[str] = ()
+) -> None:
+    """An option per :class:`SimulationOptions` field, except those in ``skip`` (a command
+    that spells them its own way)."""
     group = parser.add_argument_group(
         "simulator assumptions (where AWS documents no behaviour; defaults are the library's)"
     )
     hints = typing.get_type_hints(SimulationOptions)
     for item in dataclasses.fields(SimulationOptions):
+        if item.name in skip:
+            continue
         flag = "--" + item.name.replace("_", "-")
         kind = hints[item.name]
         default = item.default
@@ -40,7 +47,8 @@ def add_option_arguments(parser: argparse.ArgumentParser) -> None:
                                type=_converter(kind), help=f"(default: {default})")
 
 
-def options_from(args: argparse.Namespace) -> SimulationOptions:
+def options_from(args: argparse.Namespace, **fixed: Any) -> SimulationOptions:
+    """The options given on the command line; ``fixed`` (from hand-written options) wins."""
     hints = typing.get_type_hints(SimulationOptions)
     chosen: dict[str, Any] = {}
     for item in dataclasses.fields(SimulationOptions):
@@ -51,7 +59,7 @@ def options_from(args: argparse.Namespace) -> SimulationOptions:
         if isinstance(kind, type) and issubclass(kind, enum.Enum):
             value = kind(value)
         chosen[item.name] = value
-    return SimulationOptions(**chosen)
+    return SimulationOptions(**{**chosen, **fixed})
 
 
 def describe_options(options: SimulationOptions) -> dict[str, Any]:

@@ -355,7 +355,8 @@ class _Search:
             for spec in self.today
         ]
         return compile_problem(capacity_limits=self.environment, shares=relaxed, jobs=jobs,
-                               priority_changes=changes)
+                               priority_changes=changes,
+                               unowned_capacity_borrowable=self.options.unowned_capacity_borrowable)
 
     # --- allocations ----------------------------------------------------------------------
     def allocation_of(self, specs: Sequence[QuotaShareSpec]) -> Allocation:
@@ -414,10 +415,13 @@ class _Search:
                        duration=0.0, instance_type=self.units[k], instance_count=count)
                 for (s, k), count in sorted(self.largest.items())
             ]
-            small = compile_problem(capacity_limits=limits, shares=specs, jobs=probes)
+            borrowable = self.options.unowned_capacity_borrowable
+            small = compile_problem(capacity_limits=limits, shares=specs, jobs=probes,
+                                    unowned_capacity_borrowable=borrowable)
             # And by the model's rules of what a share can reach (the one place those live):
             # a job beyond it would wait forever in AWS, whatever the simulator makes of it.
-            rules = QuotaAllocation.check(environment_limits=limits, shares=specs)
+            rules = QuotaAllocation.check(environment_limits=limits, shares=specs,
+                                          unowned_capacity_borrowable=borrowable)
             reach = {spec.name: rules.reach(spec.name) for spec in specs}
         except QuotaConfigError:
             return None

@@ -54,6 +54,7 @@ class ShareColumns:
     """The per-share columns of a compiled problem that an allocation decides (see Problem)."""
 
     environment: list[int]
+    capacity: list[int]
     limit: list[int]
     ceiling: list[float]
     reserve: list[bool]
@@ -65,7 +66,8 @@ class ShareColumns:
     @classmethod
     def of(cls, problem: Problem) -> ShareColumns:
         return cls(
-            environment=list(problem.environment), limit=list(problem.limit),
+            environment=list(problem.environment), capacity=list(problem.capacity),
+            limit=list(problem.limit),
             ceiling=list(problem.ceiling), reserve=list(problem.reserve),
             borrows=list(problem.borrows), in_share=list(problem.in_share),
             group_limits=[list(g) for g in problem.group_limits],
@@ -74,7 +76,8 @@ class ShareColumns:
 
     def apply(self, problem: Problem) -> Problem:
         return replace(
-            problem, environment=self.environment, limit=self.limit, ceiling=self.ceiling,
+            problem, environment=self.environment, capacity=self.capacity, limit=self.limit,
+            ceiling=self.ceiling,
             reserve=self.reserve, borrows=self.borrows, in_share=self.in_share,
             group_limits=self.group_limits, group_lends=self.group_lends,
         )
@@ -117,6 +120,8 @@ def alone(problem: Problem, share: int, capacity: dict[int, int]) -> Problem:
         limit[share * n_units + unit] = count
     return ShareColumns(
         environment=[capacity.get(k, 0) for k in range(n_units)],
+        # The share owns the whole partition: nothing is left unowned for anyone.
+        capacity=[capacity.get(k, 0) for k in range(n_units)],
         limit=limit,
         ceiling=[float(v) for v in limit],
         reserve=[True] * n_shares,

@@ -15,7 +15,7 @@ from quota_constructs import (
     ITrainingJobQueue,
     JobStateTimeLimitAction,
     QuotaConfigError,
-    QuotaSharePolicy,
+    QuotaShareSchedulingPolicy,
     ShareProvisioning,
     SharingStrategy,
     TrainingJobQueue,
@@ -48,7 +48,7 @@ def make_queue(stack: cdk.Stack, capacity: int = 3, **props: Any) -> TrainingJob
         service_environment=TrainingServiceEnvironment(
             stack, "Environment", capacity_limits=[CapacityLimit(G5, capacity)]
         ),
-        scheduling_policy=QuotaSharePolicy(stack, "Policy"),
+        scheduling_policy=QuotaShareSchedulingPolicy(stack, "Policy"),
         **props,
     )
 
@@ -156,7 +156,8 @@ def test_shares_added_to_the_queue_are_its_children_and_in_its_allocation(
     built: SimpleNamespace,
 ) -> None:
     queue = built.exact
-    assert [child.node.id for child in queue.node.children] == ["Resource", "A", "B", "C"]
+    children = [child.node.id for child in queue.node.children]
+    assert [id for id in children if not id.endswith("Output")] == ["Resource", "A", "B", "C"]
     assert [s.name for s in queue.quota_share_specs] == ["A", "B", "C"]
     assert queue.allocation.shares == queue.quota_share_specs
     assert queue.allocation.reach("A") == {G5: 1}
@@ -281,7 +282,7 @@ def test_a_named_queue_is_named_in_errors() -> None:
 
 def test_environment_and_policy_must_be_the_right_kind() -> None:
     stack = scratch_stack()
-    policy = QuotaSharePolicy(stack, "Policy")
+    policy = QuotaShareSchedulingPolicy(stack, "Policy")
     with pytest.raises(QuotaConfigError) as caught:
         TrainingJobQueue(
             stack, "Queue", service_environment=policy,  # type: ignore[arg-type]

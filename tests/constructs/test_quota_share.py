@@ -15,7 +15,7 @@ from quota_constructs import (
     IQuotaShare,
     QuotaConfigError,
     QuotaShare,
-    QuotaSharePolicy,
+    QuotaShareSchedulingPolicy,
     QuotaShareSpec,
     ShareGrant,
     ShareLifecycle,
@@ -71,7 +71,7 @@ def make_queue(stack: cdk.Stack, id: str = "Queue") -> TrainingJobQueue:
         service_environment=TrainingServiceEnvironment(
             stack, f"{id}Environment", capacity_limits=[CapacityLimit(G5, 4), CapacityLimit(G6, 1)]
         ),
-        scheduling_policy=QuotaSharePolicy(stack, f"{id}Policy"),
+        scheduling_policy=QuotaShareSchedulingPolicy(stack, f"{id}Policy"),
     )
 
 
@@ -308,7 +308,7 @@ def test_cross_stack_shares_reference_the_queue_through_an_export(
     exported = {
         output["Export"]["Name"]
         for output in platform.get("Outputs", {}).values()
-        if output["Value"] == queue_arn(built.platform_queue)
+        if output["Value"] == queue_arn(built.platform_queue) and "Export" in output
     }
     assert len(exported) == 1
     export_name = exported.pop()
@@ -364,13 +364,15 @@ def service_jobs() -> dict[str, Any]:
 
 
 def tag_on_submission(share: str, jobs: Any) -> dict[str, Any]:
-    """The TagResource that submitting with the share's tag needs: only that tag, and never on
-    a job already tagged with another share."""
+    """The TagResource that submitting with the share's tag needs: only that tag key, only
+    with this share's name, and only on a job carrying no share tag yet (the one being
+    created), never on a job already labelled."""
     return {
         "Action": "batch:TagResource",
         "Condition": {
             "StringEquals": {f"aws:RequestTag/{SHARE_TAG_KEY}": share},
-            "StringEqualsIfExists": {f"aws:ResourceTag/{SHARE_TAG_KEY}": share},
+            "ForAllValues:StringEquals": {"aws:TagKeys": [SHARE_TAG_KEY]},
+            "Null": {f"aws:ResourceTag/{SHARE_TAG_KEY}": "true"},
         },
         "Effect": "Allow",
         "Resource": jobs,

@@ -73,9 +73,10 @@ def test_share_section_states_owner_purpose_lending_and_contract() -> None:
     qs1 = section(render(), "QS1")
     assert "**Owner:** Research | ML" in qs1
     assert "**Purpose:** Checkpointed sweeps" in qs1
-    assert "**Borrow limit:** 200% of its own limit per instance type." in qs1
+    assert ("**Borrow limit:** 200% of its own limit per instance type, rounded down to whole "
+            "instances (2 × ml.g5.xlarge).") in qs1
     assert "**Most it can ever reach:** 2 × ml.g5.xlarge" in qs1
-    assert "**Borrows from:** QS2;" in qs1
+    assert "**Borrows from:** QS2: up to 1 × ml.g5.xlarge (only what is left idle)." in qs1
     assert "accept cross-share preemption" in qs1
     assert "In-share preemption is on" in qs1
     assert "Workloads are recoverable" in qs1
@@ -97,12 +98,11 @@ def test_borrowing_sources_include_unowned_capacity_and_say_when_there_is_none()
         return section(text, "vision").split("**Borrows from:** ", 1)[1].split("\n", 1)[0]
 
     assert borrows_from(3) == (
-        "capacity no share owns (1 × ml.g5.xlarge); only what is left idle, up to its borrow "
-        "limit."
+        "capacity no share owns: up to 1 × ml.g5.xlarge (only what is left idle)."
     )
-    assert borrows_from(2).startswith("nothing: no other share lends its instance types")
+    assert borrows_from(2).startswith("nobody: ")
     unknown = render(shares=(borrower,), allocation=None, grants={}, submission_tags={})
-    assert "**Borrows from:** capacity no share owns, if the environment has any;" in unknown
+    assert "**Borrows from:** not computed (environment capacity not declared" in unknown
 
 
 def test_grants_list_who_may_submit_with_priority_ceilings() -> None:
@@ -112,7 +112,9 @@ def test_grants_list_who_may_submit_with_priority_ceilings() -> None:
         in qs1
     qs2 = section(render(), "QS2")
     assert "No grants declared in this app" in qs2
-    assert "quotaShareName" not in qs2
+    # No grant, so nothing a grant requires; the how-to-submit block still shows the call.
+    assert "Every submission names the share" not in qs2
+    assert 'quotaShareName="QS2"' in qs2 and "no priority ceiling" in qs2
 
 
 def test_grants_say_what_a_submission_must_carry() -> None:
@@ -123,7 +125,7 @@ def test_grants_say_what_a_submission_must_carry() -> None:
     assert "a `schedulingPriority` no higher than it" in qs1
     assert "drops a priority of 0" in qs1
     without_ceiling = render(grants={"QS1": [Grant("Team/Submitter", "submit", None)]})
-    assert "schedulingPriority" not in section(without_ceiling, "QS1")
+    assert "Under a priority ceiling" not in section(without_ceiling, "QS1")
 
 
 def test_reserve_and_disabled_shares_say_so() -> None:
