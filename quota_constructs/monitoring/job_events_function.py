@@ -23,7 +23,9 @@ from ..runtime.monitoring_contract import (
     JOB_EVENTS_HANDLER,
     PREEMPTION_COMPLETED_DETAIL_TYPE,
     PREEMPTION_STARTED_DETAIL_TYPE,
+    QUEUE_BLOCKED_DETAIL_TYPE,
     STATE_CHANGE_DETAIL_TYPE,
+    STATE_CHANGE_STATUSES,
 )
 from ._function import acknowledge_xray, monitoring_function
 
@@ -39,6 +41,10 @@ DELIVERY_MAX_AGE: Final = Duration.hours(2)
 # the handler is idempotent per event, so a retry never notifies twice for one preemption.
 INVOKE_RETRIES: Final = 2
 INVOKE_MAX_AGE: Final = Duration.hours(1)
+DEFAULT_CONCURRENCY: Final = 2
+"""Reserved concurrency: a preemption storm queues invocations (Lambda keeps asynchronous
+events up to ``INVOKE_MAX_AGE``) instead of calling DescribeServiceJob hundreds of times at once
+and throttling the account's Batch API."""
 
 
 class JobEventsFunction(Construct):
@@ -47,10 +53,16 @@ class JobEventsFunction(Construct):
     Rules (each delivering with retries, then to ``dead_letter_queue``):
 
     - ``StateChangeRule``: ``Batch Service Job State Change`` events whose ``detail.jobQueue``
-      is this queue's ARN; other queues' jobs never reach the function.
+      is this queue's ARN and whose ``detail.status`` is FAILED; other queues' jobs and other
+      statuses never reach the function.
+    - ``QueueBlockedRule``: ``Batch Service Job Queue Blocked`` events of this queue
+      (``detail.jobQueue``): a job at the front that can never start.
     - ``PreemptionRule``: ``Batch Service Job Preemption Started`` / ``Completed``. These
       events carry no queue, so every preemption of the account and region is delivered and
       the handler looks the job up (``DescribeServiceJob``) and ignores other queues' jobs.
+
+    The function runs at most ``concurrency`` invocations at once (reserved concurrency;
+    None = unreserved, for accounts whose concurrency quota cannot spare it).
 
     The role (``Role``) may describe service jobs, publish to ``owner_topics`` and, only with
     ``enforce_interruption_budget``, terminate service jobs of the queue's account and region.
@@ -69,11 +81,13 @@ class JobEventsFunction(Construct):
         log_retention: logs.RetentionDays,
         dead_letter_queue: sqs.IQueue,
         layers: Sequence[lambda_.ILayerVersion] = (),
+        concurrency: int | None = DEFAULT_CONCURRENCY,
     ) -> None:
         super().__init__(scope, id)
         self.function, self.role, self.log_group = monitoring_function(
             self,
             code=code,
+            reserved_concurrency=concurrency,
             handler=JOB_EVENTS_HANDLER,
             description=f"AWS Batch quota shares: job events to owners ({self.node.path})",
             timeout=TIMEOUT,
@@ -127,11 +141,24 @@ class JobEventsFunction(Construct):
         self.state_change_rule = events.Rule(
             self,
             "StateChangeRule",
-            description=f"Service-job state changes of this queue only ({self.node.path})",
+            description=f"Failed service jobs of this queue only ({self.node.path})",
             event_pattern=events.EventPattern(
                 source=[EVENT_SOURCE],
                 detail_type=[STATE_CHANGE_DETAIL_TYPE],
-                # The documented sample event carries the queue's ARN in detail.jobQueue.
+                # The documented sample event carries the queue's ARN in detail.jobQueue; only
+                # the statuses an owner is told about invoke the function.
+                detail={"jobQueue": [job_queue_arn], "status": list(STATE_CHANGE_STATUSES)},
+            ),
+            targets=[target()],
+        )
+        self.queue_blocked_rule = events.Rule(
+            self,
+            "QueueBlockedRule",
+            description=f"Jobs blocking this queue ({self.node.path})",
+            event_pattern=events.EventPattern(
+                source=[EVENT_SOURCE],
+                detail_type=[QUEUE_BLOCKED_DETAIL_TYPE],
+                # The documented sample carries the queue's ARN in detail.jobQueue.
                 detail={"jobQueue": [job_queue_arn]},
             ),
             targets=[target()],

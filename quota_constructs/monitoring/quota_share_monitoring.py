@@ -24,20 +24,25 @@ from ..model import (
     monitoring_declaration_json,
     share_subject,
 )
+from ..model.capacity import check_count
 from ..nag_acknowledgments import acknowledge
+from ..runtime.batch_reads import MAX_LISTING_PAGES, MAX_PAGE_SIZE
 from ..runtime.monitoring_contract import (
     DECLARATION_FILE_ENV,
     DEFAULT_METRIC_NAMESPACE,
+    DEFAULT_RUNNABLE_COUNT_CAP,
     ENFORCE_BUDGET_ENV,
     JOB_QUEUE_ARN_ENV,
     JOB_QUEUE_NAME_ENV,
     METRIC_NAMESPACE_ENV,
+    MONITOR_HEALTHY,
     OWNER_TOPICS_ENV,
 )
 from ._asset import DECLARATION_FILE, monitoring_asset_directory
 from ._metrics import ShareMetrics
+from .alarm_delivery import allow_alarms_to_publish
 from .dashboard import QuotaShareDashboard
-from .job_events_function import JobEventsFunction
+from .job_events_function import DEFAULT_CONCURRENCY, JobEventsFunction
 from .owner_topics import OwnerTopics
 from .share_alarms import ShareAlarms
 from .share_metrics_function import ShareMetricsFunction
@@ -51,6 +56,9 @@ DEFAULT_LOG_RETENTION: Final = logs.RetentionDays.ONE_MONTH
 # Alarm and graph period: five one-minute measurements smooth out a single slow API call.
 MIN_PERIOD: Final = Duration.minutes(5)
 MAX_SCHEDULE_MINUTES: Final = 60
+# Two periods in a row: one failed run (a deployment, a single throttled minute) does not page.
+HEALTH_EVALUATION_PERIODS: Final = 2
+MAX_JOB_EVENTS_CONCURRENCY: Final = 100
 NO_OWNER_WARNING_ID: Final = "quota_constructs:monitoring-no-owner"
 _NAMESPACE_ALLOWED = "1 to 255 characters, not starting with 'AWS/'"
 
@@ -95,11 +103,20 @@ class QuotaShareMonitoring(Construct):
     :param namespace: CloudWatch namespace of the custom metrics. Default
         ``QuotaConstructs/Batch``.
     :param log_retention: how long both functions' logs are kept. Default one month.
-    :param operations_topic: where ``DeadLetters`` (the monitoring itself failing) notifies.
-        Default: nowhere; the alarm still shows on the dashboard.
+    :param operations_topic: where ``DeadLetters`` (something failed after every retry) and
+        ``MonitorHealth`` (the metrics function could not read AWS Batch, or did not run)
+        notify, into ALARM and back to OK. Default: nowhere; the alarms still show on the
+        dashboard.
     :param handler_layers: Lambda layers for both functions. Default: none (not needed for
         the quota-share API: the functions carry the AWS Batch model they were synthesized
         with, whatever the runtime's botocore).
+    :param runnable_count_cap: the most RUNNABLE jobs counted per share and run (one
+        ListServiceJobs call per 100, only for shares with a waiting job). Default 100; a
+        ``RunnableJobs`` value equal to the cap means at least that many. 0: not counted (no
+        ``RunnableJobs`` metric, no ListServiceJobs call).
+    :param job_events_concurrency: reserved concurrency of the job-events function, so a
+        preemption storm queues rather than throttles the account's AWS Batch API. Default 2;
+        None: unreserved (for accounts whose concurrency quota cannot spare it).
     """
 
     def __init__(
@@ -122,6 +139,8 @@ class QuotaShareMonitoring(Construct):
         log_retention: logs.RetentionDays = DEFAULT_LOG_RETENTION,
         operations_topic: sns.ITopic | None = None,
         handler_layers: Sequence[lambda_.ILayerVersion] = (),
+        runnable_count_cap: int = DEFAULT_RUNNABLE_COUNT_CAP,
+        job_events_concurrency: int | None = DEFAULT_CONCURRENCY,
     ) -> None:
         # Everything is checked before the construct exists, so a mistake leaves nothing behind.
         subject = f"monitoring {child_path(scope, id)}"
@@ -148,6 +167,11 @@ class QuotaShareMonitoring(Construct):
                 "False when job_events_enabled is False (budgets are enforced on job events)",
             )
         schedule_minutes = _check_schedule(metrics_schedule, subject=subject)
+        check_count(runnable_count_cap, subject=subject, field="runnable_count_cap", minimum=0,
+                    maximum=MAX_LISTING_PAGES * MAX_PAGE_SIZE)
+        if job_events_concurrency is not None:
+            check_count(job_events_concurrency, subject=subject, field="job_events_concurrency",
+                        minimum=1, maximum=MAX_JOB_EVENTS_CONCURRENCY)
         if not isinstance(namespace, str) or not 1 <= len(namespace) <= 255 or (
             namespace.startswith("AWS/")
         ):
@@ -214,6 +238,7 @@ class QuotaShareMonitoring(Construct):
                 job_queue_arn=queue.job_queue_arn,
                 environment=environment,
                 schedule=Duration.minutes(schedule_minutes),
+                runnable_count_cap=runnable_count_cap,
                 log_retention=log_retention,
                 dead_letter_queue=self.dead_letter_queue,
                 layers=handler_layers,
@@ -239,6 +264,7 @@ class QuotaShareMonitoring(Construct):
                 log_retention=log_retention,
                 dead_letter_queue=self.dead_letter_queue,
                 layers=handler_layers,
+                concurrency=job_events_concurrency,
             )
             if job_events_enabled
             else None
@@ -266,8 +292,11 @@ class QuotaShareMonitoring(Construct):
                     job_events=job_events_enabled,
                     owner_topic=self.owner_topics.get(owner) if owner else None,
                 )
-            dead_letters = self.dead_letter_queue.metric_approximate_number_of_messages_visible(
-                period=MIN_PERIOD, statistic="Maximum"
+            # Messages *arriving* (SendMessage by EventBridge or Lambda), not messages sitting:
+            # nobody drains this queue, so a visible-count alarm would stay in ALARM for the
+            # 14 days of retention and never fire again.
+            dead_letters = self.dead_letter_queue.metric_number_of_messages_sent(
+                period=MIN_PERIOD, statistic="Sum"
             ).create_alarm(
                 self,
                 "DeadLetters",
@@ -279,20 +308,59 @@ class QuotaShareMonitoring(Construct):
                 threshold=1,
                 comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
                 evaluation_periods=1,
-                # SQS publishes this metric every few minutes for an active queue; none means
-                # nothing arrived.
+                # SQS publishes nothing for a period in which nothing was sent.
                 treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
             )
+            operations_alarms = [dead_letters]
+            self.monitor_health_alarm: cloudwatch.Alarm | None = None
+            if metrics_enabled:
+                self.monitor_health_alarm = self._monitor_health_alarm(
+                    metrics, period, queue.node.path
+                )
+                operations_alarms.append(self.monitor_health_alarm)
             if operations_topic is not None:
-                dead_letters.add_alarm_action(actions.SnsAction(operations_topic))
+                for alarm in operations_alarms:
+                    alarm.add_alarm_action(actions.SnsAction(operations_topic))
+                    alarm.add_ok_action(actions.SnsAction(operations_topic))
             self.dead_letters_alarm: cloudwatch.Alarm | None = dead_letters
             if self.dashboard is not None:
                 self.dashboard.add_alarms(
                     [alarm for group in self.alarms.values() for alarm in group.alarms]
-                    + [dead_letters]
+                    + operations_alarms
                 )
         else:
             self.dead_letters_alarm = None
+            self.monitor_health_alarm = None
+        # Topics this construct did not create: add CloudWatch's grant where the app owns them,
+        # warn (saying what to add) where it does not.
+        given = list((owner_topics or {}).values()) + (
+            [operations_topic] if operations_topic is not None else []
+        )
+        granted: list[sns.ITopic] = []
+        for topic in given:
+            if not any(topic is seen for seen in granted):
+                granted.append(topic)
+                allow_alarms_to_publish(topic, self)
+
+    def _monitor_health_alarm(
+        self, metrics: ShareMetrics, period: Duration, queue_path: str
+    ) -> cloudwatch.Alarm:
+        healthy = metrics.queue(MONITOR_HEALTHY, statistic="Minimum", period=period)
+        return healthy.create_alarm(
+            self,
+            "MonitorHealth",
+            alarm_description=(
+                f"The quota-share monitoring of {queue_path} could not read AWS Batch (access "
+                "denied, sustained throttling, a timeout) or did not run at all: per-share "
+                "metrics are missing, so the Starved and Drift alarms cannot fire. Read the "
+                "ShareMetrics function's log (share_metrics_call_failed)."
+            ),
+            threshold=1,
+            comparison_operator=cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+            evaluation_periods=HEALTH_EVALUATION_PERIODS,
+            # Every run publishes the figure: none at all means the monitor is not running.
+            treat_missing_data=cloudwatch.TreatMissingData.BREACHING,
+        )
 
     @property
     def metrics_function(self) -> lambda_.IFunction | None:

@@ -5,9 +5,12 @@ One notification per preemption. *Preemption Completed* is the event that acts: 
 Started* only logs, so the pair never notifies twice. Neither carries a queue or a share, so the
 job is looked up (DescribeServiceJob) and jobs of other queues are ignored.
 
-*Service Job State Change* tells an owner what they must act on: a job that can never start
-(RUNNABLE with ``MISCONFIGURATION:...``), or one that FAILED after exhausting its preemption
-retries. A FAILED job the monitor itself terminated is not reported again.
+*Service Job Queue Blocked* (AWS Batch user guide, "Service job queue blocked events") is a job
+at the front that can never start (``MISCONFIGURATION:...``); it names the queue but not the
+share, so the job is looked up, its owner told once per job, and the share's ``BlockedJobs``
+count published. *Service Job State Change* (FAILED only, filtered by the rule) tells an owner
+about a job that FAILED after exhausting its preemption retries. A FAILED job the monitor
+itself terminated is not reported again.
 
 Failures raise, so Lambda's asynchronous retries and then the dead-letter queue take over. The
 order makes a retry safe: look up, terminate (only an active job), notify, publish metrics,
@@ -25,6 +28,7 @@ from .emf import COUNT, MetricRecord, emit
 from .event_memory import EventMemory
 from .monitor_settings import MonitorSettings
 from .monitoring_contract import (
+    BLOCKED_JOBS,
     ENFORCE_BUDGET_ENV,
     JOB_QUEUE_ARN_ENV,
     JOB_QUEUE_DIMENSION,
@@ -36,6 +40,7 @@ from .monitoring_contract import (
     PREEMPTION_KIND_DIMENSION,
     PREEMPTION_STARTED_DETAIL_TYPE,
     PREEMPTIONS,
+    QUEUE_BLOCKED_DETAIL_TYPE,
     QUOTA_SHARE_DIMENSION,
     STATE_CHANGE_DETAIL_TYPE,
 )
@@ -51,10 +56,6 @@ from .owner_messages import (
 from .preemption import Preemption
 from .structured_log import log
 
-STUCK_REASONS = (
-    "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED",
-    "MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE",
-)
 FINISHED_STATUSES = frozenset({"SUCCEEDED", "FAILED"})
 # A duplicate is the same event under the same configuration; a monitor pointed elsewhere (or a
 # test's fresh fake) is not a duplicate.
@@ -73,13 +74,16 @@ def handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
     if detail_type == PREEMPTION_STARTED_DETAIL_TYPE:
         # Counted and reported once, from the Completed event that follows.
         return _outcome("logged", fields)
-    if detail_type not in (PREEMPTION_COMPLETED_DETAIL_TYPE, STATE_CHANGE_DETAIL_TYPE):
+    if detail_type not in (PREEMPTION_COMPLETED_DETAIL_TYPE, STATE_CHANGE_DETAIL_TYPE,
+                           QUEUE_BLOCKED_DETAIL_TYPE):
         return _outcome("ignored: not a service-job event", fields)
     if not job_arn:
         return _outcome("ignored: no service job ARN", fields)
     monitor = _Monitor(MonitorSettings.from_environment(), context)
     if detail_type == PREEMPTION_COMPLETED_DETAIL_TYPE:
         return monitor.preemption_completed(event, job_arn, fields)
+    if detail_type == QUEUE_BLOCKED_DETAIL_TYPE:
+        return monitor.queue_blocked(event, job_arn, fields)
     return monitor.state_changed(event, job_arn, fields)
 
 
@@ -155,6 +159,37 @@ class _Monitor:
             records.append(contract)
         return records
 
+    # -- a job blocking the queue ---------------------------------------------------------------
+
+    def queue_blocked(self, event: Mapping[str, Any], job_arn: str,
+                      fields: dict[str, Any]) -> dict[str, Any]:
+        detail = event.get("detail") or {}
+        queue = detail.get("jobQueue")
+        if queue and not self.settings.queue.holds(queue):
+            return _outcome("ignored: another job queue", fields, job_queue=queue)
+        job = self._job_of_this_queue(job_arn, fields)
+        if job is None:
+            return _outcome(fields.pop("outcome"), fields)
+        share = str(job.get("quotaShareName") or "")
+        fields.update(quota_share=share)
+        # Once per job (AWS may report a blocked queue again while the job stays at the front).
+        key = f"blocked/{job_arn}/{job.get('createdAt')}"
+        if MEMORY.seen(self._memory_key(key)):
+            return _outcome("duplicate", fields)
+        reason = str(detail.get("statusReason") or job.get("statusReason") or "no reason given")
+        self._notify(topic=self.settings.topic_of(self.settings.agreement_of(share)),
+                     fields=fields,
+                     message=stuck_message(job=job, job_arn=job_arn, share=share,
+                                           queue=self.settings.queue.name, reason=reason,
+                                           key=key))
+        record = MetricRecord(self.settings.namespace, {
+            JOB_QUEUE_DIMENSION: self.settings.queue.name, QUOTA_SHARE_DIMENSION: share,
+        })
+        record.put(BLOCKED_JOBS, 1, COUNT)
+        emit([record])
+        MEMORY.remember(self._memory_key(key))
+        return _outcome("reported", fields)
+
     # -- state changes --------------------------------------------------------------------------
 
     def state_changed(self, event: Mapping[str, Any], job_arn: str,
@@ -163,8 +198,8 @@ class _Monitor:
         status = str(detail.get("status") or "")
         reason = str(detail.get("statusReason") or "")
         fields.update(status=status)
-        stuck = status == "RUNNABLE" and any(code in reason for code in STUCK_REASONS)
-        if not stuck and status != "FAILED":
+        if status != "FAILED":
+            # A job that can never start is reported from the Queue Blocked event instead.
             return _outcome("ignored: nothing for an owner", fields)
         if TERMINATION_REASON_PREFIX in reason:
             return _outcome("ignored: terminated by this monitor, owner already told", fields)
@@ -181,27 +216,22 @@ class _Monitor:
             return _outcome("duplicate", fields)
         topic = self.settings.topic_of(self.settings.agreement_of(share))
         queue_name = self.settings.queue.name
-        if stuck:
-            message = stuck_message(job=job, job_arn=job_arn, share=share, queue=queue_name,
-                                    reason=reason, key=key)
-        else:
-            preemption = Preemption.from_summary(job.get("preemptionSummary") or {})
-            retries = (job.get("preemptionConfiguration") or {}).get(
-                "preemptionRetriesBeforeTermination")
-            if TERMINATION_REASON_PREFIX in str(job.get("statusReason") or ""):
-                return _outcome("ignored: terminated by this monitor, owner already told",
-                                fields)
-            exhausted = preemption is not None and (
-                (isinstance(retries, int) and preemption.attempt_count > retries)
-                or "preempt" in reason.lower()
-            )
-            if preemption is None or not exhausted:
-                return _outcome("ignored: failed, not for preemptions", fields)
-            message = failed_after_preemptions_message(
-                job=job, job_arn=job_arn, share=share, queue=queue_name,
-                count=preemption.attempt_count,
-                retries=retries if isinstance(retries, int) else None, key=key,
-            )
+        preemption = Preemption.from_summary(job.get("preemptionSummary") or {})
+        retries = (job.get("preemptionConfiguration") or {}).get(
+            "preemptionRetriesBeforeTermination")
+        if TERMINATION_REASON_PREFIX in str(job.get("statusReason") or ""):
+            return _outcome("ignored: terminated by this monitor, owner already told", fields)
+        exhausted = preemption is not None and (
+            (isinstance(retries, int) and preemption.attempt_count > retries)
+            or "preempt" in reason.lower()
+        )
+        if preemption is None or not exhausted:
+            return _outcome("ignored: failed, not for preemptions", fields)
+        message = failed_after_preemptions_message(
+            job=job, job_arn=job_arn, share=share, queue=queue_name,
+            count=preemption.attempt_count,
+            retries=retries if isinstance(retries, int) else None, key=key,
+        )
         self._notify(topic=topic, fields=fields, message=message)
         MEMORY.remember(self._memory_key(key))
         return _outcome("reported", fields)
