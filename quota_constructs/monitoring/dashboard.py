@@ -108,7 +108,8 @@ class QuotaShareDashboard(Construct):
         share = spec.name
         owner = f" ({spec.agreement.owner})" if spec.agreement is not None else ""
         capacity: list[cloudwatch.IMetric] = []
-        for unit in spec.units:
+        for index, unit in enumerate(spec.units):
+            used = f"used{index}"
             in_use = metrics.unit(
                 CAPACITY_IN_USE, share, unit, statistic="Maximum", period=period,
                 label=f"in use {unit}",
@@ -118,12 +119,12 @@ class QuotaShareDashboard(Construct):
             # The own limit is a constant of the declaration and borrowed capacity follows from
             # it: derived here by metric math rather than published (and paid for) every minute.
             capacity.append(cloudwatch.MathExpression(
-                expression=f"used * 0 + {limit}", using_metrics={"used": in_use},
+                expression=f"{used} * 0 + {limit}", using_metrics={used: in_use},
                 label=f"own limit {unit}", period=period,
             ))
             capacity.append(cloudwatch.MathExpression(
-                expression=f"IF(used > {limit}, used - {limit}, 0)",
-                using_metrics={"used": in_use}, label=f"borrowed {unit}", period=period,
+                expression=f"IF({used} > {limit}, {used} - {limit}, 0)",
+                using_metrics={used: in_use}, label=f"borrowed {unit}", period=period,
             ))
         return [
             cloudwatch.GraphWidget(

@@ -15,7 +15,6 @@ from aws_cdk.assertions import Template
 from quota_constructs import QuotaShareMonitoring, TrainingJobQueue
 from quota_constructs.runtime.monitor_settings import load_declaration
 from quota_constructs.runtime.monitoring_contract import (
-    BORROWED_CAPACITY,
     CAPACITY_IN_USE,
     JOB_QUEUE_DIMENSION,
     OLDEST_RUNNABLE_JOB_AGE,
@@ -41,9 +40,9 @@ def deploy(monitor: Monitor, outdir: Path, **props: Any) -> QuotaShareMonitoring
         owner: sns.Topic.from_topic_arn(stack, f"{owner}Topic", arn)
         for owner, arn in monitor.topics.items()
     }
+    props.setdefault("shares", reference_shares())
     monitoring = QuotaShareMonitoring(
-        stack, "Monitoring", job_queue=queue, shares=reference_shares(), owner_topics=topics,
-        **props,
+        stack, "Monitoring", job_queue=queue, owner_topics=topics, **props,
     )
     app.synth()
     return monitoring
@@ -80,7 +79,6 @@ def test_metrics_handler_measures_each_share_as_the_alarms_read_it(
 
     points = data_points(capsys.readouterr().out)
     assert values(points, CAPACITY_IN_USE, QuotaShare="QS1") == [2]
-    assert values(points, BORROWED_CAPACITY, QuotaShare="QS1") == [1]
     assert values(points, RUNNABLE_JOBS, QuotaShare="QS2") == [1]
     [age] = values(points, OLDEST_RUNNABLE_JOB_AGE, QuotaShare="QS2")
     assert 600 <= age < 900  # the other queue's older job is not counted
