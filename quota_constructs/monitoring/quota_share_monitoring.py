@@ -4,7 +4,7 @@ the shares' owners, one dashboard, alarms per share."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from aws_cdk import Annotations, Duration, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
@@ -16,7 +16,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from .._construct_props import check_flag, child_path
-from ..job_queue import ITrainingJobQueue
+from ..job_queue import IHasTrainingJobQueue, ITrainingJobQueue
 from ..model import (
     QuotaConfigError,
     QuotaShareSpec,
@@ -47,9 +47,6 @@ from .owner_topics import OwnerTopics
 from .share_alarms import ShareAlarms
 from .share_metrics_function import ShareMetricsFunction
 from .thresholds import ShareAlarmThresholds
-
-if TYPE_CHECKING:
-    from ..quota_managed_queue import QuotaManagedTrainingQueue
 
 DEFAULT_SCHEDULE: Final = Duration.minutes(1)
 DEFAULT_LOG_RETENTION: Final = logs.RetentionDays.ONE_MONTH
@@ -124,7 +121,7 @@ class QuotaShareMonitoring(Construct):
         scope: Construct,
         id: str,
         *,
-        job_queue: ITrainingJobQueue | QuotaManagedTrainingQueue,
+        job_queue: ITrainingJobQueue | IHasTrainingJobQueue,
         shares: Sequence[QuotaShareSpec] | None = None,
         owner_topics: Mapping[str, sns.ITopic] | None = None,
         metrics_schedule: Duration = DEFAULT_SCHEDULE,
@@ -416,12 +413,12 @@ def _check_owner_topics(
 
 
 def _training_job_queue(job_queue: object, *, subject: str) -> ITrainingJobQueue:
-    from ..quota_managed_queue import QuotaManagedTrainingQueue
-
-    if isinstance(job_queue, QuotaManagedTrainingQueue):
-        return job_queue.job_queue
     if isinstance(job_queue, ITrainingJobQueue):
         return job_queue
+    if isinstance(job_queue, IHasTrainingJobQueue) and isinstance(
+        job_queue.job_queue, ITrainingJobQueue
+    ):
+        return job_queue.job_queue
     raise QuotaConfigError(
         subject, "job_queue", job_queue,
         "a QuotaManagedTrainingQueue, a TrainingJobQueue or one of its from_... imports",
