@@ -15,8 +15,16 @@ import atexit
 import functools
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Final
+
+import jsii
+from aws_cdk import CfnResource, IStableStringProducer, Lazy
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_s3_assets as s3_assets
+from constructs import Construct
 
 from .._runtime_asset import stage_lambda_code
 
@@ -33,3 +41,60 @@ def monitoring_asset_directory(declaration_json: str) -> str:
     # Bytes, not text: no platform newline translation may reach the hash.
     stage_lambda_code(target, extra_files={DECLARATION_FILE: declaration_json.encode("utf-8")})
     return str(target)
+
+
+class LateMonitoringCode:
+    """The functions' code, whose asset is created only once the monitored shares are final.
+
+    The functions are created with the monitoring construct (so users can reach them at
+    once); the asset holding the declaration is added when the app is synthesized
+    (:meth:`stage`, child ``Code`` of the monitoring construct), and the functions' code
+    location resolves to it then.
+    """
+
+    def __init__(self, scope: Construct) -> None:
+        self._scope = scope
+        self._asset: s3_assets.Asset | None = None
+        self._functions: list[lambda_.Function] = []
+        bucket = s3.Bucket.from_bucket_name(
+            scope, "CodeBucket", Lazy.string(_Located(self, lambda a: a.s3_bucket_name))
+        )
+        self.code: lambda_.Code = lambda_.Code.from_bucket_v2(
+            bucket, Lazy.string(_Located(self, lambda a: a.s3_object_key))
+        )
+
+    @property
+    def staged(self) -> bool:
+        return self._asset is not None
+
+    def used_by(self, function: lambda_.Function) -> None:
+        """Record a function running this code, for the asset metadata tools read (SAM)."""
+        self._functions.append(function)
+
+    def stage(self, directory: str) -> None:
+        self._asset = s3_assets.Asset(self._scope, "Code", path=directory)
+        for function in self._functions:
+            # As Code.from_asset does: "aws:asset:path" on the function (when the app enables
+            # asset metadata), so local tools find the code.
+            resource = function.node.default_child
+            if isinstance(resource, CfnResource):
+                self._asset.add_resource_metadata(resource, "Code")
+
+    def asset(self) -> s3_assets.Asset:
+        if self._asset is None:
+            raise RuntimeError(
+                f"the monitoring code of {self._scope.node.path} was not staged: the monitored "
+                "shares are resolved when the app is synthesized"
+            )
+        return self._asset
+
+
+@jsii.implements(IStableStringProducer)
+class _Located:
+    def __init__(self, code: LateMonitoringCode,
+                 attribute: Callable[[s3_assets.Asset], str]) -> None:
+        self._code = code
+        self._attribute = attribute
+
+    def produce(self) -> str:
+        return self._attribute(self._code.asset())

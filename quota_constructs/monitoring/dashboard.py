@@ -88,8 +88,14 @@ class QuotaShareDashboard(Construct):
                 height=HEIGHT,
             ),
         )
+        self._metrics = metrics
+        self._period = period
         for spec in shares:
-            self.resource.add_widgets(*self._share_row(metrics, spec, period))
+            self.add_share(spec)
+
+    def add_share(self, spec: QuotaShareSpec) -> None:
+        """One more row, for ``spec``."""
+        self.resource.add_widgets(*self._share_row(self._metrics, spec, self._period))
 
     def add_alarms(self, alarms: Sequence[cloudwatch.IAlarm]) -> None:
         """Show ``alarms`` (their state at a glance) below the shares."""

@@ -101,16 +101,9 @@ class JobEventsFunction(Construct):
         self.role.add_to_principal_policy(
             iam.PolicyStatement(actions=list(DESCRIBE_ACTIONS), resources=["*"])
         )
+        self._publishing_acknowledged = False
         for topic in owner_topics.values():
-            topic.grant_publish(self.role)
-        if owner_topics:
-            acknowledge(
-                default_policy(self.role),
-                "AwsSolutions-IAM5[Action::kms:GenerateDataKey*]",
-                "Added by sns.Topic.grant_publish for an owner topic's KMS key: publishing to "
-                "an encrypted topic needs a data key (GenerateDataKey and its no-plaintext "
-                "variant), on that topic's key only.",
-            )
+            self.allow_publishing(topic)
         policy_reasons = ["batch:DescribeServiceJob (read-only, to find a preempted job's "
                           "queue and share) defines no resource type either"]
         if enforce_interruption_budget:
@@ -173,3 +166,16 @@ class JobEventsFunction(Construct):
             ),
             targets=[target()],
         )
+
+    def allow_publishing(self, topic: sns.ITopic) -> None:
+        """Let the function publish to an owner's topic (and use its key)."""
+        topic.grant_publish(self.role)
+        if not self._publishing_acknowledged:
+            self._publishing_acknowledged = True
+            acknowledge(
+                default_policy(self.role),
+                "AwsSolutions-IAM5[Action::kms:GenerateDataKey*]",
+                "Added by sns.Topic.grant_publish for an owner topic's KMS key: publishing to "
+                "an encrypted topic needs a data key (GenerateDataKey and its no-plaintext "
+                "variant), on that topic's key only.",
+            )

@@ -43,27 +43,31 @@ class OwnerTopics(Construct):
         # Only this stack's alarms, of this account: the key serves no other CloudWatch use.
         self.key.add_to_resource_policy(alarm_key_statement(Stack.of(self)))
         self.topics: dict[str, sns.ITopic] = {}
-        ids: dict[str, str] = {}
+        self._ids: dict[str, str] = {}
         for owner in owners:
-            if owner in self.topics:
-                continue
-            # "/" separates construct paths; every other character may stay.
-            topic_id = owner.replace("/", "-")
-            if topic_id in ids:
-                raise QuotaConfigError(
-                    f"owner {owner!r}", "agreement.owner", owner,
-                    f"a name that differs from {ids[topic_id]!r} in more than '/' and '-' "
-                    "(each owner's topic is named after the owner)",
-                )
-            ids[topic_id] = owner
-            self.topics[owner] = sns.Topic(
-                self,
-                topic_id,
-                display_name=f"Quota shares: {owner}"[:MAX_DISPLAY_NAME],
-                master_key=self.key,
-                enforce_ssl=True,
+            self.add(owner)
+
+    def add(self, owner: str) -> sns.ITopic:
+        """The owner's topic, created on first use."""
+        if owner in self.topics:
+            return self.topics[owner]
+        # "/" separates construct paths; every other character may stay.
+        topic_id = owner.replace("/", "-")
+        if topic_id in self._ids:
+            raise QuotaConfigError(
+                f"owner {owner!r}", "agreement.owner", owner,
+                f"a name that differs from {self._ids[topic_id]!r} in more than '/' and '-' "
+                "(each owner's topic is named after the owner)",
             )
-            # The topic policy replaces SNS's default one: without this, no alarm could publish.
-            self.topics[owner].add_to_resource_policy(
-                alarm_publish_statement(self.topics[owner].topic_arn, Stack.of(self))
-            )
+        self._ids[topic_id] = owner
+        topic = sns.Topic(
+            self,
+            topic_id,
+            display_name=f"Quota shares: {owner}"[:MAX_DISPLAY_NAME],
+            master_key=self.key,
+            enforce_ssl=True,
+        )
+        # The topic policy replaces SNS's default one: without this, no alarm could publish.
+        topic.add_to_resource_policy(alarm_publish_statement(topic.topic_arn, Stack.of(self)))
+        self.topics[owner] = topic
+        return topic

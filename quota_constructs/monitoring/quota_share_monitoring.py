@@ -3,17 +3,18 @@ the shares' owners, one dashboard, alarms per share."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Final
 
-from aws_cdk import Annotations, Duration, Stack
+import jsii
+from aws_cdk import Annotations, Aspects, Duration, IAspect, IStableStringProducer, Lazy, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as actions
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
-from constructs import Construct
+from constructs import Construct, IConstruct
 
 from .._construct_props import check_flag, child_path
 from ..job_queue import IHasTrainingJobQueue, ITrainingJobQueue
@@ -38,8 +39,9 @@ from ..runtime.monitoring_contract import (
     MONITOR_HEALTHY,
     OWNER_TOPICS_ENV,
 )
-from ._asset import DECLARATION_FILE, monitoring_asset_directory
+from ._asset import DECLARATION_FILE, LateMonitoringCode, monitoring_asset_directory
 from ._metrics import ShareMetrics
+from ._monitor_registry import claim_queue
 from .alarm_delivery import allow_alarms_to_publish
 from .dashboard import QuotaShareDashboard
 from .job_events_function import DEFAULT_CONCURRENCY, JobEventsFunction
@@ -142,14 +144,12 @@ class QuotaShareMonitoring(Construct):
         # Everything is checked before the construct exists, so a mistake leaves nothing behind.
         subject = f"monitoring {child_path(scope, id)}"
         queue = _training_job_queue(job_queue, subject=subject)
-        specs = tuple(queue.quota_share_specs if shares is None else shares)
-        if not specs:
-            raise QuotaConfigError(
-                subject, "shares", list(specs),
-                "at least one QuotaShareSpec (the queue declares none in this app yet: "
-                "create the monitoring after its shares, or pass shares=[...])",
-            )
-        declaration = monitoring_declaration_json(specs)
+        explicit = None if shares is None else tuple(shares)
+        if explicit is not None:
+            if not explicit:
+                raise QuotaConfigError(subject, "shares", [], "at least one QuotaShareSpec")
+            monitoring_declaration_json(explicit)  # every value literal, names unique
+        specs = explicit if explicit is not None else tuple(queue.quota_share_specs)
         for name, value in (
             ("enforce_interruption_budget", enforce_interruption_budget),
             ("metrics_enabled", metrics_enabled),
@@ -176,30 +176,33 @@ class QuotaShareMonitoring(Construct):
         if thresholds is not None and not isinstance(thresholds, ShareAlarmThresholds):
             raise QuotaConfigError(subject, "thresholds", thresholds, "a ShareAlarmThresholds")
         default_thresholds = (thresholds or ShareAlarmThresholds()).validate(subject=subject)
-        per_share = _check_share_thresholds(share_thresholds or {}, specs, subject=subject)
-        owners = sorted({s.agreement.owner for s in specs if s.agreement is not None})
-        _check_owner_topics(owner_topics, owners, subject=subject)
+        per_share = _check_share_thresholds(
+            share_thresholds or {}, explicit, subject=subject
+        )
+        _check_owner_topics(owner_topics, _owners(specs), subject=subject)
         if operations_topic is not None:
             _check_topic(operations_topic, subject=subject, field="operations_topic")
+        claim_queue(queue, subject=subject, path=child_path(scope, id))
         super().__init__(scope, id)
 
         self.job_queue: Final = queue
-        self.shares: Final = specs
+        self.shares: tuple[QuotaShareSpec, ...] = specs
+        """The monitored shares: ``shares``, or every share the app declares on the queue
+        (complete once the app is synthesized)."""
         self.enforces_interruption_budget: Final[bool | None] = (
             enforce_interruption_budget if job_events_enabled else None
         )
         """True: jobs past their budget are terminated; False: only their owner is told;
         None: budgets are not watched (job events are off)."""
-        for spec in specs:
-            if spec.agreement is None:
-                Annotations.of(self).add_warning_v2(
-                    NO_OWNER_WARNING_ID,
-                    f"{share_subject(spec.name)} has no agreement (owner): it is measured, "
-                    "but nobody is told when its jobs are preempted or it is starved",
-                )
-        self.owner_topics: Final[dict[str, sns.ITopic]] = self._owner_topics(
-            owners, owner_topics
-        )
+        self._subject = subject
+        self._explicit_shares = explicit
+        self._given_topics = owner_topics
+        self._thresholds = default_thresholds
+        self._share_thresholds = per_share
+        self._watched: dict[str, QuotaShareSpec] = {}
+        self._owner_topics_construct: OwnerTopics | None = None
+        self.owner_topics: Final[dict[str, sns.ITopic]] = {}
+        """The topic reaching each owner of a monitored share."""
 
         self.dead_letter_queue: Final = sqs.Queue(
             self,
@@ -219,8 +222,11 @@ class QuotaShareMonitoring(Construct):
         ):
             acknowledge(dlq_resource, rule, reason)
 
-        code = lambda_.Code.from_asset(monitoring_asset_directory(declaration))
+        # The code (runtime + declaration of the monitored shares) is staged when the app is
+        # synthesized, once every share of the queue is declared.
+        self._code = LateMonitoringCode(self)
         metrics = ShareMetrics(namespace, queue.job_queue_name)
+        self._metrics = metrics
         environment = {
             JOB_QUEUE_ARN_ENV: queue.job_queue_arn,
             JOB_QUEUE_NAME_ENV: queue.job_queue_name,
@@ -231,7 +237,7 @@ class QuotaShareMonitoring(Construct):
             ShareMetricsFunction(
                 self,
                 "ShareMetrics",
-                code=code,
+                code=self._code.code,
                 job_queue_arn=queue.job_queue_arn,
                 environment=environment,
                 schedule=Duration.minutes(schedule_minutes),
@@ -243,20 +249,21 @@ class QuotaShareMonitoring(Construct):
             if metrics_enabled
             else None
         )
+        stack = Stack.of(self)
         self.job_events: Final[JobEventsFunction | None] = (
             JobEventsFunction(
                 self,
                 "JobEvents",
-                code=code,
+                code=self._code.code,
                 job_queue_arn=queue.job_queue_arn,
                 environment={
                     **environment,
-                    OWNER_TOPICS_ENV: Stack.of(self).to_json_string(
+                    OWNER_TOPICS_ENV: Lazy.string(_Produce(lambda: stack.to_json_string(
                         {owner: topic.topic_arn for owner, topic in self.owner_topics.items()}
-                    ),
+                    ))),
                     ENFORCE_BUDGET_ENV: "true" if enforce_interruption_budget else "false",
                 },
-                owner_topics=self.owner_topics,
+                owner_topics={},
                 enforce_interruption_budget=enforce_interruption_budget,
                 log_retention=log_retention,
                 dead_letter_queue=self.dead_letter_queue,
@@ -267,28 +274,27 @@ class QuotaShareMonitoring(Construct):
             else None
         )
 
+        for part in (self.share_metrics, self.job_events):
+            if part is not None:
+                self._code.used_by(part.function)
         period = Duration.minutes(max(schedule_minutes, int(MIN_PERIOD.to_minutes())))
+        self._period = period
+        self._share_metrics_on = metrics_enabled
+        self._job_events_on = job_events_enabled
         self.dashboard: Final[QuotaShareDashboard | None] = (
-            QuotaShareDashboard(self, "Dashboard", metrics=metrics, shares=specs, period=period)
+            QuotaShareDashboard(self, "Dashboard", metrics=metrics, shares=(), period=period)
             if dashboard_enabled
             else None
         )
         self.alarms: Final[dict[str, ShareAlarms]] = {}
-        if alarms_enabled and (metrics_enabled or job_events_enabled):
-            alarms_scope = Construct(self, "Alarms")
-            for spec in specs:
-                owner = spec.agreement.owner if spec.agreement is not None else None
-                self.alarms[spec.name] = ShareAlarms(
-                    alarms_scope,
-                    spec.name,
-                    spec=spec,
-                    metrics=metrics,
-                    thresholds=per_share.get(spec.name, default_thresholds),
-                    period=period,
-                    share_metrics=metrics_enabled,
-                    job_events=job_events_enabled,
-                    owner_topic=self.owner_topics.get(owner) if owner else None,
-                )
+        self._alarms_scope = (
+            Construct(self, "Alarms")
+            if alarms_enabled and (metrics_enabled or job_events_enabled) else None
+        )
+        self._operations_alarms: list[cloudwatch.Alarm] = []
+        self.monitor_health_alarm: cloudwatch.Alarm | None = None
+        self.dead_letters_alarm: cloudwatch.Alarm | None = None
+        if self._alarms_scope is not None:
             # Messages *arriving* (SendMessage by EventBridge or Lambda), not messages sitting:
             # nobody drains this queue, so a visible-count alarm would stay in ALARM for the
             # 14 days of retention and never fire again.
@@ -308,26 +314,17 @@ class QuotaShareMonitoring(Construct):
                 # SQS publishes nothing for a period in which nothing was sent.
                 treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
             )
-            operations_alarms = [dead_letters]
-            self.monitor_health_alarm: cloudwatch.Alarm | None = None
+            self.dead_letters_alarm = dead_letters
+            self._operations_alarms.append(dead_letters)
             if metrics_enabled:
                 self.monitor_health_alarm = self._monitor_health_alarm(
                     metrics, period, queue.node.path
                 )
-                operations_alarms.append(self.monitor_health_alarm)
+                self._operations_alarms.append(self.monitor_health_alarm)
             if operations_topic is not None:
-                for alarm in operations_alarms:
+                for alarm in self._operations_alarms:
                     alarm.add_alarm_action(actions.SnsAction(operations_topic))
                     alarm.add_ok_action(actions.SnsAction(operations_topic))
-            self.dead_letters_alarm: cloudwatch.Alarm | None = dead_letters
-            if self.dashboard is not None:
-                self.dashboard.add_alarms(
-                    [alarm for group in self.alarms.values() for alarm in group.alarms]
-                    + operations_alarms
-                )
-        else:
-            self.dead_letters_alarm = None
-            self.monitor_health_alarm = None
         # Topics this construct did not create: add CloudWatch's grant where the app owns them,
         # warn (saying what to add) where it does not.
         given = list((owner_topics or {}).values()) + (
@@ -338,6 +335,77 @@ class QuotaShareMonitoring(Construct):
             if not any(topic is seen for seen in granted):
                 granted.append(topic)
                 allow_alarms_to_publish(topic, self)
+        for spec in specs:
+            self._watch(spec)
+        Aspects.of(self).add(_ResolveSharesAtSynthesis(self))
+
+    def _watch(self, spec: QuotaShareSpec) -> None:
+        """Measure, show, alarm on and tell the owner of one more share."""
+        self._watched[spec.name] = spec
+        topic: sns.ITopic | None = None
+        if spec.agreement is None:
+            Annotations.of(self).add_warning_v2(
+                NO_OWNER_WARNING_ID,
+                f"{share_subject(spec.name)} has no agreement (owner): it is measured, "
+                "but nobody is told when its jobs are preempted or it is starved",
+            )
+        else:
+            topic = self._owner_topic(spec.agreement.owner)
+        if self.dashboard is not None:
+            self.dashboard.add_share(spec)
+        if self._alarms_scope is not None:
+            self.alarms[spec.name] = ShareAlarms(
+                self._alarms_scope,
+                spec.name,
+                spec=spec,
+                metrics=self._metrics,
+                thresholds=self._share_thresholds.get(spec.name, self._thresholds),
+                period=self._period,
+                share_metrics=self._share_metrics_on,
+                job_events=self._job_events_on,
+                owner_topic=topic,
+            )
+
+    def _owner_topic(self, owner: str) -> sns.ITopic:
+        if owner in self.owner_topics:
+            return self.owner_topics[owner]
+        if self._given_topics is not None:
+            _check_owner_topics(self._given_topics, [owner], subject=self._subject)
+            topic = self._given_topics[owner]
+        else:
+            if self._owner_topics_construct is None:
+                self._owner_topics_construct = OwnerTopics(self, "OwnerTopics", owners=())
+            topic = self._owner_topics_construct.add(owner)
+        self.owner_topics[owner] = topic
+        if self.job_events is not None:
+            # Only the owners of monitored shares: the function may publish to no other topic.
+            self.job_events.allow_publishing(topic)
+        return topic
+
+    def resolve_shares(self) -> None:
+        """Watch every share the queue declares by now (run when the app is synthesized; a
+        share added after this construct was created is monitored like the others), then stage
+        the functions' code with the final declaration."""
+        if self._code.staged:
+            return
+        final = self._explicit_shares or tuple(self.job_queue.quota_share_specs)
+        if not final:
+            raise QuotaConfigError(
+                self._subject, "shares", [],
+                "at least one QuotaShareSpec: the app declares no share on the monitored queue "
+                "(declare its shares, or pass shares=[...])",
+            )
+        _check_share_thresholds(self._share_thresholds, final, subject=self._subject)
+        for spec in final:
+            if spec.name not in self._watched:
+                self._watch(spec)
+        self.shares = final
+        self._code.stage(monitoring_asset_directory(monitoring_declaration_json(final)))
+        if self.dashboard is not None:
+            self.dashboard.add_alarms(
+                [alarm for group in self.alarms.values() for alarm in group.alarms]
+                + self._operations_alarms
+            )
 
     def _monitor_health_alarm(
         self, metrics: ShareMetrics, period: Duration, queue_path: str
@@ -373,16 +441,6 @@ class QuotaShareMonitoring(Construct):
         """The alarms of ``share`` (empty when alarms are off)."""
         group = self.alarms.get(share)
         return tuple(group.alarms) if group is not None else ()
-
-    def _owner_topics(
-        self, owners: Sequence[str], given: Mapping[str, sns.ITopic] | None
-    ) -> dict[str, sns.ITopic]:
-        if given is None:
-            if not owners:
-                return {}
-            return dict(OwnerTopics(self, "OwnerTopics", owners=owners).topics)
-        # Only the owners of monitored shares: the function may publish to no other topic.
-        return {owner: given[owner] for owner in owners}
 
 
 def _check_topic(topic: object, *, subject: str, field: str) -> None:
@@ -439,14 +497,15 @@ def _check_schedule(schedule: object, *, subject: str) -> int:
 
 def _check_share_thresholds(
     given: Mapping[str, ShareAlarmThresholds],
-    specs: Sequence[QuotaShareSpec],
+    specs: Sequence[QuotaShareSpec] | None,
     *,
     subject: str,
 ) -> dict[str, ShareAlarmThresholds]:
-    names = {spec.name for spec in specs}
+    """Each value checked; the names too once the monitored shares are known (``specs``)."""
+    names = {spec.name for spec in specs or ()}
     checked: dict[str, ShareAlarmThresholds] = {}
     for name, value in given.items():
-        if name not in names:
+        if specs is not None and name not in names:
             raise QuotaConfigError(
                 subject, "share_thresholds", name,
                 f"the name of a monitored share ({', '.join(sorted(names))})",
@@ -457,3 +516,29 @@ def _check_share_thresholds(
             )
         checked[name] = value.validate(subject=share_subject(name), field="share_thresholds")
     return checked
+
+
+def _owners(specs: Sequence[QuotaShareSpec]) -> list[str]:
+    return sorted({spec.agreement.owner for spec in specs if spec.agreement is not None})
+
+
+@jsii.implements(IStableStringProducer)
+class _Produce:
+    def __init__(self, produce: Callable[[], str]) -> None:
+        self._produce = produce
+
+    def produce(self) -> str:
+        return self._produce()
+
+
+@jsii.implements(IAspect)
+class _ResolveSharesAtSynthesis:
+    """Runs :meth:`QuotaShareMonitoring.resolve_shares` when the app is synthesized, after
+    every construct of the app was declared and before the template is written."""
+
+    def __init__(self, monitoring: QuotaShareMonitoring) -> None:
+        self._monitoring = monitoring
+
+    def visit(self, node: IConstruct) -> None:
+        if node is self._monitoring:
+            self._monitoring.resolve_shares()

@@ -654,8 +654,6 @@ def scratch_queue() -> QuotaManagedTrainingQueue:
         ({"metrics_schedule": cdk.Duration.seconds(30)}, "metrics_schedule", "whole minutes"),
         ({"metrics_schedule": cdk.Duration.hours(2)}, "metrics_schedule", "1 to 60"),
         ({"owner_topics": {}}, "owner_topics", "missing: product, research"),
-        ({"share_thresholds": {"QS9": ShareAlarmThresholds()}}, "share_thresholds",
-         "a monitored share"),
         ({"namespace": "AWS/Batch"}, "namespace", "not starting with 'AWS/'"),
         ({"alarms_enabled": "yes"}, "alarms_enabled", "True or False"),
         ({"thresholds": ShareAlarmThresholds(starved_after=cdk.Duration.seconds(90))},
@@ -676,12 +674,80 @@ def test_bad_props_name_the_monitoring_and_the_field(
 
 
 def test_a_queue_without_declared_shares_needs_them_given() -> None:
-    stack = cdk.Stack(cdk.App(), "Scratch")
+    app = cdk.App()
+    stack = cdk.Stack(app, "Scratch")
     queue = TrainingJobQueue.from_job_queue_arn(stack, "Queue", events.QUEUE_ARN)
+    QuotaShareMonitoring(stack, "Monitoring", job_queue=queue)
+    # Shares may still be declared after the monitor: the check is made at synthesis.
+    with pytest.raises(Exception) as raised:
+        app.synth()
+    assert "monitoring Scratch/Monitoring" in str(raised.value)
+    assert "pass shares=[...]" in str(raised.value)
+
+
+def test_thresholds_of_a_share_never_declared_are_refused_at_synthesis() -> None:
+    app = cdk.App()
+    queue = managed(cdk.Stack(app, "Scratch"))
+    queue.add_monitoring(share_thresholds={"QS9": ShareAlarmThresholds()})
+    with pytest.raises(Exception) as raised:
+        app.synth()
+    assert "share_thresholds" in str(raised.value) and "a monitored share" in str(raised.value)
+
+
+def _synthesized(app: cdk.App, stack: cdk.Stack) -> dict[str, Any]:
+    assembly = app.synth()
+    rendered: dict[str, Any] = assembly.get_stack_by_name(stack.stack_name).template
+    return rendered
+
+
+def test_a_share_added_after_the_monitoring_is_monitored(tmp_path: Path) -> None:
+    app = cdk.App(outdir=str(tmp_path))
+    stack = cdk.Stack(app, "Late", env=ENV)
+    queue = managed(stack, shares=SHARES[:1])
+    monitoring = queue.add_monitoring()
+    late = spec("QS2", SharingStrategy.LEND, agreement=PRODUCT)
+    queue.job_queue.add_quota_share("QS2", spec=late)
+    rendered = _synthesized(app, stack)
+
+    assert [s.name for s in monitoring.shares] == ["QS1", "QS2"]
+    assert {"Starved", "Drift"} <= {a.node.id for a in monitoring.alarms_of("QS2")}
+    assert "product" in monitoring.owner_topics  # the late share's owner gets a topic
+    # The functions' code carries the declaration of both shares.
+    props = rendered["Resources"][logical_id(monitoring.metrics_function)]["Properties"]
+    asset = tmp_path / f"asset.{props['Code']['S3Key'].removesuffix('.zip')}"
+    declared = json.loads((asset / DECLARATION_FILE).read_text())
+    assert [share["QuotaShareName"] for share in declared["Shares"]] == ["QS1", "QS2"]
+    body = json.dumps(rendered["Resources"][logical_id(monitoring.dashboard)])
+    assert "QS2: RUNNABLE jobs" in body
+    # The job-events function may publish to, and is told about, the late owner's topic.
+    events_env = rendered["Resources"][logical_id(monitoring.job_events_function)][
+        "Properties"]["Environment"]["Variables"]
+    assert "product" in json.dumps(events_env[contract.OWNER_TOPICS_ENV])
+
+
+def test_a_second_monitor_of_one_queue_is_refused() -> None:
+    app = cdk.App()
+    stack = cdk.Stack(app, "Twice", env=ENV)
+    queue = managed(stack)
+    queue.add_monitoring()
     with pytest.raises(QuotaConfigError) as raised:
-        QuotaShareMonitoring(stack, "Monitoring", job_queue=queue)
-    assert_config_error(raised.value, "monitoring Scratch/Monitoring", "shares", [],
-                        "pass shares=[...]")
+        QuotaShareMonitoring(stack, "Again", job_queue=queue.job_queue)
+    assert raised.value.field == "job_queue"
+    assert "Twice/TrainingQueue/Monitoring already watches it" in raised.value.allowed
+    # Also through an import of the same queue, in another stack.
+    other = cdk.Stack(app, "Team", env=ENV)
+    imported = TrainingJobQueue.from_job_queue_arn(other, "Queue", events.QUEUE_ARN)
+    QuotaShareMonitoring(other, "Monitoring", job_queue=imported, shares=list(SHARES))
+    again = TrainingJobQueue.from_job_queue_arn(other, "SameQueue", events.QUEUE_ARN)
+    with pytest.raises(QuotaConfigError):
+        QuotaShareMonitoring(other, "Second", job_queue=again, shares=list(SHARES))
+
+
+def test_two_apps_in_one_process_do_not_see_each_others_monitors() -> None:
+    for _ in range(2):
+        stack = cdk.Stack(cdk.App(), "Once", env=ENV)
+        queue = TrainingJobQueue.from_job_queue_arn(stack, "Queue", events.QUEUE_ARN)
+        QuotaShareMonitoring(stack, "Monitoring", job_queue=queue, shares=list(SHARES))
 
 
 def test_job_queue_must_be_a_training_queue() -> None:
