@@ -74,14 +74,16 @@ class QuotaShareMonitoring(Construct):
     encryption, TLS only: events EventBridge could not deliver and invocations that failed
     after their retries), ``OwnerTopics`` (when topics are created here), ``ShareMetrics``
     (:class:`ShareMetricsFunction`), ``JobEvents`` (:class:`JobEventsFunction`),
-    ``Dashboard`` (:class:`QuotaShareDashboard`), ``Alarms/<share>`` (:class:`ShareAlarms`)
-    and ``DeadLetters`` (an alarm: something failed after every retry and waits in the
-    dead-letter queue).
+    ``Dashboard`` (:class:`QuotaShareDashboard`), ``Alarms/<share>`` (:class:`ShareAlarms`),
+    ``DeadLetters`` (an alarm: something new arrived in the dead-letter queue),
+    ``MonitorHealth`` (an alarm: the metrics function could not read AWS Batch or did not
+    run; missing data breaching) and ``Code`` (the functions' code, staged at synthesis).
 
     :param job_queue: the monitored queue.
-    :param shares: the shares to watch. Default: the queue's ``quota_share_specs`` when this
-        construct is created (create it after the shares), required for a queue whose shares
-        this app does not declare.
+    :param shares: the shares to watch. Default: every share the app declares on the queue,
+        resolved when the app is synthesized (a share added after this construct is watched
+        too); required for a queue whose shares this app does not declare. One queue has one
+        monitor: a second one of the same queue is refused.
     :param owner_topics: the topic that reaches each owner, by owner name; must cover every
         owner of ``shares``. Default: one topic per owner, created here (``OwnerTopics``).
     :param metrics_schedule: time between two per-share measurements. Default 1 minute;

@@ -32,7 +32,7 @@ from quota_constructs.model import monitoring_declaration_json
 from quota_constructs.monitoring._asset import DECLARATION_FILE
 from quota_constructs.runtime import monitoring_contract as contract
 
-from ..constructs.support import G5, G6, assert_config_error, logical_id, policy_statements, spec
+from ..constructs.support import G5, G6, logical_id, policy_statements, spec
 from . import sample_events as events
 
 ENV = cdk.Environment(account="123456789012", region="us-east-1")
