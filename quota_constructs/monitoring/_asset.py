@@ -32,14 +32,20 @@ DECLARATION_FILE: Final = "quota_monitor_declaration.json"
 """Where the declaration lies, relative to the function's code root."""
 
 
-@functools.cache
 def monitoring_asset_directory(declaration_json: str) -> str:
     """A directory holding the runtime and ``declaration_json`` (created once per declaration
     and process, removed at exit): monitors of the same shares share one asset."""
+    return asset_directory_with(((DECLARATION_FILE, declaration_json),))
+
+
+@functools.cache
+def asset_directory_with(files: tuple[tuple[str, str], ...]) -> str:
+    """A directory holding the runtime and ``files`` (relative path, text), created once per
+    content and process and removed at exit."""
     target = Path(tempfile.mkdtemp(prefix="quota-constructs-monitoring-"))
     atexit.register(shutil.rmtree, target, ignore_errors=True)
     # Bytes, not text: no platform newline translation may reach the hash.
-    stage_lambda_code(target, extra_files={DECLARATION_FILE: declaration_json.encode("utf-8")})
+    stage_lambda_code(target, extra_files={path: text.encode("utf-8") for path, text in files})
     return str(target)
 
 

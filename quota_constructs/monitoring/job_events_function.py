@@ -21,8 +21,6 @@ from ..nag_acknowledgments import acknowledge, acknowledge_wildcard_resource
 from ..runtime.monitoring_contract import (
     EVENT_SOURCE,
     JOB_EVENTS_HANDLER,
-    PREEMPTION_COMPLETED_DETAIL_TYPE,
-    PREEMPTION_STARTED_DETAIL_TYPE,
     QUEUE_BLOCKED_DETAIL_TYPE,
     STATE_CHANGE_DETAIL_TYPE,
     STATE_CHANGE_STATUSES,
@@ -57,9 +55,9 @@ class JobEventsFunction(Construct):
       statuses never reach the function.
     - ``QueueBlockedRule``: ``Batch Service Job Queue Blocked`` events of this queue
       (``detail.jobQueue``): a job at the front that can never start.
-    - ``PreemptionRule``: ``Batch Service Job Preemption Started`` / ``Completed``. These
-      events carry no queue, so every preemption of the account and region is delivered and
-      the handler looks the job up (``DescribeServiceJob``) and ignores other queues' jobs.
+    Preemption events carry no queue: they go to the stack's one preemptions function
+    (:class:`StackPreemptions`), which looks each job up once for every queue the stack
+    monitors.
 
     The function runs at most ``concurrency`` invocations at once (reserved concurrency;
     None = unreserved, for accounts whose concurrency quota cannot spare it).
@@ -153,16 +151,6 @@ class JobEventsFunction(Construct):
                 detail_type=[QUEUE_BLOCKED_DETAIL_TYPE],
                 # The documented sample carries the queue's ARN in detail.jobQueue.
                 detail={"jobQueue": [job_queue_arn]},
-            ),
-            targets=[target()],
-        )
-        self.preemption_rule = events.Rule(
-            self,
-            "PreemptionRule",
-            description=f"Service-job preemptions, filtered to this queue by {self.node.path}",
-            event_pattern=events.EventPattern(
-                source=[EVENT_SOURCE],
-                detail_type=[PREEMPTION_STARTED_DETAIL_TYPE, PREEMPTION_COMPLETED_DETAIL_TYPE],
             ),
             targets=[target()],
         )

@@ -48,6 +48,7 @@ from .job_events_function import DEFAULT_CONCURRENCY, JobEventsFunction
 from .owner_topics import OwnerTopics
 from .share_alarms import ShareAlarms
 from .share_metrics_function import ShareMetricsFunction
+from .stack_preemptions import MonitoredQueue, StackPreemptions
 from .thresholds import ShareAlarmThresholds
 
 DEFAULT_SCHEDULE: Final = Duration.minutes(1)
@@ -279,6 +280,21 @@ class QuotaShareMonitoring(Construct):
         for part in (self.share_metrics, self.job_events):
             if part is not None:
                 self._code.used_by(part.function)
+        self.preemptions: StackPreemptions | None = None
+        """The stack's preemptions function, shared by every monitor of the stack (None when
+        job events are off)."""
+        if job_events_enabled:
+            self.preemptions = StackPreemptions.of_stack(
+                self, dead_letter_queue=self.dead_letter_queue, log_retention=log_retention,
+                layers=handler_layers, concurrency=job_events_concurrency,
+            )
+            self.preemptions.register(MonitoredQueue(
+                job_queue_arn=queue.job_queue_arn,
+                job_queue_name=queue.job_queue_name,
+                namespace=namespace,
+                enforce_interruption_budget=enforce_interruption_budget,
+                resolve=self._final_declaration,
+            ))
         period = Duration.minutes(max(schedule_minutes, int(MIN_PERIOD.to_minutes())))
         self._period = period
         self._share_metrics_on = metrics_enabled
@@ -383,6 +399,10 @@ class QuotaShareMonitoring(Construct):
             # Only the owners of monitored shares: the function may publish to no other topic.
             self.job_events.allow_publishing(topic)
         return topic
+
+    def _final_declaration(self) -> tuple[str, Mapping[str, sns.ITopic]]:
+        self.resolve_shares()
+        return monitoring_declaration_json(self.shares), dict(self.owner_topics)
 
     def resolve_shares(self) -> None:
         """Watch every share the queue declares by now (run when the app is synthesized; a

@@ -20,13 +20,14 @@ are dropped by :class:`EventMemory` (see there for what remains at-least-once).
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from typing import Any
 
 from .emf import COUNT, MetricRecord, emit
 from .event_memory import EventMemory
-from .monitor_settings import MonitorSettings
+from .monitor_settings import MonitorConfigurationError, MonitorSettings
 from .monitoring_contract import (
     BLOCKED_JOBS,
     ENFORCE_BUDGET_ENV,
@@ -35,6 +36,7 @@ from .monitoring_contract import (
     JOB_QUEUE_NAME_ENV,
     JOBS_OVER_BUDGET,
     JOBS_TERMINATED_OVER_BUDGET,
+    MONITORED_QUEUES_ENV,
     OWNER_TOPICS_ENV,
     PREEMPTION_COMPLETED_DETAIL_TYPE,
     PREEMPTION_KIND_DIMENSION,
@@ -66,6 +68,53 @@ _FINGERPRINT_VARIABLES = (JOB_QUEUE_ARN_ENV, JOB_QUEUE_NAME_ENV, OWNER_TOPICS_EN
 MEMORY = EventMemory()
 
 
+def preemptions_handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
+    """Preemption events of every queue monitored in one stack: one lookup per preemption,
+    then the monitor of the job's queue acts as :func:`handler` would."""
+    detail_type = event.get("detail-type")
+    job_arn = _job_arn(event)
+    fields = {"event_id": event.get("id"), "detail_type": detail_type, "job_arn": job_arn}
+    log("job_event", **fields)
+    if detail_type == PREEMPTION_STARTED_DETAIL_TYPE:
+        return _outcome("logged", fields)
+    if detail_type != PREEMPTION_COMPLETED_DETAIL_TYPE:
+        return _outcome("ignored: not a preemption event", fields)
+    if not job_arn:
+        return _outcome("ignored: no service job ARN", fields)
+    queues = monitored_queues()
+    batch = MonitoringGateway.from_context(context)
+    job: dict[str, Any] | None = batch.describe_job(_job_id(job_arn))
+    if job is None:
+        return _outcome("ignored: AWS Batch does not know the job", fields)
+    settings = next((s for s in queues if s.queue.holds(job.get("jobQueue"))), None)
+    if settings is None:
+        return _outcome("ignored: another job queue", fields, job_queue=job.get("jobQueue"))
+    monitor = _Monitor(settings, context, batch=batch, known_job=job)
+    return monitor.preemption_completed(event, job_arn, fields)
+
+
+def monitored_queues() -> list[MonitorSettings]:
+    """The settings of every queue the preemptions function serves."""
+    raw = os.environ.get(MONITORED_QUEUES_ENV, "")
+    try:
+        entries = json.loads(raw)
+    except ValueError:
+        entries = None
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise MonitorConfigurationError(
+            f"{MONITORED_QUEUES_ENV} is not a JSON list of objects: {raw[:300]!r}"
+        )
+    # Each entry holds one queue's variables; the rest (code root, endpoints) is the function's.
+    return [
+        MonitorSettings.from_environment({
+            **os.environ,
+            **{name: value if isinstance(value, str) else json.dumps(value)
+               for name, value in entry.items()},
+        })
+        for entry in entries
+    ]
+
+
 def handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
     detail_type = event.get("detail-type")
     job_arn = _job_arn(event)
@@ -88,11 +137,17 @@ def handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
 
 
 class _Monitor:
-    def __init__(self, settings: MonitorSettings, context: Any) -> None:
+    def __init__(self, settings: MonitorSettings, context: Any,
+                 batch: MonitoringGateway | None = None,
+                 known_job: dict[str, Any] | None = None) -> None:
         self.settings = settings
-        self.batch = MonitoringGateway.from_context(context)
+        self.batch = batch or MonitoringGateway.from_context(context)
+        self._known_job = known_job
         self._notifier: Notifier | None = None
-        self.fingerprint = "|".join(os.environ.get(name, "") for name in _FINGERPRINT_VARIABLES)
+        self.fingerprint = "|".join(
+            [os.environ.get(name, "") for name in _FINGERPRINT_VARIABLES]
+            + [settings.queue.arn, settings.queue.name]
+        )
 
     @property
     def notifier(self) -> Notifier:
@@ -240,7 +295,10 @@ class _Monitor:
 
     def _job_of_this_queue(self, job_arn: str, fields: dict[str, Any]) -> dict[str, Any] | None:
         """The job, or None (with ``fields["outcome"]`` saying why) to ignore the event."""
-        job: dict[str, Any] | None = self.batch.describe_job(_job_id(job_arn))
+        job: dict[str, Any] | None = (
+            self._known_job if self._known_job is not None
+            else self.batch.describe_job(_job_id(job_arn))
+        )
         if job is None:
             fields["outcome"] = "ignored: AWS Batch does not know the job"
             return None

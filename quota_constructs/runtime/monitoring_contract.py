@@ -17,6 +17,10 @@ count of RUNNABLE jobs; publishes EMF."""
 JOB_EVENTS_HANDLER: Final = "quota_constructs.runtime.job_events_handler.handler"
 """EventBridge target: service-job state changes and preemption started/completed."""
 
+PREEMPTIONS_HANDLER: Final = "quota_constructs.runtime.job_events_handler.preemptions_handler"
+"""EventBridge target of one stack's preemption events, for every queue monitored in the stack:
+each preemption is looked up once (DescribeServiceJob), whatever the number of queues."""
+
 # -- environment variables ----------------------------------------------------------------------
 JOB_QUEUE_ARN_ENV: Final = "QUOTA_MONITOR_JOB_QUEUE_ARN"
 JOB_QUEUE_NAME_ENV: Final = "QUOTA_MONITOR_JOB_QUEUE_NAME"
@@ -34,6 +38,11 @@ RUNNABLE_COUNT_CAP_ENV: Final = "QUOTA_MONITOR_RUNNABLE_COUNT_CAP"
 """The most RUNNABLE jobs counted per share and run; ``0`` = not counted."""
 DEFAULT_RUNNABLE_COUNT_CAP: Final = 100
 """One ListServiceJobs page per share with a waiting job."""
+
+MONITORED_QUEUES_ENV: Final = "QUOTA_MONITOR_QUEUES"
+"""The preemptions function's: a JSON list, one object per monitored queue, each mapping the
+per-queue variables above (queue ARN and name, declaration file, namespace, owner topics,
+budget enforcement) to their values for that queue."""
 
 DEFAULT_METRIC_NAMESPACE: Final = "QuotaConstructs/Batch"
 

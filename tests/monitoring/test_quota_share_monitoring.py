@@ -209,12 +209,12 @@ def test_log_groups_are_kept_one_month_by_default(built: Any) -> None:
 
 def event_patterns(monitoring: QuotaShareMonitoring) -> dict[str, dict[str, Any]]:
     job_events = monitoring.job_events
-    assert job_events is not None
+    assert job_events is not None and monitoring.preemptions is not None
     rules = template(monitoring).to_json()["Resources"]
     return {
         name: rules[logical_id(rule)]["Properties"]["EventPattern"]
         for name, rule in (("state", job_events.state_change_rule),
-                           ("preemption", job_events.preemption_rule),
+                           ("preemption", monitoring.preemptions.preemption_rule),
                            ("blocked", job_events.queue_blocked_rule))
     }
 
@@ -273,7 +273,7 @@ def test_event_deliveries_retry_then_park_in_the_dead_letter_queue(built: Any) -
         target = rule["Properties"]["Targets"][0]
         assert target["DeadLetterConfig"] == {"Arn": dlq}
     configs = resources(built.watched, "AWS::Lambda::EventInvokeConfig")
-    assert len(configs) == 2
+    assert len(configs) == 3  # metrics, job events, the stack's preemptions
     for config in configs.values():
         assert config["Properties"]["DestinationConfig"]["OnFailure"]["Destination"] == dlq
 
