@@ -62,12 +62,7 @@ class LateMonitoringCode:
         self._scope = scope
         self._asset: s3_assets.Asset | None = None
         self._functions: list[lambda_.Function] = []
-        bucket = s3.Bucket.from_bucket_name(
-            scope, "CodeBucket", Lazy.string(_Located(self, lambda a: a.s3_bucket_name))
-        )
-        self.code: lambda_.Code = lambda_.Code.from_bucket_v2(
-            bucket, Lazy.string(_Located(self, lambda a: a.s3_object_key))
-        )
+        self.code: lambda_.Code = _AssetLocation(self)
 
     @property
     def staged(self) -> bool:
@@ -104,3 +99,18 @@ class _Located:
 
     def produce(self) -> str:
         return self._attribute(self._code.asset())
+
+
+class _AssetLocation(lambda_.Code):
+    """Code at the S3 location of the asset staged later (its key holds the content hash, so
+    a changed declaration always deploys new code)."""
+
+    def __init__(self, code: LateMonitoringCode) -> None:
+        super().__init__()
+        self._code = code
+
+    def bind(self, scope: Construct) -> lambda_.CodeConfig:
+        return lambda_.CodeConfig(s3_location=s3.Location(
+            bucket_name=Lazy.string(_Located(self._code, lambda a: a.s3_bucket_name)),
+            object_key=Lazy.string(_Located(self._code, lambda a: a.s3_object_key)),
+        ))
