@@ -3,6 +3,7 @@ environment and asset the template gives them, against the fake Batch and the fa
 
 from __future__ import annotations
 
+import copy
 import importlib
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from aws_cdk.assertions import Template
 from quota_constructs import QuotaShareMonitoring, TrainingJobQueue
 from quota_constructs.runtime.monitor_settings import load_declaration
 from quota_constructs.runtime.monitoring_contract import (
+    BLOCKED_JOBS,
     CAPACITY_IN_USE,
     JOB_QUEUE_DIMENSION,
     OLDEST_RUNNABLE_JOB_AGE,
@@ -193,3 +195,29 @@ def test_n_monitored_queues_cost_one_lookup_per_preemption(
     points = data_points(capsys.readouterr().out)
     assert {p.dimension(JOB_QUEUE_DIMENSION) for p in points if p.name == PREEMPTIONS} == {
         "training", "research"}
+
+
+def test_the_documented_queue_blocked_event_tells_the_owner_once(
+    monitor: Monitor, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monitoring = deploy(monitor, tmp_path)
+    handler = run_as_deployed(monitor, monitoring, monitoring.job_events_function, tmp_path)
+    monitor.create_shares()
+    job = monitor.batch.add_service_job(monitor.training, "QS2", "RUNNABLE", {G5: 9},
+                                        name="too-big")
+    # AWS's documented sample, pointed at this job and queue.
+    event = copy.deepcopy(sample_events.QUEUE_BLOCKED)
+    event["resources"] = [job.arn]
+    event["detail"].update(jobArn=job.arn, jobId=job.job_id, jobQueue=monitor.training,
+                           statusReason="MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED")
+    resources = Template.from_stack(cdk.Stack.of(monitoring)).to_json()["Resources"]
+    assert monitoring.job_events is not None
+    rule = resources[logical_id(monitoring.job_events.queue_blocked_rule)]["Properties"]
+    assert sample_events.matches(rule["EventPattern"], event)
+
+    outcomes = [handler(event, context())["outcome"] for _ in range(2)]
+
+    assert outcomes == ["reported", "duplicate"]
+    [message] = monitor.sns.published
+    assert message.topic_arn == monitor.topics["nlp-team"]
+    assert values(data_points(capsys.readouterr().out), BLOCKED_JOBS, QuotaShare="QS2") == [1]
