@@ -17,6 +17,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct, IConstruct
 
 from .._construct_props import check_flag, child_path
+from .._share_ledger import ledger_of
 from ..job_queue import IHasTrainingJobQueue, ITrainingJobQueue
 from ..model import (
     QuotaConfigError,
@@ -27,7 +28,9 @@ from ..model import (
 )
 from ..model.capacity import check_count
 from ..nag_acknowledgments import acknowledge
+from ..quota_share import QuotaShare
 from ..runtime.batch_reads import MAX_LISTING_PAGES, MAX_PAGE_SIZE
+from ..runtime.deployed_config import DEPLOYED_CONFIG_TAG_KEY, config_fingerprint
 from ..runtime.monitoring_contract import (
     DECLARATION_FILE_ENV,
     DEFAULT_METRIC_NAMESPACE,
@@ -39,6 +42,8 @@ from ..runtime.monitoring_contract import (
     MONITOR_HEALTHY,
     OWNER_TOPICS_ENV,
 )
+from ..runtime.share_config import ShareConfig
+from ..share_options import ShareProvisioning
 from ._asset import DECLARATION_FILE, LateMonitoringCode, monitoring_asset_directory
 from ._metrics import ShareMetrics
 from ._monitor_registry import claim_queue
@@ -400,6 +405,27 @@ class QuotaShareMonitoring(Construct):
             self.job_events.allow_publishing(topic)
         return topic
 
+    def _record_deployed_configurations(self, specs: Sequence[QuotaShareSpec]) -> None:
+        """Tag each monitored share the custom resource provisions (in any stack of the app)
+        with the fingerprint of the configuration its own deployment declares, so the metrics
+        function judges drift against what was last deployed, not only against this stack's
+        declaration (see :mod:`quota_constructs.runtime.deployed_config`). Shares provisioned
+        natively by CloudFormation are left alone: a tag change there may replace the share."""
+        ledger = ledger_of(self.job_queue)
+        names = {spec.name for spec in specs}
+        for construct in self.node.root.node.find_all():
+            if (
+                isinstance(construct, QuotaShare)
+                and construct.provisioning is ShareProvisioning.CUSTOM_RESOURCE
+                and construct.spec.name in names
+                and ledger is not None
+                and ledger_of(construct.job_queue) is ledger
+            ):
+                construct.tags.set_tag(
+                    DEPLOYED_CONFIG_TAG_KEY,
+                    config_fingerprint(ShareConfig.declared(construct.spec)),
+                )
+
     def _final_declaration(self) -> tuple[str, Mapping[str, sns.ITopic]]:
         self.resolve_shares()
         return monitoring_declaration_json(self.shares), dict(self.owner_topics)
@@ -422,6 +448,7 @@ class QuotaShareMonitoring(Construct):
             if spec.name not in self._watched:
                 self._watch(spec)
         self.shares = final
+        self._record_deployed_configurations(final)
         self._code.stage(monitoring_asset_directory(monitoring_declaration_json(final)))
         if self.dashboard is not None:
             self.dashboard.add_alarms(

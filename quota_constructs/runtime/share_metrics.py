@@ -100,6 +100,7 @@ def share_records(
     head_known: bool,
     live: LiveShare | None,
     live_known: bool,
+    drift: bool | None,
     runnable: RunnableCount | None,
     now_ms: int,
 ) -> list[MetricRecord]:
@@ -107,8 +108,9 @@ def share_records(
 
     ``usage`` is None when the snapshot is unknown (then ``head_known`` is False too: no wait
     and no fit is published rather than a false "nothing waits"); ``live_known`` is False when
-    the live shares are unknown (no drift figure rather than a false one); ``runnable`` is None
-    when the count is unknown or not taken.
+    the live shares are unknown (the declared limits are used); ``drift`` is None when it is
+    unknown (no figure rather than a false one); ``runnable`` is None when the count is unknown
+    or not taken.
     """
     share_dims = {JOB_QUEUE_DIMENSION: job_queue_name, QUOTA_SHARE_DIMENSION: spec.name}
     records: list[MetricRecord] = []
@@ -134,8 +136,8 @@ def share_records(
             fits = head.fits(own_limits(spec, live if live_known else None), usage)
             if fits is not None:
                 share.put(HEAD_JOB_FITS_IDLE_OWN, 1 if fits else 0, NONE)
-    if live_known:
-        share.put(SHARE_DRIFT, 0 if drift_of(spec, live) is None else 1, NONE)
+    if drift is not None:
+        share.put(SHARE_DRIFT, 1 if drift else 0, NONE)
     records.append(share)
     return records
 

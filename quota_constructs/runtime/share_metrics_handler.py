@@ -24,8 +24,11 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any, TypeVar
 
+from .batch_gateway import BatchRequestError
 from .batch_reads import QueueSnapshot, RunnableCount, ServiceJobDetail
+from .deployed_config import deployed_as_is
 from .emf import emit
+from .live_share import LiveShare
 from .monitor_settings import MonitorSettings
 from .monitoring_contract import (
     DEFAULT_METRIC_NAMESPACE,
@@ -34,7 +37,7 @@ from .monitoring_contract import (
     METRIC_NAMESPACE_ENV,
 )
 from .monitoring_gateway import LiveShares, MonitoringGateway
-from .share_arn import job_queue_name_of
+from .share_arn import QuotaShareArn, job_queue_name_of
 from .share_metrics import HeadJob, drift_of, health_record, share_records
 from .structured_log import log
 
@@ -103,9 +106,20 @@ def _measure(settings: MonitorSettings, gateway: MonitoringGateway,
             missing.append(f"DescribeQuotaShare({spec.name})")
         if live_known:
             reason = drift_of(spec, live_share)
-            if reason is not None:
+            if reason is not None and live_share is not None and reason.startswith("live "):
+                # Differs from this monitor's declaration: was it deployed that way (a team's
+                # stack deployed on its own)? The share's own tag says.
+                deployed = _deployed_as_is(gateway, live_share, deadline)
+                if deployed is None:
+                    missing.append(f"DescribeQuotaShare({spec.name})")
+                    live_known = False
+                elif deployed:
+                    log("share_differs_as_deployed", quota_share=spec.name, reason=reason)
+                    reason = None
+            if reason is not None and live_known:
                 drifted.append(spec.name)
                 log("share_drift", quota_share=spec.name, reason=reason)
+        drift = (spec.name in drifted) if live_known else None
         position = snapshot.head_of(spec.name) if snapshot is not None else None
         head: HeadJob | None = None
         runnable: RunnableCount | None = None
@@ -129,7 +143,8 @@ def _measure(settings: MonitorSettings, gateway: MonitoringGateway,
             head=head,
             head_known=snapshot is not None,
             live=live_share,
-            live_known=live_known,
+            live_known=live is not None and live.knows(spec.name),
+            drift=drift,
             runnable=runnable,
             now_ms=now_ms,
         )
@@ -143,6 +158,20 @@ def _measure(settings: MonitorSettings, gateway: MonitoringGateway,
                "healthy": not missing}
     log("share_metrics_done", **summary)
     return summary
+
+
+def _deployed_as_is(gateway: MonitoringGateway, live: LiveShare, deadline: float) -> bool | None:
+    """Whether the share's tags record its live configuration as deployed; None if unknown."""
+    arn = QuotaShareArn.parse(live.arn)
+    if arn is None or _left(deadline) < MARGIN_SECONDS:
+        return None
+    try:
+        described = gateway.describe(arn)
+    except BatchRequestError as error:
+        log("share_metrics_call_failed", call="DescribeQuotaShare", error=error.code,
+            detail=error.detail[:500])
+        return None
+    return described is not None and deployed_as_is(described)
 
 
 def _emit_unhealthy_from_environment() -> None:

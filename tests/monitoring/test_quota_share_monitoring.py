@@ -755,3 +755,25 @@ def test_job_queue_must_be_a_training_queue() -> None:
     with pytest.raises(QuotaConfigError) as raised:
         QuotaShareMonitoring(stack, "Monitoring", job_queue="my-queue")  # type: ignore[arg-type]
     assert raised.value.field == "job_queue"
+
+
+def test_each_custom_resource_share_records_the_configuration_it_deploys() -> None:
+    from quota_constructs.runtime.deployed_config import (
+        DEPLOYED_CONFIG_TAG_KEY,
+        config_fingerprint,
+    )
+    from quota_constructs.runtime.share_config import ShareConfig
+
+    app = cdk.App()
+    stack = cdk.Stack(app, "Recorded", env=ENV)
+    queue = managed(stack)
+    queue.add_monitoring()
+    unmonitored = managed(cdk.Stack(app, "Unmonitored", env=ENV))
+    app.synth()
+    rendered = Template.from_stack(stack).to_json()["Resources"]
+    for spec_ in SHARES:
+        tags = rendered[logical_id(queue.share(spec_.name))]["Properties"]["Tags"]
+        assert tags[DEPLOYED_CONFIG_TAG_KEY] == config_fingerprint(ShareConfig.declared(spec_))
+    other = Template.from_stack(cdk.Stack.of(unmonitored)).to_json()["Resources"]
+    tags = other[logical_id(unmonitored.share("QS1"))]["Properties"].get("Tags") or {}
+    assert DEPLOYED_CONFIG_TAG_KEY not in tags

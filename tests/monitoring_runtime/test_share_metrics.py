@@ -281,3 +281,51 @@ def test_calls_still_queued_at_the_deadline_are_given_up_too(
     assert values(points, CAPACITY_IN_USE) == []
     assert values(points, RUNNABLE_JOBS) == []
     assert values(points, MONITOR_HEALTHY) == [0]
+
+
+def _tag_as_deployed(monitor: Monitor, share: str, **changes: Any) -> None:
+    """The share as a deployment of its own stack left it: changed, and tagged with the
+    fingerprint of what that deployment declared (computed here from the fake's own fields)."""
+    import hashlib
+    import json
+
+    live = monitor.batch.share(monitor.training, share)
+    assert live is not None
+    for name, value in changes.items():
+        setattr(live, name, value)
+    canonical = json.dumps({
+        "limits": sorted(live.limits.items()), "strategy": live.strategy,
+        "borrow_limit": (-1 if live.borrow_limit is None else live.borrow_limit)
+        if live.strategy == "LEND_AND_BORROW" else None,
+        "in_share_preemption": live.in_share_preemption, "state": live.state,
+    }, sort_keys=True, separators=(",", ":"))
+    live.tags["quota-constructs:deployed-config"] = hashlib.sha256(
+        canonical.encode()).hexdigest()[:16]
+
+
+def test_a_change_deployed_by_the_shares_own_stack_is_not_drift(
+    monitor: Monitor, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monitor.create_shares()
+    _tag_as_deployed(monitor, "QS1", borrow_limit=100)  # declared 200 in the monitor's stack
+
+    summary, points = run(capsys)
+
+    assert summary["drifted"] == []
+    assert values(points, SHARE_DRIFT, QuotaShare="QS1") == [0]
+    assert values(points, MONITOR_HEALTHY) == [1]
+
+
+def test_a_change_made_outside_any_deployment_is_drift(
+    monitor: Monitor, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monitor.create_shares()
+    _tag_as_deployed(monitor, "QS1", borrow_limit=100)
+    qs1 = monitor.batch.share(monitor.training, "QS1")
+    assert qs1 is not None
+    qs1.limits = {G5: 2}  # by hand, after that deployment
+
+    summary, points = run(capsys)
+
+    assert summary["drifted"] == ["QS1"]
+    assert values(points, SHARE_DRIFT, QuotaShare="QS1") == [1]
