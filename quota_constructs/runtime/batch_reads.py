@@ -179,15 +179,28 @@ class RunnableCount:
 
 def count_runnable(call: BatchCall, job_queue: str, share: str, *, max_jobs: int) -> RunnableCount:
     """How many RUNNABLE jobs ``share`` has, counting at most ``max_jobs``."""
+    jobs, complete = runnable_jobs(call, job_queue, share, max_items=max_jobs,
+                                   page_size=min(MAX_PAGE_SIZE, max_jobs))
+    capped = not complete or len(jobs) > max_jobs
+    return RunnableCount(min(len(jobs), max_jobs), capped)
+
+
+def runnable_jobs(
+    call: BatchCall, job_queue: str, share: str, *, max_pages: int = MAX_LISTING_PAGES,
+    max_items: int | None = None, page_size: int = MAX_PAGE_SIZE,
+) -> tuple[list[Mapping[str, Any]], bool]:
+    """``share``'s RUNNABLE job summaries (newest first, one per job id), reading at most
+    ``max_pages`` pages or until ``max_items`` were read, and whether that was all of them."""
     listing = paginate(
-        call, "ListServiceJobs", "jobSummaryList", max_items=max_jobs,
-        page_size=min(MAX_PAGE_SIZE, max_jobs), jobQueue=job_queue, jobStatus=RUNNABLE,
+        call, "ListServiceJobs", "jobSummaryList", max_pages=max_pages, max_items=max_items,
+        page_size=page_size, jobQueue=job_queue, jobStatus=RUNNABLE,
         # One filter per call: only QUOTA_SHARE_NAME combines with a job status.
         filters=[{"name": QUOTA_SHARE_FILTER, "values": [share]}],
     )
-    ids = {str(job.get("jobId")) for job in _of_share(listing.items, share, RUNNABLE)}
-    capped = not listing.complete or len(ids) > max_jobs
-    return RunnableCount(min(len(ids), max_jobs), capped)
+    unique: dict[str, Mapping[str, Any]] = {}
+    for job in _of_share(listing.items, share, RUNNABLE):
+        unique.setdefault(str(job.get("jobId")), job)
+    return list(unique.values()), listing.complete
 
 
 def list_service_jobs(
