@@ -119,6 +119,21 @@ class ITrainingJobQueue(batch_refs.IJobQueueRef, IResource, Protocol):
         ...
 
 
+@runtime_checkable
+class IHasTrainingJobQueue(Protocol):
+    """A construct built around one training job queue (``QuotaManagedTrainingQueue`` is one).
+
+    Constructs that watch or use a queue accept this, so they depend on this module rather than
+    on the construct that provides the queue (which may in turn offer them, as
+    ``add_monitoring()`` does, without an import circle).
+    """
+
+    @property
+    def job_queue(self) -> ITrainingJobQueue:
+        """The queue."""
+        ...
+
+
 class _TrainingJobQueueBase(Resource):
     """What created and imported queues share: the share ledger (one per queue, however many
     constructs stand for it), ``add_quota_share`` and ``grant_observe``."""

@@ -37,6 +37,7 @@ def monitoring_function(
     retry_attempts: int,
     max_event_age: Duration,
     layers: Sequence[lambda_.ILayerVersion],
+    reserved_concurrency: int | None = None,
 ) -> tuple[lambda_.Function, iam.Role, logs.LogGroup]:
     """The function (child ``Resource``, so it is the construct's default child), its role
     (``Role``) and its log group (``LogGroup``).
@@ -65,6 +66,7 @@ def monitoring_function(
         retry_attempts=retry_attempts,
         max_event_age=max_event_age,
         on_failure=_SendOnlyQueueDestination(dead_letter_queue),
+        reserved_concurrent_executions=reserved_concurrency,
     )
     acknowledge(
         cfn_function(function),

@@ -139,3 +139,34 @@ def test_the_template_passes_cfn_lint(built: Any) -> None:
     rendered = json.dumps(Template.from_stack(built[1]).to_json())
     matches = lint(rendered, config=ManualArgs(regions=["us-east-1"], ignore_checks=["W3005"]))
     assert [str(match) for match in matches] == []
+
+
+def test_an_owner_of_a_share_declared_after_the_monitor_can_be_subscribed() -> None:
+    """Shares are resolved at synthesis; an owner whose share comes later is still reachable,
+    its subscription attached and its topic named in the stack's outputs."""
+    app = cdk.App()
+    stack = cdk.Stack(app, "Late")
+    queue = QuotaManagedTrainingQueue(
+        stack, "TrainingQueue", capacity_limits=[CapacityLimit(G5, 2)],
+        shares=[QuotaShareSpec(name="llm", capacity_limits=[CapacityLimit(G5, 1)],
+                               strategy=SharingStrategy.LEND,
+                               agreement=ShareAgreement(owner="llm-team"))],
+    )
+    monitoring = queue.add_monitoring()
+    queue.job_queue.add_quota_share(
+        "Nlp", spec=QuotaShareSpec(name="nlp", capacity_limits=[CapacityLimit(G5, 1)],
+                                   strategy=SharingStrategy.LEND,
+                                   agreement=ShareAgreement(owner="nlp-team")),
+    )
+    monitoring.subscribe_owner("nlp-team", subscriptions.EmailSubscription("nlp@example.com"))
+    template = Template.from_stack(stack)
+    (subscription,) = template.find_resources(
+        "AWS::SNS::Subscription", {"Properties": {"Endpoint": "nlp@example.com"}}
+    ).values()
+    topic = monitoring.owner_topics["nlp-team"]
+    assert subscription["Properties"]["TopicArn"] == {
+        "Ref": stack.get_logical_id(topic.node.default_child)
+    }
+    outputs = template.to_json()["Outputs"]
+    assert any(key.endswith("OwnerTopicNlpTeamArn") for key in outputs), sorted(outputs)
+    assert set(monitoring.owner_topic_names) == {"llm-team", "nlp-team"}
