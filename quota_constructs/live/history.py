@@ -58,6 +58,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..runtime.batch_reads import paginate
 from . import command_line
 from .queue_reader import LiveQueueError, QueueReader
 
@@ -124,24 +125,17 @@ def list_job_ids(read: Read, queue: str,
     found: list[tuple[str, str, float]] = []
     seen: set[str] = set()
     for status in STATUSES:
-        token: str | None = None
-        for page in range(MAX_PAGES):
-            request: dict[str, Any] = {"jobQueue": queue, "jobStatus": status,
-                                       "maxResults": PAGE_SIZE}
-            if token:
-                request["nextToken"] = token
-            response = read("ListServiceJobs", **request)
-            for summary in response.get("jobSummaryList", []):
-                job_id = summary["jobId"]
-                if job_id not in seen:  # a job can change status between two pages
-                    seen.add(job_id)
-                    found.append((job_id, status, float(summary.get("createdAt", 0)) / 1000.0))
-            token = response.get("nextToken")
-            if not token:
-                break
-            if page == MAX_PAGES - 1:
-                note(f"{status}: stopped after {MAX_PAGES} pages ({MAX_PAGES * PAGE_SIZE:,} "
-                     "jobs); the rest of this status is not exported")
+        # The runtime's one pagination (issue 14's read layer), with this command's own cap.
+        listing = paginate(read, "ListServiceJobs", "jobSummaryList", max_pages=MAX_PAGES,
+                           page_size=PAGE_SIZE, jobQueue=queue, jobStatus=status)
+        for summary in listing.items:
+            job_id = summary["jobId"]
+            if job_id not in seen:  # a job can change status between two pages
+                seen.add(job_id)
+                found.append((job_id, status, float(summary.get("createdAt", 0)) / 1000.0))
+        if not listing.complete:
+            note(f"{status}: stopped after {MAX_PAGES} pages ({MAX_PAGES * PAGE_SIZE:,} "
+                 "jobs); the rest of this status is not exported")
         note(f"listed {status}: {len(found):,} jobs so far")
     return found
 
