@@ -26,7 +26,7 @@ from typing import Any, TextIO
 
 from ..model import CapacityLimit, QuotaConfigError, QuotaShareSpec
 from . import compare_policies
-from .inputs import HeadOfLine, NeverRunnable, RequeuePlace
+from .inputs import NeverRunnable
 from .options_cli import add_option_arguments, options_from
 from .report import write_report
 from .report.summary import findings
@@ -40,11 +40,6 @@ from .workloads import (
 )
 
 DEFAULT_OUT = "simulation-report"
-EXPLICIT_OPTIONS = frozenset({
-    "never_runnable", "head_of_line", "requeue_place", "unowned_capacity_borrowable",
-})
-"""SimulationOptions fields with a hand-written option (--blocked-jobs, --head-of-line,
---requeue, --no-unowned-borrowing)."""
 ENVIRONMENTS = "stacks.environments:ENVIRONMENTS"
 
 
@@ -204,24 +199,9 @@ def parser(prog: str = "quota-constructs simulate") -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, default=Path(DEFAULT_OUT),
                    help=f"output directory ({DEFAULT_OUT}/)")
     p.add_argument("--title", default=None, help="report title")
-    rules = p.add_argument_group("assumptions where AWS is silent (see the simulation package)")
-    rules.add_argument("--blocked-jobs", action="store_true",
-                       help="a job the declaration can never run stays RUNNABLE and is reported "
-                       "as blocked, as in AWS (for replays of real history); default: refuse "
-                       "the workload")
-    rules.add_argument("--head-of-line", choices=[h.value for h in HeadOfLine],
-                       default=HeadOfLine.PER_SHARE_AND_TYPE.value,
-                       help="which waiting job holds back those behind it "
-                       "(PER_SHARE_AND_TYPE)")
-    rules.add_argument("--requeue", choices=[r.value for r in RequeuePlace],
-                       default=RequeuePlace.ORIGINAL.value,
-                       help="where a preempted job waits again (ORIGINAL place)")
-    rules.add_argument("--no-unowned-borrowing", action="store_true",
-                       help="capacity no share owns is not borrowable (default: it is)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    # Every other assumption, derived from SimulationOptions (the four above have their own
-    # spelling here).
-    add_option_arguments(p, skip=EXPLICIT_OPTIONS)
+    # Every assumption where AWS is silent, derived from SimulationOptions (as recommend has).
+    add_option_arguments(p)
     return p
 
 
@@ -231,6 +211,7 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "quota-constructs sim
     err_stream = stderr or sys.stderr
     args = parser(prog).parse_args(argv)
     progress = Progress(err_stream, quiet=args.quiet)
+    options = options_from(args)
     try:
         if args.declaration:
             declaration = declaration_of(args.declaration, args.declaration)
@@ -252,14 +233,7 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "quota-constructs sim
             shares=declaration.shares,
             jobs=workload.jobs,
             priority_changes=workload.priority_changes,
-            options=options_from(
-                args,
-                never_runnable=NeverRunnable.BLOCK if args.blocked_jobs
-                else NeverRunnable.REJECT,
-                head_of_line=HeadOfLine(args.head_of_line),
-                requeue_place=RequeuePlace(args.requeue),
-                unowned_capacity_borrowable=not args.no_unowned_borrowing,
-            ),
+            options=options,
             progress=progress.step,
             alternatives=alternatives_of(args.compare),
         )
@@ -279,7 +253,8 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "quota-constructs sim
         if args.workload is not None and not isinstance(error, WorkloadError):
             print(f"  (a job of {args.workload}, checked against the declaration)",
                   file=err_stream)
-            if error.field in ("instance_count", "instance_type") and not args.blocked_jobs:
+            blocking = options.never_runnable is NeverRunnable.BLOCK
+            if error.field in ("instance_count", "instance_type") and not blocking:
                 print("  (replaying real history? --blocked-jobs keeps such a job RUNNABLE, as "
                       "AWS does, and reports it as blocked)", file=err_stream)
         return 2

@@ -7,11 +7,15 @@ import argparse
 import dataclasses
 import io
 import json
+from importlib import import_module
 from pathlib import Path
+
+import pytest
 
 from quota_constructs import CapacityLimit, QuotaShareSpec, SharingStrategy
 from quota_constructs.simulation import SimJob, SimulationOptions, compare_policies
 from quota_constructs.simulation.cli import main
+from quota_constructs.simulation.inputs import HeadOfLine, NeverRunnable, RequeuePlace
 from quota_constructs.simulation.options_cli import add_option_arguments, options_from
 from quota_constructs.simulation.workloads import Workload, write_workload
 
@@ -87,3 +91,21 @@ def test_every_option_is_settable_from_the_command_line() -> None:
             flags += [flag, other.value]
             expected[item.name] = other
     assert options_from(parser.parse_args(flags)) == SimulationOptions(**expected)
+
+
+@pytest.mark.parametrize("command", ["simulate", "recommend"])
+def test_both_commands_take_the_short_spellings(command: str) -> None:
+    """simulate and recommend spell the assumptions the same way, short forms included."""
+    module = import_module(
+        "quota_constructs.simulation.cli" if command == "simulate"
+        else "quota_constructs.simulation.recommend_cli"
+    )
+    parser = module.parser()
+    args = parser.parse_known_args(
+        ["--workload", "jobs.csv", "--blocked-jobs", "--requeue", "BACK", "--no-unowned-borrowing",
+         "--head-of-line", "PER_SHARE"]
+    )[0]
+    assert options_from(args) == SimulationOptions(
+        never_runnable=NeverRunnable.BLOCK, requeue_place=RequeuePlace.BACK,
+        unowned_capacity_borrowable=False, head_of_line=HeadOfLine.PER_SHARE,
+    )
