@@ -48,6 +48,7 @@ from .model.capacity import check_count
 from .model.deployed_names import PrincipalNames
 from .model.submission import MAX_JOB_PRIORITY, MIN_JOB_PRIORITY, SHARE_TAG_KEY
 from .model.tags import MAX_TAGS
+from .runtime.deployed_config import DEPLOYED_CONFIG_TAG_KEY
 from .share_options import ShareLifecycle, ShareProvisioning, check_lifecycle
 from .stack_outputs import add_output, principal_names
 
@@ -646,11 +647,16 @@ class _TagLimits:
         for share in self._shares:
             custom = share.provisioning is ShareProvisioning.CUSTOM_RESOURCE
             limit = MAX_DECLARED_TAGS if custom else MAX_TAGS
-            count = len(share.tags.tag_values())
+            values = share.tags.tag_values()
+            count = len(values)
             if count > limit:
-                error = QuotaConfigError(
-                    share._subject, "tags", f"{count} tags", _tag_limit_text(share.provisioning)
-                )
+                allowed = _tag_limit_text(share.provisioning)
+                if DEPLOYED_CONFIG_TAG_KEY in values:
+                    allowed += (
+                        f"; one of them is {DEPLOYED_CONFIG_TAG_KEY}, which QuotaShareMonitoring "
+                        "sets on the shares it watches to judge drift"
+                    )
+                error = QuotaConfigError(share._subject, "tags", f"{count} tags", allowed)
                 errors.append(str(error))
         return errors
 
