@@ -38,8 +38,10 @@ def add_examples(app: App) -> list[Stack]:
         share=QuotaShareSpec(
             name="vision",
             capacity_limits=[CapacityLimit(CapacityUnit.ML_G5_XLARGE, 2)],
-            strategy=SharingStrategy.LEND_AND_BORROW,
-            borrow_limit_percent=100,
+            # Alone on the platform's queue there is nobody to borrow from (LEND_AND_BORROW
+            # would draw the synth's "can borrow nothing" warning): it lends until a second
+            # team's share joins the queue.
+            strategy=SharingStrategy.LEND,
         ),
         max_priority=50,
     )
