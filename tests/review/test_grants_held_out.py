@@ -1,0 +1,134 @@
+"""Reviewer's held-out check of issue 15's grants.
+
+The synthesized TagResource statement is evaluated by a small IAM condition evaluator written
+here (StringEquals, ForAllValues:StringEquals, Null — as the IAM policy reference defines them)
+against request contexts the tests in tests/constructs do not try; and grants to principals of
+another account, in shapes other than the existing test's, are refused at synth.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk import aws_iam as iam
+from aws_cdk.assertions import Template
+
+from quota_constructs import (
+    SHARE_TAG_KEY,
+    CapacityLimit,
+    QuotaConfigError,
+    QuotaManagedTrainingQueue,
+    QuotaShareSpec,
+    SharingStrategy,
+)
+
+G5 = "ml.g5.xlarge"
+HOME = cdk.Environment(account="123456789012", region="eu-west-1")
+OTHER = "210987654321"
+
+
+def build(stack: cdk.Stack) -> QuotaManagedTrainingQueue:
+    return QuotaManagedTrainingQueue(
+        stack, "Queue", queue_name="gpu", capacity_limits=[CapacityLimit(G5, 4)],
+        shares=[QuotaShareSpec(name=name, capacity_limits=[CapacityLimit(G5, 2)],
+                               strategy=SharingStrategy.LEND)
+                for name in ("vision", "speech")],
+    )
+
+
+def condition_holds(operator: str, expected: dict[str, Any], context: dict[str, Any]) -> bool:
+    for key, wanted in expected.items():
+        allowed = wanted if isinstance(wanted, list) else [wanted]
+        if operator == "StringEquals":
+            if key not in context or context[key] not in allowed:
+                return False
+        elif operator == "ForAllValues:StringEquals":
+            # Every value of the multi-valued key in the request is among the allowed ones
+            # (true for an absent or empty key: the IAM reference's warning).
+            if any(value not in allowed for value in context.get(key, [])):
+                return False
+        elif operator == "Null":
+            if (key not in context) != (allowed[0] == "true"):
+                return False
+        else:
+            raise AssertionError(f"unexpected operator {operator}")
+    return True
+
+
+def tag_resource_allowed(stack: cdk.Stack, context: dict[str, Any]) -> bool:
+    template = Template.from_stack(stack).to_json()
+    for resource in template["Resources"].values():
+        if resource["Type"] != "AWS::IAM::Policy":
+            continue
+        for statement in resource["Properties"]["PolicyDocument"]["Statement"]:
+            actions = statement["Action"]
+            if "batch:TagResource" not in (actions if isinstance(actions, list) else [actions]):
+                continue
+            if "service-job" not in str(statement["Resource"]):
+                continue
+            if all(condition_holds(op, body, context)
+                   for op, body in statement.get("Condition", {}).items()):
+                return True
+    return False
+
+
+def request(tags: dict[str, str], existing: dict[str, str] | None) -> dict[str, Any]:
+    context: dict[str, Any] = {f"aws:RequestTag/{k}": v for k, v in tags.items()}
+    context["aws:TagKeys"] = list(tags)
+    for key, value in (existing or {}).items():
+        context[f"aws:ResourceTag/{key}"] = value
+    return context
+
+
+@pytest.fixture(name="granted")
+def granted_stack() -> cdk.Stack:
+    stack = cdk.Stack(cdk.App(), "Granted", env=HOME)
+    built = build(stack)
+    role = iam.Role(stack, "Vision", assumed_by=iam.AccountPrincipal(HOME.account))
+    built.share("vision").grant_submit(role, max_priority=10)
+    return stack
+
+
+def test_the_job_being_submitted_may_carry_its_share_tag(granted: cdk.Stack) -> None:
+    assert tag_resource_allowed(granted, request({SHARE_TAG_KEY: "vision"}, None))
+
+
+@pytest.mark.parametrize("tags, existing", [
+    ({SHARE_TAG_KEY: "speech"}, None),                          # another share's name
+    ({SHARE_TAG_KEY: "vision", "cost": "x"}, None),             # a second key
+    ({"cost": "x"}, None),                                      # no share key at all
+    ({SHARE_TAG_KEY: "vision"}, {SHARE_TAG_KEY: "speech"}),     # relabel another's job
+    ({SHARE_TAG_KEY: "vision"}, {SHARE_TAG_KEY: "vision"}),     # re-tag its own existing job
+])
+def test_tagging_anything_else_is_denied(
+    granted: cdk.Stack, tags: dict[str, str], existing: dict[str, str] | None
+) -> None:
+    assert not tag_resource_allowed(granted, request(tags, existing))
+
+
+def test_no_tag_resource_without_a_grant() -> None:
+    stack = cdk.Stack(cdk.App(), "Bare", env=HOME)
+    build(stack)
+    assert not tag_resource_allowed(stack, request({SHARE_TAG_KEY: "vision"}, None))
+
+
+@pytest.mark.parametrize("permission", ["grant_submit", "grant_update_priority"])
+@pytest.mark.parametrize("kind", ["arn", "imported_role", "role_in_other_account_stack"])
+def test_principals_of_another_account_are_refused(permission: str, kind: str) -> None:
+    app = cdk.App()
+    stack = cdk.Stack(app, "Home", env=HOME)
+    built = build(stack)
+    grantee: iam.IGrantable
+    if kind == "arn":
+        grantee = iam.ArnPrincipal(f"arn:aws:iam::{OTHER}:role/speech-team")
+    elif kind == "imported_role":
+        grantee = iam.Role.from_role_arn(stack, "Imported", f"arn:aws:iam::{OTHER}:role/speech")
+    else:
+        other = cdk.Stack(app, "Other", env=cdk.Environment(account=OTHER, region="eu-west-1"))
+        grantee = iam.Role(other, "Speech", assumed_by=iam.AccountPrincipal(OTHER))
+    with pytest.raises(QuotaConfigError) as raised:
+        getattr(built.share("speech"), permission)(grantee)
+    assert raised.value.field == "grantee" and OTHER in str(raised.value)
+    assert built.share("speech").grants == ()
