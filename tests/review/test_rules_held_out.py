@@ -24,10 +24,11 @@ from tests.simulation.test_rules_agree import (
 
 UNITS = ("ml.g5.xlarge", "ml.g5.12xlarge")
 PERCENTS = (None, 1, 9, 11, 20, 34, 49, 51, 101)
+Drawn = tuple[tuple[CapacityLimit, ...], tuple[QuotaShareSpec, ...], bool]
 
 
 @st.composite
-def declarations(draw: st.DrawFn) -> tuple[tuple[CapacityLimit, ...], tuple[QuotaShareSpec, ...], bool]:
+def declarations(draw: st.DrawFn) -> Drawn:
     shares = []
     for i in range(draw(st.integers(2, 5))):
         strategy = draw(st.sampled_from(list(SharingStrategy)))
@@ -64,9 +65,7 @@ def peak(environment: tuple[CapacityLimit, ...], shares: tuple[QuotaShareSpec, .
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(declarations())
-def test_held_out_reach_and_lenders_match_the_simulator(
-    drawn: tuple[tuple[CapacityLimit, ...], tuple[QuotaShareSpec, ...], bool],
-) -> None:
+def test_held_out_reach_and_lenders_match_the_simulator(drawn: Drawn) -> None:
     environment, shares, borrowable = drawn
     try:
         allocation = QuotaAllocation.check(environment_limits=environment, shares=shares,

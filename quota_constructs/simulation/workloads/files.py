@@ -311,20 +311,28 @@ class _Declaration:
         )
 
     def check(self, source: str, where: str, job: SimJob) -> None:
-        units = self.shares.get(job.share)
+        self.check_names(source, where, job.share, job.instance_type)
+
+    def check_names(
+        self, source: str, where: str, share: str, instance_type: str | None
+    ) -> None:
+        """The share, and the instance type when it could be read, against the declaration."""
+        units = self.shares.get(share)
         if units is None:
             raise WorkloadError(
-                source, where, "share", job.share,
+                source, where, "share", share,
                 f"a share of the declaration: {', '.join(sorted(self.shares))}",
             )
-        if job.instance_type not in units:
+        if instance_type is None:
+            return
+        if instance_type not in units:
             raise WorkloadError(
-                source, where, "instance_type", job.instance_type,
-                f"an instance type of share {job.share!r}: {', '.join(sorted(units))}",
+                source, where, "instance_type", instance_type,
+                f"an instance type of share {share!r}: {', '.join(sorted(units))}",
             )
-        if self.environment is not None and job.instance_type not in self.environment:
+        if self.environment is not None and instance_type not in self.environment:
             raise WorkloadError(
-                source, where, "instance_type", job.instance_type,
+                source, where, "instance_type", instance_type,
                 f"an instance type of the environment: {', '.join(sorted(self.environment))}",
             )
 
@@ -350,6 +358,8 @@ class _Builder:
         self.job_times: list[tuple[int, str, datetime]] = []
         self.change_times: list[tuple[int, str, datetime]] = []
         self.time_form: tuple[str, str] | None = None  # ("seconds" | "timestamps", where)
+        # Every job timestamp read, rows with other problems included, for the zone check.
+        self.zone_forms: list[tuple[str, str, datetime]] = []  # (where, field, time)
 
     def report(self, problem: WorkloadError) -> None:
         self.problem_count += 1
@@ -357,28 +367,56 @@ class _Builder:
             self.problems.append(problem)
 
     def add_job(self, where: str, record: Mapping[str, object]) -> None:
-        self._check_keys(where, record, JOB_FIELDS)
+        """Every problem of the record is reported, not only its first: a row with a bad
+        count and a bad priority is fixed in one go. The last one is raised (the caller
+        reports it), so the record is skipped."""
+        found: list[WorkloadError] = []
+        for key in record:
+            if key not in JOB_FIELDS:
+                found.append(WorkloadError(self.source, where, str(key), record[key],
+                                           f"only the fields {', '.join(JOB_FIELDS)}"))
+        parsed: dict[str, Any] = {}
+        parsers: dict[str, tuple[Callable[[object], Any], Any]] = {
+            "job_id": (_text, None), "share": (_text, None), "submitted_at": (_time, None),
+            "duration": (_seconds(minimum=0.0), None), "instance_type": (_text, None),
+            "instance_count": (_integer(1), 1), "priority": (_integer(0, MAX_PRIORITY), 0),
+            "checkpoint_interval": (_seconds(positive=True), None),
+            "preemption_retries": (_integer(0), None),
+        }
         for name in JOB_FIELDS:
             if name in REQUIRED_JOB_FIELDS and name not in record:
-                raise WorkloadError(self.source, where, name, None, "a value (required)")
-        value = self._value
-        submitted = value(where, record, "submitted_at", _time)
-        self.add_parsed(
-            where,
-            SimJob(
-                job_id=value(where, record, "job_id", _text),
-                share=value(where, record, "share", _text),
-                submitted_at=self._seconds_or_later(where, submitted),
-                duration=value(where, record, "duration", _seconds(minimum=0.0)),
-                instance_type=value(where, record, "instance_type", _text),
-                instance_count=value(where, record, "instance_count", _integer(1), 1),
-                priority=value(where, record, "priority", _integer(0, MAX_PRIORITY), 0),
-                checkpoint_interval=value(
-                    where, record, "checkpoint_interval", _seconds(positive=True), None
-                ),
-                preemption_retries=value(where, record, "preemption_retries", _integer(0), None),
-            ),
-        )
+                found.append(WorkloadError(self.source, where, name, None, "a value (required)"))
+                continue
+            parse, default = parsers[name]
+            try:
+                parsed[name] = self._value(where, record, name, parse, default)
+            except WorkloadError as problem:
+                found.append(problem)
+        submitted = parsed.get("submitted_at")
+        if isinstance(submitted, datetime):
+            # Its time zone is checked against the file's others even when the row is skipped.
+            self.zone_forms.append((where, "submitted_at", submitted))
+        if "job_id" in parsed and parsed["job_id"] in self.seen:
+            found.append(WorkloadError(
+                self.source, where, "job_id", parsed["job_id"],
+                f"an id not used before (already on {self.seen[parsed['job_id']]})",
+            ))
+        if self.declaration is not None and "share" in parsed:
+            try:
+                self.declaration.check_names(self.source, where, parsed["share"],
+                                             parsed.get("instance_type"))
+            except WorkloadError as problem:
+                found.append(problem)
+        if submitted is not None:
+            try:
+                parsed["submitted_at"] = self._seconds_or_later(where, submitted)
+            except WorkloadError as problem:
+                found.append(problem)
+        if found:
+            for earlier in found[:-1]:
+                self.report(earlier)
+            raise found[-1]
+        self.add_parsed(where, SimJob(**parsed))
         if isinstance(submitted, datetime):
             self.job_times.append((len(self.jobs) - 1, where, submitted))
 
@@ -448,24 +486,26 @@ class _Builder:
         return 0.0 if isinstance(value, datetime) else value
 
     def _resolve_timestamps(self) -> None:
-        if not self.job_times:
+        if not self.zone_forms:
             for _, where, at in self.change_times:
                 self.report(WorkloadError(
                     self.source, where, "at", at.isoformat(),
                     "seconds, as the jobs' times are",
                 ))
             return
-        aware = {time.tzinfo is not None for _, _, time in self.job_times + self.change_times}
-        if len(aware) > 1:
-            _, where, time = next(
-                item for item in self.job_times + self.change_times
-                if (item[2].tzinfo is not None) != (self.job_times[0][2].tzinfo is not None)
-            )
+        # Every timestamp whose zone form differs from the first job's is reported, rows
+        # skipped for other problems included, so mixed forms are fixed in one go.
+        times = [*self.zone_forms, *((where, "at", at) for _, where, at in self.change_times)]
+        first_where, _, first = times[0]
+        mixed = [(where, field, time) for where, field, time in times
+                 if (time.tzinfo is not None) != (first.tzinfo is not None)]
+        for where, field, time in mixed:
             self.report(WorkloadError(
-                self.source, where, "submitted_at", time.isoformat(),
-                "timestamps all with a time zone (Z, +01:00) or all without",
+                self.source, where, field, time.isoformat(),
+                f"timestamps all with a time zone (Z, +01:00) or all without (as on {first_where})",
             ))
-            return
+        if mixed or not self.job_times:
+            return  # not replayable anyway: every timestamped job had a problem of its own
         origin = min(time for _, _, time in self.job_times)
         for index, _, time in self.job_times:
             self.jobs[index] = replace(
