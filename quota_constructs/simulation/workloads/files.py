@@ -49,6 +49,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -376,13 +377,7 @@ class _Builder:
                 found.append(WorkloadError(self.source, where, str(key), record[key],
                                            f"only the fields {', '.join(JOB_FIELDS)}"))
         parsed: dict[str, Any] = {}
-        parsers: dict[str, tuple[Callable[[object], Any], Any]] = {
-            "job_id": (_text, None), "share": (_text, None), "submitted_at": (_time, None),
-            "duration": (_seconds(minimum=0.0), None), "instance_type": (_text, None),
-            "instance_count": (_integer(1), 1), "priority": (_integer(0, MAX_PRIORITY), 0),
-            "checkpoint_interval": (_seconds(positive=True), None),
-            "preemption_retries": (_integer(0), None),
-        }
+        parsers = _job_field_parsers()
         for name in JOB_FIELDS:
             if name in REQUIRED_JOB_FIELDS and name not in record:
                 found.append(WorkloadError(self.source, where, name, None, "a value (required)"))
@@ -668,6 +663,18 @@ def _integer(minimum: int, maximum: int | None = None) -> Callable[[object], int
         return value
 
     return parse
+
+
+@cache
+def _job_field_parsers() -> dict[str, tuple[Callable[[object], Any], Any]]:
+    """Each job field's parser and default (built once)."""
+    return {
+        "job_id": (_text, None), "share": (_text, None), "submitted_at": (_time, None),
+        "duration": (_seconds(minimum=0.0), None), "instance_type": (_text, None),
+        "instance_count": (_integer(1), 1), "priority": (_integer(0, MAX_PRIORITY), 0),
+        "checkpoint_interval": (_seconds(positive=True), None),
+        "preemption_retries": (_integer(0), None),
+    }
 
 
 def _columns_allowed() -> str:
