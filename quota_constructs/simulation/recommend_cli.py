@@ -169,7 +169,7 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "quota-constructs rec
         finally:
             close()
         files = write_outputs(args.out, rec, declaration, options_document=describe_options(
-            options))
+            options), full_reports=not args.no_report)
         if not args.no_report:
             progress.note("writing the reports of today's and the recommended declaration")
             files += write_reports(args.out, rec, declaration, workload.jobs,
@@ -262,7 +262,8 @@ def search_document(rec: Recommendation, options: dict[str, Any]) -> dict[str, A
 
 
 def write_outputs(
-    out: Path, rec: Recommendation, declaration: Declaration, *, options_document: dict[str, Any]
+    out: Path, rec: Recommendation, declaration: Declaration, *, options_document: dict[str, Any],
+    full_reports: bool = True,
 ) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     today_code = declaration_code(declaration.capacity_limits, declaration.shares)
@@ -272,7 +273,8 @@ def write_outputs(
         "search.json": json.dumps(search_document(rec, options_document), indent=1) + "\n",
         "recommended.py": code,
         "declaration.diff": declaration_diff(today_code, code) or "(no change)\n",
-        "report.html": summary_page(rec, declaration, declaration_diff(today_code, code)),
+        "report.html": summary_page(rec, declaration, declaration_diff(today_code, code),
+                                    full_reports=full_reports),
     }
     written = []
     for name, text in files.items():
@@ -302,7 +304,9 @@ def write_reports(
     return written
 
 
-def summary_page(rec: Recommendation, declaration: Declaration, diff: str) -> str:
+def summary_page(
+    rec: Recommendation, declaration: Declaration, diff: str, *, full_reports: bool = True
+) -> str:
     def rows(today: Sequence[TargetOutcome], recommended: Sequence[TargetOutcome]) -> str:
         out = []
         for before, after in zip(today, recommended, strict=True):
@@ -357,9 +361,11 @@ def summary_page(rec: Recommendation, declaration: Declaration, diff: str) -> st
         shrunk,
         "<h2>Change against today's declaration</h2>",
         f"<pre>{escape(diff or '(no change)')}</pre>",
-        "<p>Full simulator reports, the same charts for both: "
-        "<a href='today/report.html'>today</a> · "
-        "<a href='recommended/report.html'>recommended</a>.</p>",
+        # With --no-report those pages are not written: no link to a missing file.
+        ("<p>Full simulator reports, the same charts for both: "
+         "<a href='today/report.html'>today</a> · "
+         "<a href='recommended/report.html'>recommended</a>.</p>") if full_reports else
+        "<p>Full simulator reports were skipped (--no-report).</p>",
         "</body></html>",
     ]
     return "".join(parts)
