@@ -127,3 +127,20 @@ def test_the_command_names_the_target_no_allocation_meets_and_why(tmp_path: Path
         assert all(isinstance(v, int) for v in entry["capacity_limits"].values())
         assert entry["strategy"] in {"RESERVE", "LEND", "LEND_AND_BORROW"}
         assert isinstance(entry["in_share_preemption"], bool)
+
+
+def test_a_dask_local_cluster_gives_the_same_recommendation() -> None:
+    import pytest
+
+    distributed = pytest.importorskip("dask.distributed")
+    jobs = workload()
+    environment = [CapacityLimit(G5, SIZE)]
+    with ThreadPoolExecutor(2) as pool:
+        local = recommend(capacity_limits=environment, shares=TODAY, jobs=jobs, executor=pool)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        on_dask = recommend(capacity_limits=environment, shares=TODAY, jobs=jobs,
+                            executor=client.get_executor())
+    assert (local.shares, local.unmet, local.outcomes, local.simulations) == (
+        on_dask.shares, on_dask.unmet, on_dask.outcomes, on_dask.simulations)
