@@ -5,11 +5,20 @@ stack on an imported queue."""
 from __future__ import annotations
 
 from pathlib import Path
-import sys
+
 import aws_cdk as cdk
 from aws_cdk import aws_iam as iam
-from quota_constructs import (CapacityLimit, QuotaManagedTrainingQueue, QuotaShare, QuotaShareSpec,
-    ShareAgreement, SharingStrategy, TrainingJobQueue, write_allocation_agreements)
+
+from quota_constructs import (
+    CapacityLimit,
+    QuotaManagedTrainingQueue,
+    QuotaShare,
+    QuotaShareSpec,
+    ShareAgreement,
+    SharingStrategy,
+    TrainingJobQueue,
+    write_allocation_agreements,
+)
 
 G5, G12 = "ml.g5.xlarge", "ml.g5.12xlarge"
 ENV = cdk.Environment(account="123456789012", region="eu-west-1")
@@ -33,7 +42,8 @@ def build(outdir: str) -> list[Path]:
         capacity_limits=[CapacityLimit(G5, 7), CapacityLimit(G12, 4)], shares=shares)
     new_role = iam.Role(prod, "VisionSubmitter", assumed_by=iam.AccountRootPrincipal())
     named.share("vision").grant_submit(new_role, max_priority=30)
-    imported = iam.Role.from_role_arn(prod, "SpeechRole", "arn:aws:iam::123456789012:role/speech-ci")
+    imported = iam.Role.from_role_arn(
+        prod, "SpeechRole", "arn:aws:iam::123456789012:role/speech-ci")
     named.share("speech").grant_submit(imported)
     named.share("nlp").grant_submit(imported, max_priority=0)
     unnamed = QuotaManagedTrainingQueue(prod, "Unnamed",

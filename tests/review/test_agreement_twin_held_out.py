@@ -102,7 +102,7 @@ class StackOutputs:
         self.outputs = outputs
         self.asked: list[str] = []
 
-    def describe_stacks(self, *, StackName: str) -> dict[str, Any]:  # noqa: N803 (boto3's)
+    def describe_stacks(self, *, StackName: str) -> dict[str, Any]:
         self.asked.append(StackName)
         return {"Stacks": [{"Outputs": [{"OutputKey": k, "OutputValue": v}
                                         for k, v in self.outputs.items()]}]}
