@@ -98,11 +98,12 @@ class Progress:
             self.open_line = False
 
 
-def resolve(reference: str) -> Any:
-    """The object ``module:attr.attr`` (or ``file.py:attr``) names; dots walk mappings too."""
+def resolve(reference: str, *, command: str = "simulate", option: str = "--declaration") -> Any:
+    """The object ``module:attr.attr`` (or ``file.py:attr``) names; dots walk mappings too.
+    Errors name the ``command`` and the ``option`` the reference came from."""
     module_name, sep, path = reference.partition(":")
     if not sep or not module_name or not path:
-        raise QuotaConfigError("simulate", "--declaration", reference,
+        raise QuotaConfigError(command, option, reference,
                                "module:attribute or path/to/file.py:attribute")
     try:
         if module_name.endswith(".py"):
@@ -114,7 +115,7 @@ def resolve(reference: str) -> Any:
         else:
             target = importlib.import_module(module_name)
     except (ImportError, FileNotFoundError) as error:
-        raise QuotaConfigError("simulate", "--declaration", reference,
+        raise QuotaConfigError(command, option, reference,
                                f"an importable module or file ({error})") from None
     for part in path.split("."):
         if isinstance(target, Mapping) and part in target:
@@ -124,20 +125,22 @@ def resolve(reference: str) -> Any:
         else:
             known = sorted(target) if isinstance(target, Mapping) else []
             hint = f"; known: {', '.join(map(str, known))}" if known else ""
-            raise QuotaConfigError("simulate", "--declaration", reference,
+            raise QuotaConfigError(command, option, reference,
                                    f"a path to an existing attribute ({part!r} not found{hint})")
     return target
 
 
-def declaration_of(reference: str, name: str) -> Declaration:
-    target = resolve(reference)
+def declaration_of(
+    reference: str, name: str, *, command: str = "simulate", option: str = "--declaration"
+) -> Declaration:
+    target = resolve(reference, command=command, option=option)
     if isinstance(target, Mapping):
         limits, shares = target.get("capacity_limits"), target.get("shares")
     else:
         limits = getattr(target, "capacity_limits", None)
         shares = getattr(target, "shares", None)
     if limits is None or shares is None:
-        raise QuotaConfigError("simulate", "--declaration", reference,
+        raise QuotaConfigError(command, option, reference,
                                "an object or mapping with capacity_limits and shares")
     return Declaration(name, tuple(limits), tuple(shares))
 
@@ -153,7 +156,7 @@ def alternatives_of(
             name, reference = text, text
         if name in found:
             raise QuotaConfigError("simulate", "--compare", text, "a name used once")
-        declaration = declaration_of(reference, name)
+        declaration = declaration_of(reference, name, option="--compare")
         found[name] = (declaration.capacity_limits, declaration.shares)
     return found
 
@@ -257,6 +260,11 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "quota-constructs sim
             if error.field in ("instance_count", "instance_type") and not blocking:
                 print("  (replaying real history? --blocked-jobs keeps such a job RUNNABLE, as "
                       "AWS does, and reports it as blocked)", file=err_stream)
+        return 2
+    except OSError as error:
+        # An output directory or file that cannot be written: one line, not a traceback.
+        progress.note("stopped")
+        print(f"error: {type(error).__name__}: {error}", file=err_stream)
         return 2
     headline, _ = findings(comparison, capacity_limits=declaration.capacity_limits,
                            shares=declaration.shares)

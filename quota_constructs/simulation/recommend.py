@@ -210,6 +210,14 @@ def recommend(
     pinned = _pins(today, pins)
     if not 0 <= holdout < 1 or isinstance(holdout, bool):
         raise QuotaConfigError("recommend", "holdout", holdout, "a fraction >= 0 and < 1")
+    for argument, value, least in (("workers", workers, 1),
+                                   ("max_simulations", max_simulations, 0),
+                                   ("screen_jobs", screen_jobs, 0)):
+        if value is None and argument == "workers":
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise QuotaConfigError("recommend", argument, value, f"a whole number >= {least}"
+                                   + (" (None: every core)" if argument == "workers" else ""))
     all_jobs = sorted(jobs, key=lambda job: job.submitted_at)
     changes = list(priority_changes)
     cut = len(all_jobs) - math.ceil(holdout * len(all_jobs)) if holdout else len(all_jobs)
@@ -1033,6 +1041,8 @@ class _Search:
         score = scores.get(name)
         shown = "no replay" if score is None else (
             f"wait p95 {score.wait_p95 or 0:,.0f} s, {score.budget_failures} jobs lost")
+        # Which target is missed, beside what the best allocation gives.
+        shown += f" against its target of {self.goals[name].describe()}"
         if short:
             return (f"{name} needs {own} on its own, and the shares with targets together "
                     f"need {', '.join(short)}: more than the environment has; the best "

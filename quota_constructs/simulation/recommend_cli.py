@@ -146,7 +146,7 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "quota-constructs rec
     args = parser(prog).parse_args(argv)
     progress = Progress(err_stream, quiet=args.quiet)
     try:
-        declaration = (declaration_of(args.declaration, args.declaration)
+        declaration = (declaration_of(args.declaration, args.declaration, command="recommend")
                        if args.declaration else environment(args.env or "dev"))
         targets = [parse_target(text) for text in args.target]
         pins = merge_pins([parse_pin(text) for text in args.pin])
