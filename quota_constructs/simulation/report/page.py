@@ -297,8 +297,11 @@ def _range_rows(
         for index, (name, result) in enumerate(results.items()):
             figures = result.shares.get(spec.name)
             mid, high, top = pick(figures) if figures is not None else (None, None, None)
+            # Jobs an arrangement can never run are not in its bars: the label says so.
+            blocked = figures.blocked_jobs if figures is not None else 0
             rows.append(RangeRow(
-                label=f"{spec.name} · {arrangement_title(name)}",
+                label=f"{spec.name} · {arrangement_title(name)}"
+                + (f" ({blocked:,} blocked)" if blocked else ""),
                 colour=colours[spec.name],
                 opacity=POLICY_OPACITY[index % len(POLICY_OPACITY)],
                 mid=(mid or 0.0) / divisor,

@@ -143,6 +143,8 @@ def findings(
             + "); the figures leave them out.",
             "worse",
         ))
+    for name, result in comparison.alternatives.items():
+        out.append(_alternative_finding(name, shares, declared, result))
     stranded = len(comparison.hard_partition.not_runnable)
     if stranded:
         out.append(Finding(
@@ -183,6 +185,32 @@ def _pool_findings(
             f"it for {longer} (against the declared policy); largest changes: {largest}."
         )
     return [Finding("One shared FIFO pool", text)]
+
+
+def _alternative_finding(
+    name: str,
+    shares: Sequence[QuotaShareSpec],
+    declared: Mapping[str, ShareFigures],
+    result: SimulationResult,
+) -> Finding:
+    """A compared declaration's p95 waits against the declared policy, and the jobs it can
+    never run: its charts leave those out, so a share whose jobs it blocks must not look
+    well served."""
+    parts = []
+    for spec in shares:
+        mine, alt = declared.get(spec.name), result.shares.get(spec.name)
+        if mine is None or alt is None or mine.jobs == 0:
+            continue
+        words, _ = compare(alt.wait_p95, mine.wait_p95)
+        parts.append(f"{spec.name} {human_seconds(alt.wait_p95)} ({words})")
+    text = ("(compared declaration) would give these p95 waits (against the declared policy): "
+            + "; ".join(parts) + ".")
+    blocked = {share: f.blocked_jobs for share, f in result.shares.items() if f.blocked_jobs}
+    if blocked:
+        text += (f" It can never run {sum(blocked.values())} job(s) ("
+                 + ", ".join(f"{share}: {n}" for share, n in blocked.items())
+                 + "), which its figures leave out.")
+    return Finding(name, text, "worse" if blocked else "neutral")
 
 
 def _change(value: float | None, other: float | None) -> float:
