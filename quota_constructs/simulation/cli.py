@@ -253,9 +253,11 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "quota-constructs sim
         # Always shown, --quiet or not: it is the reason for the exit status.
         progress.note("stopped")
         print(f"error: {error}", file=err_stream)
+        compared = error.subject.startswith("compared declaration")
         if args.workload is not None and not isinstance(error, WorkloadError):
             print(f"  (a job of {args.workload}, checked against the declaration)",
                   file=err_stream)
+        if args.workload is not None or compared:
             blocking = options.never_runnable is NeverRunnable.BLOCK
             if error.field in ("instance_count", "instance_type") and not blocking:
                 print("  (replaying real history? --blocked-jobs keeps such a job RUNNABLE, as "

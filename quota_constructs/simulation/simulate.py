@@ -83,11 +83,17 @@ def compare_policies(
         "shared_pool": (pool, run(pool, options, _named(progress, "shared_pool"))),
     }
     for name, (limits, specs) in alternatives.items():
-        other = compile_problem(
-            capacity_limits=limits, shares=specs, jobs=jobs, priority_changes=priority_changes,
-            unowned_capacity_borrowable=options.unowned_capacity_borrowable,
-            never_runnable=options.never_runnable,
-        )
+        try:
+            other = compile_problem(
+                capacity_limits=limits, shares=specs, jobs=jobs,
+                priority_changes=priority_changes,
+                unowned_capacity_borrowable=options.unowned_capacity_borrowable,
+                never_runnable=options.never_runnable,
+            )
+        except QuotaConfigError as error:
+            # The same jobs ran under the declaration: say which compared one refuses them.
+            raise QuotaConfigError(f"compared declaration {name!r}, {error.subject}",
+                                   error.field, error.value, error.allowed) from None
         runs[name] = (other, run(other, options, _named(progress, name)))
     spans = [span(data) for _, data in runs.values() if data.job_ids]
     window = (min(s[0] for s in spans), max(s[1] for s in spans)) if spans else (0.0, 0.0)

@@ -39,3 +39,18 @@ def test_a_compared_declaration_s_blocked_jobs_are_told(tmp_path: Path) -> None:
     assert "It can never run 7 job(s) (pairs: 7), which its figures leave out." in page
     assert "pairs · narrow (7 blocked)" in page
     assert "solo · narrow (" not in page
+
+
+def test_without_blocked_jobs_the_refusal_names_the_compared_declaration() -> None:
+    import pytest
+
+    from quota_constructs import QuotaConfigError
+
+    environment = [CapacityLimit(G5, 4)]
+    jobs = [SimJob(job_id="p0", share="pairs", submitted_at=0.0, duration=60.0,
+                   instance_type=G5, instance_count=2)]
+    with pytest.raises(QuotaConfigError) as raised:
+        compare_policies(capacity_limits=environment, shares=shares(2), jobs=jobs,
+                         alternatives={"narrow": (environment, shares(1))})
+    assert raised.value.subject.startswith("compared declaration 'narrow', ")
+    assert raised.value.field == "instance_count" and "p0" in str(raised.value)
