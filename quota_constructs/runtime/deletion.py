@@ -8,7 +8,7 @@ just continues where the previous one stopped.
 
 from __future__ import annotations
 
-from .batch_gateway import BatchGateway, BatchRequestError
+from .batch_gateway import BatchGateway
 from .errors import QuotaShareLifecycleError
 from .guards import check_no_active_jobs
 from .live_share import LiveShare
@@ -62,12 +62,13 @@ class ShareDeleter:
         if not share.settled:
             return False
         if share.enabled:
-            # on_event found the share busy and left disabling to this poll.
+            # on_event found the share busy and left disabling to this poll; or a job slipped
+            # in and the share was put back, and this poll reports it (nothing more changes).
             check_no_active_jobs(self._gateway, self._arn, terminate_active_jobs=self._terminate)
             self._disable()
             return False
-        self._check_again_before_delete()
-        self._delete()
+        if self._check_again_before_delete():
+            self._delete()
         return False
 
     def _released(self, share: LiveShare) -> bool:
@@ -89,27 +90,28 @@ class ShareDeleter:
             detail="the share and its jobs are left as they are; the Delete succeeds")
         return True
 
-    def _check_again_before_delete(self) -> None:
-        # A job submitted between on_event's check and the share being disabled would be
-        # terminated by the deletion: look once more, and if one slipped in, put the share back.
+    def _check_again_before_delete(self) -> bool:
+        """False when a job slipped in and the share was put back (the next poll fails).
+
+        A job submitted between on_event's check and the share being disabled would be
+        terminated by the deletion: look once more. If one slipped in, the share is enabled
+        again as declared, and the failure is reported by the poll that finds it enabled and
+        settled, so that the Delete never fails while the share is still disabled.
+        """
         try:
             check_no_active_jobs(self._gateway, self._arn, terminate_active_jobs=self._terminate)
         except QuotaShareLifecycleError:
-            if self._declared_enabled:
-                self._gateway.update(self._arn, {"state": ENABLED})
-                log("quota_share_reenabled", quota_share=self._arn.arn)
-            raise
+            if not self._declared_enabled:
+                raise
+            progress = self._gateway.update(self._arn, {"state": ENABLED})
+            log("quota_share_reenabled", quota_share=self._arn.arn, progress=progress.value)
+            return False
+        return True
 
     def _disable(self) -> None:
-        self._gateway.update(self._arn, {"state": DISABLED})
-        log("quota_share_disabled", quota_share=self._arn.arn)
+        progress = self._gateway.update(self._arn, {"state": DISABLED})
+        log("quota_share_disabled", quota_share=self._arn.arn, progress=progress.value)
 
     def _delete(self) -> None:
-        try:
-            self._gateway.delete(self._arn)
-        except BatchRequestError:
-            # The first attempt of a retried request may have gone through.
-            share = self._gateway.describe(self._arn)
-            if share is not None and share.status != "DELETING":
-                raise
-        log("quota_share_delete_requested", quota_share=self._arn.arn)
+        progress = self._gateway.delete(self._arn)
+        log("quota_share_delete_requested", quota_share=self._arn.arn, progress=progress.value)
