@@ -44,6 +44,12 @@ class ShareDeleter:
             return
         if share.status == "DELETING" or self._released(share):
             return
+        if not share.enabled and self._declared_enabled:
+            # Disabled although declared enabled: a previous delivery of this Delete got that
+            # far. Failing here would leave it disabled; the polls check the jobs again and
+            # put the share back if one slipped in.
+            log("quota_share_delete_resumed", quota_share=self._arn.arn, status=share.status)
+            return
         check_no_active_jobs(self._gateway, self._arn, terminate_active_jobs=self._terminate)
         if share.settled and share.enabled:
             self._disable()
