@@ -224,6 +224,15 @@ class FakeBatch:
             queue = self.faults.setdefault(operation, deque())
             queue.extend(Fault(latency=seconds) for _ in range(times))
 
+    def settle(self) -> None:
+        """Let every share finish what it is doing, as time passing would (stuck ones stay)."""
+        with self.lock:
+            for share in list(self.shares.values()):
+                while share.status in TRANSITIONAL and self.shares.get(share.arn) is share:
+                    if share.status in self.stuck.get(share.name, ()):
+                        break
+                    self._advance(share)
+
     def count(self, operation: str) -> int:
         return sum(1 for name, _ in self.calls if name == operation)
 
