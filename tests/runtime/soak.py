@@ -1,8 +1,8 @@
 """Random sequences of deployments against the fake Batch, with faults and repeated deliveries.
 
 Each sequence is seeded: two or three ``Custom::BatchQuotaShare`` resources on one job queue
-(beside a share made by hand) live through creates, updates, renames, adoptions, deletes and
-rollbacks, while jobs run, wait and finish between deployments. Every AWS Batch call may be
+(beside a share made by hand) live through creates, updates, renames, adoptions (of a share
+made by hand, and moves of a declaration to another construct path), deletes and rollbacks, while jobs run, wait and finish between deployments. Every AWS Batch call may be
 throttled or answered with a 5xx — before it took effect or after — or time out after taking
 effect; a request may be delivered twice (the first answer lost, or the first Lambda killed
 mid-way). After every deployment the queue is checked against what the stack declares:
@@ -282,6 +282,8 @@ class Sequence:
             choices = ["create"] * sum(1 for s in self.slots if s.declared is None)
             filled = [s for s in self.slots if s.declared is not None]
             choices += ["update", "update", "rename", "delete"] * len(filled)
+            if filled and len(filled) < len(self.slots):
+                choices += ["move"] * len(filled)
             action = self.rng.choice(choices)
             self.step_name = f"{self.seed} step {number} {action}"
             self.harm_allowed: set[str] = set()
@@ -389,6 +391,35 @@ class Sequence:
         cleanup = outcome.cleanup
         assert cleanup is not None
         self._delete_result(cleanup, old, old_arn, old_busy)
+
+    def _move(self, slot: Slot) -> None:
+        """The same declaration moves to another construct path: the new resource adopts the
+        share, then CloudFormation deletes the old resource (or rolls the move back)."""
+        old = slot.declared
+        assert old is not None and slot.arn is not None
+        arn = slot.arn
+        target = self.rng.choice([s for s in self.slots if s.declared is None])
+        moved = replace(old, adopt_existing=True)
+        outcome = self._deploy(lambda: target.resource.create(moved.properties()), True)
+        if not outcome.ok:
+            return
+        if self.rng.random() < 0.2:
+            # Another resource fails: the rollback deletes the new resource, which hands the
+            # share back to the old one.
+            self._rollback_result(target.resource.send(
+                "Delete", moved.properties(), physical_id=outcome.physical_id))
+            target.resource.physical_id = target.resource.properties = None
+            return
+        target.declared = moved
+        self.counts.deployments += 1
+        cleanup = slot.resource.delete()
+        self.counts.should_succeed += 1
+        if not cleanup.ok:
+            self._problem("failed_that_should_succeed", cleanup.reason)
+        slot.declared = None
+        slot.resource.physical_id = slot.resource.properties = None
+        if arn not in self.state.shares:
+            self._problem("lost", f"the moved share {old.name} was deleted", arn)
 
     def _delete(self, slot: Slot) -> None:
         declared, arn = slot.declared, slot.arn

@@ -23,7 +23,7 @@ def test_random_sequences_with_faults_and_redeliveries_break_nothing() -> None:
     assert counts.violations == 0
     # The sequences did what they claim: every kind of step, faults and redeliveries.
     kinds = {kind.split()[0] for kind in counts.actions}
-    assert kinds == {"create", "adopt", "update", "rename", "delete"}
+    assert kinds == {"create", "adopt", "update", "rename", "move", "delete"}
     assert counts.should_succeed > 1500 and counts.rollbacks > 200
     assert counts.refused_as_expected > 100
     assert counts.faults_injected > 1000
