@@ -2,10 +2,11 @@
 
 Each sequence is seeded: two or three ``Custom::BatchQuotaShare`` resources on one job queue
 (beside a share made by hand) live through creates, updates, renames, adoptions (of a share
-made by hand, and moves of a declaration to another construct path), deletes and rollbacks, while jobs run, wait and finish between deployments. Every AWS Batch call may be
-throttled or answered with a 5xx — before it took effect or after — or time out after taking
-effect; a request may be delivered twice (the first answer lost, or the first Lambda killed
-mid-way). After every deployment the queue is checked against what the stack declares:
+made by hand, and moves of a declaration to another construct path), deletes and rollbacks,
+while jobs run, wait and finish between deployments. Every AWS Batch call may be throttled or
+answered with a 5xx (before it took effect or after) or time out after taking effect; a
+request may be delivered twice (the first answer lost, or the first Lambda killed mid-way).
+After every deployment the queue is checked against what the stack declares:
 
 - a deployment that no guard could refuse must succeed (and every rollback must);
 - no share lost (declared but gone), orphaned (on the queue, nobody's), duplicated (two
