@@ -246,11 +246,11 @@ class BatchGateway:
         busy with another one (nothing is sent again; the next ``is_complete`` poll decides),
         and the change is sent again only while the share shows it did not happen.
         """
+        # Sent once per attempt: after an ambiguous answer the share decides, not a blind repeat.
+        once = replace(self._policy, max_attempts=1)
         attempt = 1
         while True:
             try:
-                # Sent once: after an ambiguous answer the share decides, not a blind repeat.
-                once = replace(self._policy, max_attempts=1)
                 return Progress.APPLIED, self._request(write.operation, write.params, once)
             except BatchRequestError as error:
                 if not (error.ambiguous or error.busy_refusal):
