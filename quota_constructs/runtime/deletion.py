@@ -14,6 +14,7 @@ from .guards import check_no_active_jobs
 from .live_share import LiveShare
 from .ownership import release_on_delete
 from .share_arn import QuotaShareArn
+from .share_writes import Progress
 from .structured_log import log
 
 DISABLED, ENABLED = "DISABLED", "ENABLED"
@@ -68,8 +69,7 @@ class ShareDeleter:
         if not share.settled:
             return False
         if share.enabled:
-            # on_event found the share busy and left disabling to this poll; or a job slipped
-            # in and the share was put back, and this poll reports it (nothing more changes).
+            # on_event found the share busy and left disabling to this poll.
             check_no_active_jobs(self._gateway, self._arn, terminate_active_jobs=self._terminate)
             self._disable()
             return False
@@ -97,12 +97,13 @@ class ShareDeleter:
         return True
 
     def _check_again_before_delete(self) -> bool:
-        """False when a job slipped in and the share was put back (the next poll fails).
+        """False when a job slipped in and the share is busy: the next poll puts it back.
 
         A job submitted between on_event's check and the share being disabled would be
         terminated by the deletion: look once more. If one slipped in, the share is enabled
-        again as declared, and the failure is reported by the poll that finds it enabled and
-        settled, so that the Delete never fails while the share is still disabled.
+        again as declared and the Delete fails naming the job, but only once the re-enabling
+        is submitted (or seen applied): a Delete never fails leaving the share disabled. When
+        AWS Batch is busy with the share, the next poll finds it disabled and tries again.
         """
         try:
             check_no_active_jobs(self._gateway, self._arn, terminate_active_jobs=self._terminate)
@@ -111,6 +112,8 @@ class ShareDeleter:
                 raise
             progress = self._gateway.update(self._arn, {"state": ENABLED})
             log("quota_share_reenabled", quota_share=self._arn.arn, progress=progress.value)
+            if progress is Progress.APPLIED:
+                raise
             return False
         return True
 
