@@ -25,6 +25,7 @@ from ._construct_props import (
     name_from_arn,
 )
 from ._share_ledger import ALLOCATION_WARNING_ID, ShareLedger, ledger_for, queue_key
+from .live import permissions
 from .model import (
     CapacityLimit,
     JobStateTimeLimitAction,
@@ -97,6 +98,11 @@ class ITrainingJobQueue(batch_refs.IJobQueueRef, IResource, Protocol):
 
     def grant_observe(self, grantee: iam.IGrantable) -> iam.Grant:
         """Read-only access to the queue's service jobs, snapshot and quota shares."""
+        ...
+
+    def grant_read_status(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Exactly what ``quota-constructs status``, ``explain`` and ``preview`` read (see
+        :data:`quota_constructs.live.permissions.READ_STATUS_ACTIONS`); nothing that writes."""
         ...
 
 
@@ -174,6 +180,18 @@ class _TrainingJobQueueBase(Resource):
                 )
             )
         )
+
+    def grant_read_status(self, grantee: iam.IGrantable) -> iam.Grant:
+        queue_arn = self.job_queue_arn
+        scopes = (
+            (permissions.QUEUE_ACTIONS, [queue_arn]),
+            (permissions.SHARE_ACTIONS, [f"{queue_arn}/quota-share/*"]),
+            (permissions.UNSCOPED_ACTIONS, ["*"]),
+        )
+        grants = [iam.Grant.add_to_principal(grantee=grantee, actions=list(actions),
+                                             resource_arns=resources)
+                  for actions, resources in scopes]
+        return grants[0].combine(grants[1]).combine(grants[2])
 
 
 @jsii.implements(batch_refs.IJobQueueRef)

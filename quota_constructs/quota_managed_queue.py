@@ -178,6 +178,10 @@ class QuotaManagedTrainingQueue(Construct):
         """Read-only access to the queue's service jobs, snapshot and quota shares."""
         return self.job_queue.grant_observe(grantee)
 
+    def grant_read_status(self, grantee: iam.IGrantable) -> iam.Grant:
+        """What ``quota-constructs status``, ``explain`` and ``preview`` read; nothing more."""
+        return self.job_queue.grant_read_status(grantee)
+
     def add_monitoring(self, id: str = "Monitoring", **props: Any) -> QuotaShareMonitoring:
         """Watch this queue's shares: ``QuotaShareMonitoring(self, id, job_queue=self, **props)``
         (see :class:`QuotaShareMonitoring` for the props and their defaults)."""

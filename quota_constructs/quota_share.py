@@ -67,8 +67,9 @@ MIN_JOB_PRIORITY, MAX_JOB_PRIORITY = 0, 9999
 """The range of a service job's ``schedulingPriority`` (higher runs first)."""
 SAGEMAKER_SERVICE = "sagemaker.amazonaws.com"
 
-# The custom resource tags each share it manages with an ownership marker.
-MAX_DECLARED_TAGS = MAX_TAGS - 1
+# The custom resource tags each share it manages with an ownership marker and a record of its
+# lifecycle opt-ins (quota_constructs.runtime.ownership.RUNTIME_TAG_KEYS).
+MAX_DECLARED_TAGS = MAX_TAGS - 2
 
 SHARE_TAG_KEY = "quota-constructs:quota-share"
 """The tag every service job submitted under :meth:`QuotaShare.grant_submit` carries, valued
@@ -119,8 +120,9 @@ def check_share_fits_provisioning(
 def _tag_limit_text(provisioning: ShareProvisioning) -> str:
     if provisioning is ShareProvisioning.CUSTOM_RESOURCE:
         return (
-            f"at most {MAX_DECLARED_TAGS} with ShareProvisioning.CUSTOM_RESOURCE, which keeps one "
-            f"of the {MAX_TAGS} tags AWS allows per share for its ownership marker "
+            f"at most {MAX_DECLARED_TAGS} with ShareProvisioning.CUSTOM_RESOURCE, which keeps two "
+            f"of the {MAX_TAGS} tags AWS allows per share for its ownership marker and "
+            "lifecycle record "
             "(spec tags and Tags.of(...) tags together)"
         )
     return f"at most {MAX_TAGS} tags per share (spec tags and Tags.of(...) tags together)"

@@ -33,6 +33,18 @@ COMMANDS: dict[str, Command] = {
         "quota_constructs.simulation.cli",
         "replay a workload against a declaration; HTML report, metrics.json, jobs.csv",
     ),
+    "status": Command(
+        "quota_constructs.live.status",
+        "a live queue per share and instance type: limits, use, borrowing, backlog, head job",
+    ),
+    "explain": Command(
+        "quota_constructs.live.explain",
+        "why a job (or a share's head job) is not running, as a reason code and a sentence",
+    ),
+    "preview": Command(
+        "quota_constructs.live.preview",
+        "what deploying a declaration would do to the live queue; exit 1 if it would be refused",
+    ),
 }
 
 

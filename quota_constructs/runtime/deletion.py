@@ -4,6 +4,10 @@ What is deleted comes only from the physical resource id (the share's ARN), neve
 properties, and only when this resource owns the share (see :mod:`.ownership`); any other share
 is released. Every step re-reads the share first, so a repeated delivery of the same event
 just continues where the previous one stopped.
+
+Whether active jobs may be terminated is read from the share's lifecycle record (the opt-ins
+its last deployment wrote on it, which is what ``preview`` reads too); a share without the
+record falls back to the properties CloudFormation sends with the Delete.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from .guards import check_no_active_jobs
 from .live_share import LiveShare
 from .ownership import release_on_delete
 from .share_arn import QuotaShareArn
+from .share_request import GuardOptIns
 from .share_writes import Progress
 from .structured_log import log
 
@@ -45,6 +50,7 @@ class ShareDeleter:
             return
         if share.status == "DELETING" or self._released(share):
             return
+        self._read_lifecycle_record(share)
         if not share.enabled and self._declared_enabled:
             # Disabled although declared enabled: a previous delivery of this Delete got that
             # far. Failing here would leave it disabled; the polls check the jobs again and
@@ -63,6 +69,7 @@ class ShareDeleter:
             return True
         if self._released(share):
             return True
+        self._read_lifecycle_record(share)
         self.last_status = share.status
         log("quota_share_status", quota_share=self._arn.arn, status=share.status,
             state=share.config.state)
@@ -76,6 +83,11 @@ class ShareDeleter:
         if self._check_again_before_delete():
             self._delete()
         return False
+
+    def _read_lifecycle_record(self, share: LiveShare) -> None:
+        recorded = GuardOptIns.from_tags(share.tags)
+        if recorded is not None:
+            self._terminate = recorded.terminate_active_jobs_on_delete
 
     def _released(self, share: LiveShare) -> bool:
         """Leave a share this resource does not own outright as it is; only markers move."""

@@ -48,6 +48,12 @@ from dataclasses import dataclass, field
 OWNER_TAG_KEY = "quota-constructs:owner"
 ADOPTING_TAG_KEY = "quota-constructs:adopting"
 MARKER_TAG_KEYS = frozenset({OWNER_TAG_KEY, ADOPTING_TAG_KEY})
+LIFECYCLE_TAG_KEY = "quota-constructs:lifecycle"
+"""The share's lifecycle opt-ins as its last deployment declared them (see
+:meth:`quota_constructs.runtime.share_request.GuardOptIns.tag_value`), kept beside the owner
+marker so that a delete can be judged, by the guard and by ``preview``, from the share alone."""
+RUNTIME_TAG_KEYS = MARKER_TAG_KEYS | {LIFECYCLE_TAG_KEY}
+"""Tags the runtime writes; never declared, never removed as a declared tag."""
 _PREVIOUS = "/"
 """Separates the owner from the owner it took the share over from, in the owner tag's value."""
 

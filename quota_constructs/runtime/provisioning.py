@@ -12,8 +12,8 @@ from .guards import check_shrink
 from .live_share import LiveShare
 from .ownership import (
     ADOPTING_TAG_KEY,
-    MARKER_TAG_KEYS,
     OWNER_TAG_KEY,
+    RUNTIME_TAG_KEYS,
     claimed_owner_value,
     is_adoption_pending,
     is_owned,
@@ -24,6 +24,39 @@ from .share_config import ShareConfig
 from .share_request import ShareDeclaration
 from .share_writes import Progress
 from .structured_log import log
+
+
+def adoption_refusal(share: LiveShare, declaration: ShareDeclaration) -> str | None:
+    """Why a Create of ``declaration`` may not take over ``share`` (same name, already on the
+    queue); None when it may. Shared by the custom resource and ``preview``."""
+    owned = is_owned(share.tags, declaration.owner)
+    # This resource's own adoption in flight (a repeated delivery, or a retried request whose
+    # first attempt got through) is recognised before anything else is judged.
+    own = owned or is_adoption_pending(share.tags, declaration.owner)
+    if not own and not declaration.opt_ins.adopt_existing:
+        return (
+            f"quota share {declaration.name!r} already exists on job queue "
+            f"{declaration.job_queue!r} ({share.arn}) and this stack does not manage it; give "
+            "the share ShareLifecycle(adopt_existing=True) to manage it, or choose another name"
+        )
+    if share.status == "DELETING":
+        return deleting_refusal(declaration.name, declaration.job_queue)
+    if not own and not share.settled:
+        # Checked here, where a failure leaves no trace: once on_event returns, a failure
+        # would make CloudFormation's rollback delete the share being adopted.
+        return (
+            f"quota share {declaration.name!r} on job queue {declaration.job_queue!r} is "
+            f"{share.status}; it can be adopted once AWS Batch has finished with it. Retry the "
+            "deployment."
+        )
+    return None
+
+
+def deleting_refusal(share_name: str, job_queue: str) -> str:
+    return (
+        f"quota share {share_name!r} on job queue {job_queue!r} is being deleted (status "
+        "DELETING); wait until it is gone, then retry the deployment"
+    )
 
 
 class ShareProvisioner:
@@ -135,29 +168,15 @@ class ShareProvisioner:
         arn = QuotaShareArn.parse(share.arn)
         if arn is None:
             raise QuotaShareLifecycleError(f"unexpected quota share ARN {share.arn!r}")
+        refusal = adoption_refusal(share, decl)
+        if refusal is not None:
+            raise QuotaShareLifecycleError(refusal)
         owned = is_owned(share.tags, decl.owner)
-        # This resource's own adoption in flight (a repeated delivery, or a retried request
-        # whose first attempt got through) is recognised before anything else is judged.
-        own_adoption = is_adoption_pending(share.tags, decl.owner)
-        if not owned and not own_adoption and not decl.opt_ins.adopt_existing:
-            raise QuotaShareLifecycleError(
-                f"quota share {decl.name!r} already exists on job queue {decl.job_queue!r} "
-                f"({share.arn}) and this stack does not manage it; give the share "
-                "ShareLifecycle(adopt_existing=True) to manage it, or choose another name"
-            )
-        self._refuse_deleting(share, arn)
-        if owned or own_adoption:
+        if owned or is_adoption_pending(share.tags, decl.owner):
             log("quota_share_adopted", quota_share=share.arn,
                 reason="managed by this resource" if owned else "adoption already under way")
             self.converge(share, arn)
             return arn
-        if not share.settled:
-            # Checked here, where a failure leaves no trace: once on_event returns, a failure
-            # would make CloudFormation's rollback delete the share being adopted.
-            raise QuotaShareLifecycleError(
-                f"quota share {decl.name!r} on job queue {decl.job_queue!r} is {share.status}; "
-                "it can be adopted once AWS Batch has finished with it. Retry the deployment."
-            )
         fields = self._checked_changes(share, arn)
         # Marked before the update, so that a repeated delivery finding the share UPDATING
         # recognises this adoption; taken off again if the update is refused.
@@ -185,11 +204,11 @@ class ShareProvisioner:
             self._gateway.untag(arn, [ADOPTING_TAG_KEY])
 
     def _sync_tags(self, share: LiveShare, arn: QuotaShareArn) -> None:
-        declared = self._declaration.declared_tags
+        declared = self._declaration.kept_tags
         changed = {key: value for key, value in declared.items() if share.tags.get(key) != value}
         # Only tags this resource declared before are removed; tags others put on the share stay.
         dropped = sorted(
-            (self._declaration.previously_declared_tag_keys - set(declared) - MARKER_TAG_KEYS)
+            (self._declaration.previously_declared_tag_keys - set(declared) - RUNTIME_TAG_KEYS)
             & set(share.tags)
         )
         if changed:
@@ -201,10 +220,7 @@ class ShareProvisioner:
 
     def _refuse_deleting(self, share: LiveShare, arn: QuotaShareArn) -> None:
         if share.status == "DELETING":
-            raise QuotaShareLifecycleError(
-                f"quota share {arn.share_name!r} on job queue {arn.job_queue_name!r} is being "
-                "deleted (status DELETING); wait until it is gone, then retry the deployment"
-            )
+            raise QuotaShareLifecycleError(deleting_refusal(arn.share_name, arn.job_queue_name))
 
     def _invalid_reason(self, arn: QuotaShareArn) -> str:
         spec = self._declaration.spec

@@ -15,12 +15,24 @@ from quota_constructs.model import (
 )
 from quota_constructs.model.tags import MAX_TAGS
 
-from .ownership import MARKER_TAG_KEYS, OWNER_TAG_KEY, owner_marker
+from .ownership import (
+    ADOPTING_TAG_KEY,
+    LIFECYCLE_TAG_KEY,
+    OWNER_TAG_KEY,
+    RUNTIME_TAG_KEYS,
+    owner_marker,
+)
 from .share_arn import QuotaShareArn
 
 ADOPT_EXISTING = "AdoptExisting"
 ALLOW_PREEMPTION_ON_SHRINK = "AllowPreemptionOnShrink"
 TERMINATE_ACTIVE_JOBS_ON_DELETE = "TerminateActiveJobsOnDelete"
+_TAG_FIELDS = {
+    # GuardOptIns field -> its word in the lifecycle tag's value (tag values allow [a-z=_ ]).
+    "adopt_existing": "adopt_existing",
+    "allow_preemption_on_shrink": "allow_preemption_on_shrink",
+    "terminate_active_jobs_on_delete": "terminate_active_jobs_on_delete",
+}
 
 
 @dataclass(frozen=True)
@@ -43,6 +55,26 @@ class GuardOptIns:
             allow_preemption_on_shrink=flag(ALLOW_PREEMPTION_ON_SHRINK),
             terminate_active_jobs_on_delete=flag(TERMINATE_ACTIVE_JOBS_ON_DELETE),
         )
+
+    def tag_value(self) -> str:
+        """``adopt_existing=false allow_preemption_on_shrink=true ...``: the lifecycle tag."""
+        return " ".join(
+            f"{word}={'true' if getattr(self, name) else 'false'}"
+            for name, word in _TAG_FIELDS.items()
+        )
+
+    @classmethod
+    def from_tags(cls, tags: Mapping[str, str]) -> GuardOptIns | None:
+        """The opt-ins the share's last deployment recorded; None when it recorded none.
+
+        A switch the tag does not name, or names with another value than ``true``, is off:
+        reading a damaged tag never waives a guard.
+        """
+        value = tags.get(LIFECYCLE_TAG_KEY)
+        if value is None:
+            return None
+        words = dict(part.partition("=")[::2] for part in value.split())
+        return cls(**{name: words.get(word) == "true" for name, word in _TAG_FIELDS.items()})
 
 
 @dataclass(frozen=True)
@@ -97,11 +129,13 @@ class ShareDeclaration:
     @classmethod
     def parse(cls, event: ShareEvent) -> ShareDeclaration:
         spec, job_queue = spec_from_properties(event.properties)
-        if len(set(spec.tags) - MARKER_TAG_KEYS) >= MAX_TAGS:
+        kept = len(RUNTIME_TAG_KEYS - {ADOPTING_TAG_KEY})
+        if len(set(spec.tags) - RUNTIME_TAG_KEYS) > MAX_TAGS - kept:
             raise QuotaConfigError(
                 share_subject(spec.name), "tags", f"{len(spec.tags)} tags",
-                f"at most {MAX_TAGS - 1} tags: the custom resource keeps one tag "
-                f"({OWNER_TAG_KEY}) to recognise the shares it manages",
+                f"at most {MAX_TAGS - kept} tags: the custom resource keeps {OWNER_TAG_KEY} to "
+                f"recognise the shares it manages and {LIFECYCLE_TAG_KEY} to record their "
+                "lifecycle opt-ins",
             )
         old_tags = event.old_properties.get("Tags")
         return cls(
@@ -123,12 +157,18 @@ class ShareDeclaration:
     @property
     def declared_tags(self) -> dict[str, str]:
         """The tags the declaration gives the share; the ownership markers are the runtime's."""
-        return {k: v for k, v in self.spec.tags.items() if k not in MARKER_TAG_KEYS}
+        return {k: v for k, v in self.spec.tags.items() if k not in RUNTIME_TAG_KEYS}
+
+    @property
+    def kept_tags(self) -> dict[str, str]:
+        """What the share carries after every Create, Update or adoption: the declared tags and
+        the record of this deployment's lifecycle opt-ins."""
+        return {**self.declared_tags, LIFECYCLE_TAG_KEY: self.opt_ins.tag_value()}
 
     @property
     def creation_tags(self) -> dict[str, str]:
-        """The tags of a share this resource creates: declared ones plus the owner marker."""
-        return {**self.declared_tags, OWNER_TAG_KEY: self.owner}
+        """The tags of a share this resource creates: kept tags plus the owner marker."""
+        return {**self.kept_tags, OWNER_TAG_KEY: self.owner}
 
 
 def _properties(event: Mapping[str, Any], key: str) -> Mapping[str, Any]:

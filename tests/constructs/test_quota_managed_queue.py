@@ -304,7 +304,7 @@ def test_more_than_twenty_shares_are_rejected() -> None:
         ({"lifecycle_by_share": [ShareLifecycle()]}, "lifecycle_by_share", [ShareLifecycle()],
          "a mapping of share name to ShareLifecycle"),
         ({"shares": [spec("Tagged", tags={f"k{i}": "v" for i in range(50)})]}, "tags",
-         "50 tags", "at most 49 with ShareProvisioning.CUSTOM_RESOURCE"),
+         "50 tags", "at most 48 with ShareProvisioning.CUSTOM_RESOURCE"),
     ],
 )
 def test_queue_mistakes_are_rejected_before_anything_exists(

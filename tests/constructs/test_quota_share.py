@@ -571,9 +571,9 @@ def test_custom_resource_shares_keep_one_tag_for_the_ownership_marker(
         QuotaShare(queue, "Custom", job_queue=queue, spec=spec("Custom", tags=tags))
     assert_config_error(
         caught.value, "quota share 'Custom'", "tags", "50 tags",
-        "at most 49 with ShareProvisioning.CUSTOM_RESOURCE",
+        "at most 48 with ShareProvisioning.CUSTOM_RESOURCE",
     )
-    fitting = dict(list(tags.items())[:49])
+    fitting = dict(list(tags.items())[:48])
     QuotaShare(queue, "Fits", job_queue=queue, spec=spec("Fits", tags=fitting))
 
 

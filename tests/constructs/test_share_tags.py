@@ -79,7 +79,7 @@ def test_the_l3_passes_stack_tags_to_every_share() -> None:
     ]
 
 
-@pytest.mark.parametrize(("mode", "limit"), [(CUSTOM, 49), (CFN, 50)])
+@pytest.mark.parametrize(("mode", "limit"), [(CUSTOM, 48), (CFN, 50)])
 def test_too_many_tags_with_tags_of_fail_the_synth_naming_the_share(
     mode: ShareProvisioning, limit: int
 ) -> None:

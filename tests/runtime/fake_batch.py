@@ -40,6 +40,9 @@ ROUTES = {
     ("POST", "/v1/listquotashares"): "ListQuotaShares",
     ("POST", "/v1/getjobqueuesnapshot"): "GetJobQueueSnapshot",
     ("POST", "/v1/listservicejobs"): "ListServiceJobs",
+    ("POST", "/v1/describeservicejob"): "DescribeServiceJob",
+    ("POST", "/v1/describejobqueues"): "DescribeJobQueues",
+    ("POST", "/v1/describeserviceenvironments"): "DescribeServiceEnvironments",
     ("GET", "/v1/tags"): "ListTagsForResource",
     ("POST", "/v1/tags"): "TagResource",
     ("DELETE", "/v1/tags"): "UntagResource",
@@ -58,6 +61,14 @@ class FakeQueue:
     name: str
     arn: str
     environment: dict[str, int]
+    queue_type: str = "SAGEMAKER_TRAINING"
+    state: str = "ENABLED"
+    status: str = "VALID"
+    status_reason: str = "JobQueue Healthy"
+
+    @property
+    def environment_arn(self) -> str:
+        return f"arn:aws:batch:{REGION}:{ACCOUNT}:service-environment/{self.name}-environment"
 
 
 @dataclass
@@ -110,6 +121,43 @@ class FakeJob:
     usage: dict[str, float]
     created_at: int
     terminated: bool = False
+    priority: int = 0
+    status_reason: str | None = None
+    front_since: int | None = None
+    """When the job reached its place at the front of its share (ms); None = ``created_at``."""
+    preemptions: list[dict[str, Any]] = field(default_factory=list)
+    """``recentPreemptedAttempts`` entries, oldest first."""
+    attempts: list[dict[str, Any]] = field(default_factory=list)
+    started_at: int | None = None
+    stopped_at: int | None = None
+
+    @property
+    def arn(self) -> str:
+        return f"arn:aws:batch:{REGION}:{ACCOUNT}:service-job/{self.job_id}"
+
+    def detail(self) -> dict[str, Any]:
+        """DescribeServiceJob: the summary plus priority, payload and preemption history."""
+        unit, count = next(iter(self.usage.items()), ("ml.g5.xlarge", 1.0))
+        payload = {"ResourceConfig": {"InstanceType": unit, "InstanceCount": int(count),
+                                      "VolumeSizeInGB": 30}}
+        detail = {
+            **self.summary(),
+            "jobQueue": self.queue_arn,
+            "schedulingPriority": self.priority,
+            "serviceRequestPayload": json.dumps(payload),
+            "attempts": list(self.attempts),
+            "preemptionSummary": {
+                "preemptedAttemptCount": len(self.preemptions),
+                "recentPreemptedAttempts": self.preemptions[-5:],
+            },
+        }
+        if self.status_reason is not None:
+            detail["statusReason"] = self.status_reason
+        if self.started_at is not None:
+            detail["startedAt"] = self.started_at
+        if self.stopped_at is not None:
+            detail["stoppedAt"] = self.stopped_at
+        return detail
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -169,8 +217,12 @@ class FakeBatch:
 
     def add_job(
         self, share_arn: str, status: str, usage: Mapping[str, float] | None = None,
-        name: str | None = None,
+        name: str | None = None, **detail: Any,
     ) -> str:
+        """A job of the share; ``usage`` is what it holds once dispatched (and needs before).
+
+        ``detail`` sets other :class:`FakeJob` fields (priority, status_reason, preemptions...).
+        """
         with self.lock:
             share = self.shares[share_arn]
             number = next(self._ids)
@@ -182,9 +234,24 @@ class FakeBatch:
                 status=status,
                 usage=dict(usage or {}),
                 created_at=number,
+                **detail,
             )
             self.jobs.append(job)
             return job.job_id
+
+    def add_share(self, queue_arn: str, name: str, limits: Mapping[str, int],
+                  strategy: str = "LEND", borrow_limit: int | None = None, *,
+                  in_share_preemption: str = "DISABLED", state: str = "ENABLED",
+                  tags: Mapping[str, str] | None = None) -> str:
+        """A VALID share put in place directly (as if created long ago)."""
+        with self.lock:
+            arn = f"{queue_arn}/quota-share/{name}"
+            self.shares[arn] = FakeShare(
+                name, arn, queue_arn, dict(limits), strategy,
+                -1 if strategy == "LEND_AND_BORROW" and borrow_limit is None else borrow_limit,
+                in_share_preemption, state, "VALID", dict(tags or {}),
+            )
+            return arn
 
     def share(self, queue_arn: str, name: str) -> FakeShare | None:
         with self.lock:
@@ -374,8 +441,76 @@ class FakeBatch:
         ]
         return self._page([job.summary() for job in jobs], "jobSummaryList", p)
 
+    def _DescribeServiceJob(self, p: dict[str, Any]) -> dict[str, Any]:
+        for job in self.jobs:
+            if job.job_id == p.get("jobId"):
+                return job.detail()
+        raise BatchError(f"Job {p.get('jobId')} not found")
+
+    def _DescribeJobQueues(self, p: dict[str, Any]) -> dict[str, Any]:
+        found = []
+        for reference in p.get("jobQueues") or []:
+            for queue in self.queues.values():
+                if reference in (queue.arn, queue.name):
+                    found.append({
+                        "jobQueueName": queue.name,
+                        "jobQueueArn": queue.arn,
+                        "jobQueueType": queue.queue_type,
+                        "state": queue.state,
+                        "status": queue.status,
+                        "statusReason": queue.status_reason,
+                        "priority": 1,
+                        "serviceEnvironmentOrder": [
+                            {"order": 1, "serviceEnvironment": queue.environment_arn}
+                        ],
+                    })
+        # Like Batch: an unknown queue is simply absent from the answer.
+        return {"jobQueues": found}
+
+    def _DescribeServiceEnvironments(self, p: dict[str, Any]) -> dict[str, Any]:
+        found = []
+        for reference in p.get("serviceEnvironments") or []:
+            for queue in self.queues.values():
+                if reference == queue.environment_arn:
+                    found.append({
+                        "serviceEnvironmentName": f"{queue.name}-environment",
+                        "serviceEnvironmentArn": queue.environment_arn,
+                        "serviceEnvironmentType": "SAGEMAKER_TRAINING",
+                        "state": "ENABLED",
+                        "status": "VALID",
+                        "capacityLimits": [
+                            {"capacityUnit": unit, "maxCapacity": count}
+                            for unit, count in queue.environment.items()
+                        ],
+                    })
+        return {"serviceEnvironments": found}
+
+    def _front(self, queue_arn: str, share_name: str | None = None) -> list[FakeJob]:
+        """RUNNABLE jobs in the order they would start: highest priority, then oldest."""
+        waiting = [
+            job for job in self.jobs
+            if job.queue_arn == queue_arn and job.status == "RUNNABLE"
+            and (share_name is None or job.share_name == share_name)
+        ]
+        return sorted(waiting, key=lambda job: (-job.priority, job.created_at))
+
     def _GetJobQueueSnapshot(self, p: dict[str, Any]) -> dict[str, Any]:
         queue = self._queue(p.get("jobQueue", ""))
+        front_of_shares: dict[str, list[dict[str, Any]]] = {}
+        total: dict[str, float] = {}
+        for share in self.shares_on(queue.arn):
+            for unit, quantity in self._usage(share).items():
+                total[unit] = total.get(unit, 0.0) + quantity
+            head = self._front(queue.arn, share.name)[:1]
+            if head:
+                front_of_shares[share.name] = [{
+                    "jobArn": head[0].arn,
+                    "earliestTimeAtPosition": head[0].front_since or head[0].created_at,
+                }]
+        front_of_queue = [
+            {"jobArn": job.arn, "earliestTimeAtPosition": job.front_since or job.created_at}
+            for job in self._front(queue.arn)[:100]
+        ]
         shares = []
         for share in self.shares_on(queue.arn):
             if share.name in self.hidden_from_snapshot:
@@ -390,9 +525,13 @@ class FakeBatch:
                     ],
                 })
         return {
-            "frontOfQueue": {"jobs": [], "lastUpdatedAt": 0},
+            "frontOfQueue": {"jobs": front_of_queue, "lastUpdatedAt": 0},
+            "frontOfQuotaShares": {"quotaShares": front_of_shares, "lastUpdatedAt": 0},
             "queueUtilization": {
                 "quotaShareUtilization": {"topCapacityUtilization": shares},
+                "totalCapacityUsage": [
+                    {"capacityUnit": unit, "quantity": quantity} for unit, quantity in total.items()
+                ],
                 "lastUpdatedAt": 0,
             },
         }

@@ -8,7 +8,12 @@ import pytest
 
 from quota_constructs.model import SharingStrategy
 from quota_constructs.runtime import batch_gateway
-from quota_constructs.runtime.ownership import ADOPTING_TAG_KEY, OWNER_TAG_KEY, owner_marker
+from quota_constructs.runtime.ownership import (
+    ADOPTING_TAG_KEY,
+    LIFECYCLE_TAG_KEY,
+    OWNER_TAG_KEY,
+    owner_marker,
+)
 
 from .cloudformation import STACK_ID, StackResource, share_properties
 from .conftest import Batch
@@ -30,7 +35,12 @@ def test_create_submits_the_declaration_and_waits_until_valid(batch: Batch) -> N
     assert share.limits == {G5: 4, G5_2X: 2}
     assert (share.strategy, share.borrow_limit) == ("LEND_AND_BORROW", 200)
     assert (share.in_share_preemption, share.state) == ("ENABLED", "ENABLED")
-    assert share.tags == {"team": "a", OWNER_TAG_KEY: owner_marker(STACK_ID, "TeamShare")}
+    assert share.tags == {
+        "team": "a",
+        OWNER_TAG_KEY: owner_marker(STACK_ID, "TeamShare"),
+        LIFECYCLE_TAG_KEY: "adopt_existing=false allow_preemption_on_shrink=false "
+        "terminate_active_jobs_on_delete=false",
+    }
     assert batch.state.mutations() == ["CreateQuotaShare"]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from quota_constructs.runtime import quota_share_handler
+from quota_constructs.runtime.ownership import LIFECYCLE_TAG_KEY
 
 from .cloudformation import (
     CREATE_FAILED_MARKER,
@@ -182,3 +183,18 @@ def test_stack_delete_after_a_failed_create_touches_nothing(batch: Batch) -> Non
     assert outcome.physical_id == CREATE_FAILED_MARKER
     assert outcome.rollback is not None and outcome.rollback.ok
     assert batch.state.mutations() == []
+
+
+def test_the_delete_guard_reads_the_lifecycle_record_on_the_share(batch: Batch) -> None:
+    resource, arn = deployed(batch, terminate_active_jobs_on_delete=True)
+    job = batch.state.add_job(arn, "RUNNING", {G5: 1})
+    # The record is what preview and the monitoring read: when it says the guard is on, the
+    # delete is refused whatever the properties sent with the Delete.
+    batch.state.shares[arn].tags[LIFECYCLE_TAG_KEY] = "terminate_active_jobs_on_delete=false"
+
+    refused = resource.delete()
+
+    assert not refused.ok and job in refused.reason
+    del batch.state.shares[arn].tags[LIFECYCLE_TAG_KEY]  # an older share: properties decide
+    assert resource.delete().ok
+    assert batch.state.terminated_jobs == [job]

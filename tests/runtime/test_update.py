@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from quota_constructs.model import SharingStrategy
-from quota_constructs.runtime.ownership import OWNER_TAG_KEY
+from quota_constructs.runtime.ownership import LIFECYCLE_TAG_KEY, OWNER_TAG_KEY
+from quota_constructs.runtime.share_request import GuardOptIns
 
 from .cloudformation import StackResource, share_properties
 from .conftest import Batch
@@ -64,6 +65,7 @@ def test_tags_are_updated_by_tagging_and_the_owner_marker_is_kept(batch: Batch) 
     resource, arn = deployed(batch, tags={"team": "a", "cost-center": "42"})
     batch.state.shares[arn].tags["added-by-someone-else"] = "keep"
     marker = batch.state.shares[arn].tags[OWNER_TAG_KEY]
+    lifecycle = batch.state.shares[arn].tags[LIFECYCLE_TAG_KEY]
 
     outcome = resource.update(
         share_properties(share_spec(tags={"team": "b", "env": "prod"}), batch.training)
@@ -72,6 +74,7 @@ def test_tags_are_updated_by_tagging_and_the_owner_marker_is_kept(batch: Batch) 
     assert outcome.ok, outcome.reason
     assert batch.state.shares[arn].tags == {
         "team": "b", "env": "prod", "added-by-someone-else": "keep", OWNER_TAG_KEY: marker,
+        LIFECYCLE_TAG_KEY: lifecycle,
     }
     assert update_requests(batch) == []
     assert [op for op, _ in batch.state.calls if op in ("TagResource", "UntagResource")] == [
@@ -260,3 +263,27 @@ def test_a_refused_shrink_does_not_change_tags_either(batch: Batch) -> None:
     assert not outcome.ok
     assert batch.state.mutations() == before
     assert batch.state.shares[arn].tags["team"] == "a"
+
+
+def test_each_deployment_records_its_lifecycle_opt_ins_on_the_share(batch: Batch) -> None:
+    resource, arn = deployed(batch)
+    assert GuardOptIns.from_tags(batch.state.shares[arn].tags) == GuardOptIns()
+
+    outcome = resource.update(
+        share_properties(share_spec(), batch.training, terminate_active_jobs_on_delete=True)
+    )
+
+    assert outcome.ok, outcome.reason
+    recorded = GuardOptIns.from_tags(batch.state.shares[arn].tags)
+    assert recorded == GuardOptIns(terminate_active_jobs_on_delete=True)
+    # A refused shrink changes nothing, the record included.
+    batch.state.add_job(arn, "RUNNING", {G5: 4})
+    refused = resource.update(share_properties(share_spec(limits={G5: 1}), batch.training))
+    assert not refused.ok
+    assert GuardOptIns.from_tags(batch.state.shares[arn].tags) == recorded
+
+
+def test_a_damaged_lifecycle_record_never_waives_a_guard() -> None:
+    damaged = {LIFECYCLE_TAG_KEY: "terminate_active_jobs_on_delete=yes allow_preemption_on_shrink"}
+    assert GuardOptIns.from_tags(damaged) == GuardOptIns()
+    assert GuardOptIns.from_tags({}) is None

@@ -1,0 +1,46 @@
+"""What the live commands' command lines have in common: options, progress, errors, exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+
+from quota_constructs.model import QuotaConfigError
+from quota_constructs.runtime.batch_gateway import BatchRequestError
+
+from .queue_reader import LiveQueueError, QueueReader, _readable
+
+OK, REFUSED, ERROR = 0, 1, 2
+
+
+def parser(prog: str, description: str) -> argparse.ArgumentParser:
+    """A parser with ``--queue``, ``--json``, ``--profile`` and ``--region``."""
+    result = argparse.ArgumentParser(prog=prog, description=description)
+    result.add_argument("--queue", required=True, help="the job queue's name or ARN")
+    result.add_argument("--json", action="store_true", help="print JSON for scripts")
+    result.add_argument("--profile", help="AWS profile (default: AWS_PROFILE or the default)")
+    result.add_argument("--region", help="AWS region (default: AWS_REGION or the profile's)")
+    return result
+
+
+def progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def connect(options: argparse.Namespace) -> QueueReader:
+    return QueueReader.connect(profile=options.profile, region=options.region, progress=progress)
+
+
+def run(prog: str, command: Callable[[], int]) -> int:
+    """Run ``command``; any failure is one line on stderr and exit status 2."""
+    try:
+        return command()
+    except BatchRequestError as error:
+        message = str(_readable(error))
+    except (LiveQueueError, QuotaConfigError) as error:
+        message = str(error)
+    except KeyboardInterrupt:
+        message = "interrupted"
+    print(f"{prog}: error: {' '.join(message.split())}", file=sys.stderr)
+    return ERROR

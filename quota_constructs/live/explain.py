@@ -1,0 +1,423 @@
+"""``quota-constructs explain``: why a job (or a share's head job) is not running.
+
+The answer is a reason code and one sentence. ``inferred`` is False when AWS Batch itself
+reports the cause (the job's ``statusReason``, a disabled share or queue, a job blocking the
+front of the queue) and True when the library reasons it out from what Batch reports (limits,
+the snapshot's usage and order, priorities) — Batch never says why a job waits for capacity.
+
+Checks, in order (the first that holds answers):
+
+1. the job runs or ran (``RUNNING`` / ``FINISHED``, with its attempts and preemptions by kind);
+2. Batch's own ``statusReason`` for a job it cannot place (``LARGER_THAN_SHARE_CAN_REACH`` for
+   ``QUOTA_MANAGEMENT_LIMIT_EXCEEDED`` / ``SERVICE_ENVIRONMENT_MAX_RESOURCE``,
+   ``INSUFFICIENT_INSTANCE_CAPACITY``);
+3. it can never run: ``NO_CAPACITY_LIMIT_FOR_TYPE``, ``LARGER_THAN_SHARE_CAN_REACH`` (what the
+   share can reach comes from the model's :meth:`QuotaAllocation.reach`);
+4. ``SHARE_DISABLED``, ``QUEUE_BLOCKED`` (queue disabled or invalid, or another job blocks the
+   front of the queue with a Batch-reported reason);
+5. ``BEHIND_HIGHER_PRIORITY``: not its share's head, behind N jobs of higher priority (or equal
+   priority, submitted earlier);
+6. capacity, for the share's head: ``LENDER_RECLAIMING`` (it fits in its share's own idle
+   limit but the environment's capacity is out on loan: cross-share preemption reclaims it),
+   ``IN_SHARE_PREEMPTION_PENDING``, ``OWN_CAPACITY_IN_USE``, ``BORROW_LIMIT_REACHED``,
+   ``NOTHING_IDLE_TO_BORROW``, and ``DISPATCH_PENDING`` when nothing visible holds it back.
+
+Reads are bounded: one queue, environment, share listing and snapshot; the job; at most
+:data:`JOBS_DESCRIBED` further DescribeServiceJob calls for priorities.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from quota_constructs.model import (
+    CapacityLimit,
+    QuotaAllocation,
+    QuotaConfigError,
+    QuotaShareSpec,
+)
+from quota_constructs.runtime.live_share import LiveShare
+from quota_constructs.runtime.monitoring_contract import CROSS_SHARE, IN_SHARE, UNKNOWN_KIND
+from quota_constructs.runtime.preemption import preemption_kind
+from quota_constructs.runtime.service_job import DISPATCHED_STATUSES
+from quota_constructs.runtime.share_arn import QuotaShareArn
+
+from . import command_line
+from .queue_reader import LiveQueueError, QueueFacts, QueueReader, Snapshot, payload_of
+
+JOBS_DESCRIBED = 50
+"""DescribeServiceJob calls at most, to read other jobs' priorities."""
+RUNNABLE_PAGES_READ = 2
+FINISHED_STATUSES = frozenset({"SUCCEEDED", "FAILED"})
+WAITING_STATUSES = frozenset({"SUBMITTED", "PENDING"})
+BLOCKING_PREFIXES = ("MISCONFIGURATION:", "CAPACITY:")
+TOO_LARGE_REASONS = ("QUOTA_MANAGEMENT_LIMIT_EXCEEDED", "SERVICE_ENVIRONMENT_MAX_RESOURCE")
+
+
+@dataclass(frozen=True)
+class Explanation:
+    job_id: str | None
+    share: str | None
+    status: str | None
+    reason_code: str
+    reason: str
+    inferred: bool
+    history: Mapping[str, Any] | None = None
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        result: dict[str, Any] = {
+            "job_id": self.job_id,
+            "share": self.share,
+            "status": self.status,
+            "reason_code": self.reason_code,
+            "reason": self.reason,
+            "inferred": self.inferred,
+        }
+        if self.history is not None:
+            result["history"] = dict(self.history)
+        result.update(self.details)
+        return result
+
+
+@dataclass(frozen=True)
+class _Job:
+    job_id: str
+    share: str
+    status: str
+    priority: int
+    created_at: int
+    instance_type: str | None
+    count: int
+    status_reason: str
+    raw: Mapping[str, Any]
+
+    @classmethod
+    def of(cls, detail: Mapping[str, Any]) -> _Job:
+        resources = payload_of(detail).get("ResourceConfig") or {}
+        instance_type = resources.get("InstanceType") if isinstance(resources, Mapping) else None
+        count = resources.get("InstanceCount", 1) if isinstance(resources, Mapping) else 1
+        if not isinstance(instance_type, str):
+            usage = detail.get("capacityUsage") or []
+            instance_type = str(usage[0].get("capacityUnit")) if usage else None
+            count = int(usage[0].get("quantity") or 1) if usage else 1
+        priority = detail.get("schedulingPriority")
+        return cls(
+            job_id=str(detail.get("jobId")),
+            share=str(detail.get("quotaShareName") or ""),
+            status=str(detail.get("status") or ""),
+            priority=priority if isinstance(priority, int) else 0,
+            created_at=int(detail.get("createdAt") or 0),
+            instance_type=instance_type,
+            count=count if isinstance(count, int) and count > 0 else 1,
+            status_reason=str(detail.get("statusReason") or ""),
+            raw=detail,
+        )
+
+    def ahead_of(self, other: _Job) -> bool:
+        """Whether this job starts before ``other`` within their share."""
+        return (self.priority, -self.created_at) > (other.priority, -other.created_at)
+
+
+def explain(
+    queue: str,
+    *,
+    job_id: str | None = None,
+    share: str | None = None,
+    reader: QueueReader | None = None,
+) -> Explanation:
+    """Why ``job_id`` (or ``share``'s head job) is not running (see the module docstring)."""
+    if (job_id is None) == (share is None):
+        raise LiveQueueError("explain needs exactly one of a job id or a share name")
+    reader = reader or QueueReader.connect()
+    facts = reader.queue(queue)
+    snapshot = reader.snapshot_of(facts.arn)
+    if job_id is None:
+        assert share is not None
+        front = snapshot.front_of_shares.get(share)
+        if front is None:
+            return Explanation(
+                None, share, None, "NO_WAITING_JOB",
+                f"quota share {share!r} has no RUNNABLE job at its front "
+                "(GetJobQueueSnapshot): nothing of it is waiting", False,
+            )
+        job_id = front.job_id
+    detail = reader.service_job(job_id)
+    if detail is None:
+        raise LiveQueueError(f"service job {job_id!r} not found (DescribeServiceJob); check the "
+                             "job id, --region and --profile")
+    job = _Job.of(detail)
+    if detail.get("jobQueue") not in (None, facts.arn, facts.name):
+        raise LiveQueueError(f"service job {job_id!r} belongs to job queue "
+                             f"{detail.get('jobQueue')!r}, not {facts.name!r}")
+    shares = {s.name: s for s in reader.shares(facts.arn)}
+    snapshot = reader.complete_usage(snapshot, shares.values())
+    return _Explainer(reader, facts, snapshot, shares, job).explain()
+
+
+class _Explainer:
+    def __init__(self, reader: QueueReader, facts: QueueFacts, snapshot: Snapshot,
+                 shares: Mapping[str, LiveShare], job: _Job) -> None:
+        self.reader, self.facts, self.snapshot = reader, facts, snapshot
+        self.shares, self.job = shares, job
+
+    def answer(self, code: str, reason: str, inferred: bool,
+               history: Mapping[str, Any] | None = None) -> Explanation:
+        job = self.job
+        details = {"priority": job.priority,
+                   "needs": {"instance_type": job.instance_type, "count": job.count}}
+        return Explanation(job.job_id, job.share or None, job.status, code, reason, inferred,
+                           history, details)
+
+    def explain(self) -> Explanation:
+        job = self.job
+        if job.status in DISPATCHED_STATUSES:
+            history = _history(job.raw)
+            return self.answer("RUNNING", f"job {job.job_id} is {job.status} "
+                               f"({_history_text(history)})", False, history)
+        if job.status in FINISHED_STATUSES:
+            history = _history(job.raw)
+            why = f": {job.status_reason}" if job.status_reason else ""
+            return self.answer("FINISHED", f"job {job.job_id} {job.status}{why} "
+                               f"({_history_text(history)})", False, history)
+        if job.status in WAITING_STATUSES:
+            return self.answer("NOT_YET_RUNNABLE", f"job {job.job_id} is {job.status}: AWS "
+                               "Batch has not yet evaluated it for scheduling", False)
+        return self.runnable()
+
+    def runnable(self) -> Explanation:
+        job = self.job
+        share = self.shares.get(job.share)
+        if share is None:
+            return self.answer("SHARE_NOT_FOUND", f"job {job.job_id} names quota share "
+                               f"{job.share!r}, which job queue {self.facts.name!r} does not "
+                               "have: it waits forever", False)
+        reason = job.status_reason
+        if any(code in reason for code in TOO_LARGE_REASONS):
+            return self.answer("LARGER_THAN_SHARE_CAN_REACH", f"AWS Batch reports {reason!r}: "
+                               f"job {job.job_id} needs more than quota share {share.name!r} "
+                               "(its limit plus what it may borrow) or the environment can "
+                               "ever give it", False)
+        if reason.startswith("CAPACITY:"):
+            return self.answer("INSUFFICIENT_INSTANCE_CAPACITY", f"AWS Batch reports "
+                               f"{reason!r}: SageMaker cannot currently provide the instances",
+                               False)
+        unit, count = job.instance_type, job.count
+        if unit is not None and (share.config.limit_of(unit) == 0
+                                 or unit not in self.facts.environment_limits):
+            where = (f"quota share {share.name!r}" if share.config.limit_of(unit) == 0
+                     else f"the service environment of job queue {self.facts.name!r}")
+            return self.answer("NO_CAPACITY_LIMIT_FOR_TYPE", f"job {job.job_id} needs {unit}, "
+                               f"for which {where} has no capacity limit: it waits forever",
+                               True)
+        reach = self._reach(share)
+        if unit is not None and reach is not None and count > reach.get(unit, 0):
+            return self.answer("LARGER_THAN_SHARE_CAN_REACH", f"job {job.job_id} needs {count} "
+                               f"{unit}, but quota share {share.name!r} can reach at most "
+                               f"{reach.get(unit, 0)} (own limit plus what it may borrow from "
+                               "lending shares, within the environment): it waits forever",
+                               True)
+        if not share.enabled:
+            return self.answer("SHARE_DISABLED", f"quota share {share.name!r} is DISABLED: its "
+                               "jobs are not started until it is enabled again", False)
+        blocked = self._queue_blocked()
+        if blocked is not None:
+            return blocked
+        ahead = self._ahead_in_share(share)
+        if ahead is not None:
+            return ahead
+        if unit is None:
+            return self.answer("DISPATCH_PENDING", f"job {job.job_id} is at the front of quota "
+                               f"share {share.name!r}; its instance type is unknown (no "
+                               "readable request payload)", True)
+        return self._capacity(share, unit, count)
+
+    def _reach(self, share: LiveShare) -> dict[str, int] | None:
+        try:
+            specs = tuple(_spec(s) for s in self.shares.values())
+            allocation = QuotaAllocation(
+                tuple(CapacityLimit(u, n) for u, n in self.facts.environment_limits.items()),
+                specs,
+            )
+            return allocation.reach(share.name)
+        except (QuotaConfigError, KeyError):
+            return None
+
+    def _queue_blocked(self) -> Explanation | None:
+        facts, job = self.facts, self.job
+        if facts.state != "ENABLED" or facts.status == "INVALID":
+            return self.answer("QUEUE_BLOCKED", f"job queue {facts.name!r} is {facts.state}/"
+                               f"{facts.status} ({facts.status_reason or 'no reason given'}): "
+                               "no job of it starts", False)
+        front = self.snapshot.front_of_queue[:1]
+        if not front or front[0].job_id == job.job_id:
+            return None
+        head = self.reader.service_job(front[0].job_id)
+        reason = str((head or {}).get("statusReason") or "")
+        if head is None or not reason.startswith(BLOCKING_PREFIXES):
+            return None
+        return self.answer("QUEUE_BLOCKED", f"job {front[0].job_id} blocks the front of job "
+                           f"queue {facts.name!r} ({reason}); jobs behind it wait until it is "
+                           "terminated or can run", False)
+
+    def _ahead_in_share(self, share: LiveShare) -> Explanation | None:
+        job = self.job
+        front = self.snapshot.front_of_shares.get(share.name)
+        if front is None or front.job_id == job.job_id:
+            return None
+        waiting = self.reader.runnable(self.facts.arn, share.name,
+                                       max_pages=RUNNABLE_PAGES_READ, keep_ids=True)
+        others = [i for i in waiting.job_ids if i != job.job_id]
+        if front.job_id not in others:
+            others.insert(0, front.job_id)
+        described = [d for d in (self.reader.service_job(i) for i in others[:JOBS_DESCRIBED])
+                     if d is not None]
+        ahead = [o for o in map(_Job.of, described) if o.ahead_of(job)]
+        if not ahead:
+            return None
+        floor = waiting.capped or len(others) > JOBS_DESCRIBED
+        count = f"{'at least ' if floor else ''}{len(ahead)}"
+        return self.answer("BEHIND_HIGHER_PRIORITY", f"job {job.job_id} (priority "
+                           f"{job.priority}) waits behind {count} job(s) of quota share "
+                           f"{share.name!r} with a higher priority or submitted earlier at the "
+                           f"same priority; the share's head is {front.job_id}", True)
+
+    def _capacity(self, share: LiveShare, unit: str, count: int) -> Explanation:
+        job, name = self.job, share.name
+        usage = {s: self.snapshot.usage_of(s).get(unit, 0.0) for s in self.shares}
+        own, used = share.config.limit_of(unit), usage.get(name, 0.0)
+        capacity = self.facts.environment_limits.get(unit, 0)
+        in_use = sum(usage.values())
+        if used + count <= own:
+            if in_use + count > capacity:
+                borrowers = sorted(s for s, u in usage.items()
+                                   if u > self.shares[s].config.limit_of(unit))
+                return self.answer("LENDER_RECLAIMING", f"quota share {name!r} has {own - used:g}"
+                                   f" of its own {unit} idle, but the environment's {capacity} "
+                                   f"are in use, {_names(borrowers)} borrowing: AWS Batch "
+                                   "reclaims the lent capacity by preempting borrowing jobs",
+                                   True)
+            return self.answer("DISPATCH_PENDING", f"job {job.job_id} fits in quota share "
+                               f"{name!r}'s idle {unit}; AWS Batch should start it on its "
+                               "next scheduling pass", True)
+        spec = _spec(share)
+        lower = self._lower_priority_running(share, unit)
+        if lower:
+            return self.answer("IN_SHARE_PREEMPTION_PENDING", f"quota share {name!r} uses its "
+                               f"{own} {unit}; in-share preemption is on and {len(lower)} "
+                               f"running job(s) have a lower priority than {job.priority}, so "
+                               "AWS Batch should preempt them for this job", True)
+        preemption = ("in-share preemption is off" if not spec.in_share_preemption else
+                      "none of its running jobs has a lower priority")
+        held = (f"job {job.job_id} needs {count} {unit} and quota share {name!r} already uses "
+                f"{used:g} of its own {own} with its own jobs; {preemption}")
+        if not spec.strategy.borrows:
+            return self.answer("OWN_CAPACITY_IN_USE", f"{held}; it is {spec.strategy.value}, "
+                               "so it never borrows", True)
+        ceiling = spec.ceiling_of(unit)
+        if used + count > ceiling:
+            return self.answer("BORROW_LIMIT_REACHED", f"{held}; running {count} more would "
+                               f"take it to {used + count:g}, above its borrow ceiling of "
+                               f"{ceiling:g} (limit plus {spec.borrow_limit}% of it)", True)
+        idle = sum(max(0.0, self.shares[s].config.limit_of(unit) - usage[s])
+                   for s in self.shares if s != name and _spec(self.shares[s]).strategy.lends)
+        borrowed = sum(max(0.0, usage[s] - self.shares[s].config.limit_of(unit))
+                       for s in self.shares if s != name)
+        available = min(idle - borrowed, capacity - in_use)
+        needed = count - max(0.0, own - used)
+        if available < needed:
+            return self.answer("NOTHING_IDLE_TO_BORROW", f"{held}; it needs to borrow "
+                               f"{needed:g} {unit} but lending shares have "
+                               f"{max(0.0, available):g} idle", True)
+        return self.answer("DISPATCH_PENDING", f"quota share {name!r} may borrow the {unit} "
+                           "it needs and lenders have it idle; AWS Batch assigns idle "
+                           "capacity first come, first served", True)
+
+    def _lower_priority_running(self, share: LiveShare, unit: str) -> list[str]:
+        if share.config.in_share_preemption != "ENABLED":
+            return []
+        arn = QuotaShareArn.parse(share.arn)
+        if arn is None:
+            return []
+        running, _ = self.reader.share_jobs(arn, DISPATCHED_STATUSES, limit=JOBS_DESCRIBED)
+        lower = []
+        for summary in running:
+            if unit not in summary.capacity_usage:
+                continue
+            detail = self.reader.service_job(summary.job_id)
+            priority = (detail or {}).get("schedulingPriority")
+            if isinstance(priority, int) and priority < self.job.priority:
+                lower.append(summary.job_id)
+        return lower
+
+
+def _spec(share: LiveShare) -> QuotaShareSpec:
+    """The model's view of a live share (for reach, lending and ceilings)."""
+    borrow = share.config.borrow_limit
+    return QuotaShareSpec(
+        name=share.name,
+        capacity_limits=[CapacityLimit(u, n) for u, n in share.config.limits.items()],
+        strategy=share.config.strategy,  # type: ignore[arg-type]
+        borrow_limit_percent=None if borrow in (None, -1) else borrow,
+        in_share_preemption=share.config.in_share_preemption == "ENABLED",
+        enabled=share.enabled,
+    )
+
+
+def _history(detail: Mapping[str, Any]) -> dict[str, Any]:
+    """Attempts and preemptions of a job, from DescribeServiceJob."""
+    summary = detail.get("preemptionSummary") or {}
+    recent = [a for a in summary.get("recentPreemptedAttempts") or [] if isinstance(a, Mapping)]
+    count = summary.get("preemptedAttemptCount")
+    preempted = count if isinstance(count, int) and not isinstance(count, bool) else len(recent)
+    kinds = {CROSS_SHARE: 0, IN_SHARE: 0, UNKNOWN_KIND: 0}
+    for attempt in recent:
+        kinds[preemption_kind(attempt.get("statusReason"))] += 1
+    # Batch keeps only the recent preempted attempts: older ones are of unknown kind.
+    kinds[UNKNOWN_KIND] += max(0, preempted - len(recent))
+    attempts = detail.get("attempts") or []
+    return {
+        "attempts": max(len(attempts), preempted + (1 if detail.get("startedAt") else 0)),
+        "preemptions": preempted,
+        "preemptions_by_kind": kinds,
+        "recent_preemptions": [
+            {"kind": preemption_kind(a.get("statusReason")), "reason": a.get("statusReason"),
+             "started_at": a.get("startedAt"), "stopped_at": a.get("stoppedAt")}
+            for a in recent
+        ],
+    }
+
+
+def _history_text(history: Mapping[str, Any]) -> str:
+    kinds = history["preemptions_by_kind"]
+    shown = ", ".join(f"{n} {kind.lower().replace('_', '-')}" for kind, n in kinds.items() if n)
+    return (f"{history['attempts']} attempt(s), preempted {history['preemptions']} time(s)"
+            + (f": {shown}" if shown else ""))
+
+
+def _names(names: Sequence[str]) -> str:
+    return ", ".join(repr(n) for n in names) if names else "other shares"
+
+
+def main(argv: Sequence[str] | None = None, prog: str = "quota-constructs explain") -> int:
+    parser = command_line.parser(prog, "Why a job, or a share's head job, is not running.")
+    target = parser.add_mutually_exclusive_group(required=True)
+    target.add_argument("--job", help="the service job's id")
+    target.add_argument("--share", help="a quota share: explain its head job")
+    options = parser.parse_args(argv)
+
+    def command() -> int:
+        result = explain(options.queue, job_id=options.job, share=options.share,
+                         reader=command_line.connect(options))
+        if options.json:
+            print(json.dumps(result.to_json(), indent=2))
+        else:
+            mark = " (inferred: AWS Batch does not report this)" if result.inferred else ""
+            print(f"{result.reason_code}{mark}\n{result.reason}")
+        return command_line.OK
+
+    return command_line.run(prog, command)
+

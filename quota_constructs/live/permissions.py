@@ -1,0 +1,37 @@
+"""What ``status``, ``explain`` and ``preview`` may call: read-only AWS Batch actions.
+
+One list for the construct grant (``TrainingJobQueue.grant_read_status``), the JSON policy the
+README gives people who do not use CDK (:func:`read_status_policy`), and the test that runs the
+commands against a fake Batch and checks every call they make is granted.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+QUEUE_ACTIONS = ("batch:GetJobQueueSnapshot", "batch:ListQuotaShares")
+"""Scoped to the job queue's ARN."""
+SHARE_ACTIONS = ("batch:DescribeQuotaShare", "batch:ListTagsForResource")
+"""Scoped to the queue's quota shares (``<queue ARN>/quota-share/*``)."""
+UNSCOPED_ACTIONS = (
+    "batch:DescribeJobQueues",
+    "batch:DescribeServiceEnvironments",
+    "batch:DescribeServiceJob",
+    "batch:ListServiceJobs",
+)
+"""The Service Authorization Reference lists no resource type for these, so IAM accepts only
+``*``; each only reads."""
+READ_STATUS_ACTIONS = (*QUEUE_ACTIONS, *SHARE_ACTIONS, *UNSCOPED_ACTIONS)
+
+
+def read_status_policy(job_queue_arn: str) -> dict[str, Any]:
+    """The IAM policy document granting exactly :data:`READ_STATUS_ACTIONS` for one queue."""
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            {"Effect": "Allow", "Action": list(QUEUE_ACTIONS), "Resource": job_queue_arn},
+            {"Effect": "Allow", "Action": list(SHARE_ACTIONS),
+             "Resource": f"{job_queue_arn}/quota-share/*"},
+            {"Effect": "Allow", "Action": list(UNSCOPED_ACTIONS), "Resource": "*"},
+        ],
+    }

@@ -1,0 +1,430 @@
+"""``quota-constructs preview``: what deploying a declaration would do to the live queue.
+
+Each declared share is parsed exactly as the custom resource parses its event
+(:class:`~quota_constructs.runtime.share_request.ShareEvent` → ``ShareDeclaration``, through the
+model's wire format), and judged by the functions the custom resource's handler runs:
+:func:`~quota_constructs.runtime.provisioning.adoption_refusal` for a share of that name already
+on the queue, :func:`~quota_constructs.runtime.guards.assess_shrink` for an update, and
+:func:`~quota_constructs.runtime.guards.assess_delete` with
+:func:`~quota_constructs.runtime.ownership.release_on_delete` for a share the deployment removes
+— against the same live reads (GetJobQueueSnapshot, ListServiceJobs per share).
+
+Actions, per share:
+
+- ``CREATE``: no share of that name, and none of the same resource under another name.
+- ``RENAME``: no share of that name, but a live share carries the same resource's owner marker
+  (``--stack-id`` + the template's logical id): CloudFormation creates the new share, then
+  deletes the old one through the delete guard — judged by the *old* share's lifecycle record.
+- ``UPDATE`` / ``NONE``: the resource's own share, changed or not.
+- ``ADOPT``: a share of that name this resource does not own (refused unless
+  ``adopt_existing``).
+- ``DELETE``: a live share managed by a quota-constructs custom resource (it carries an owner
+  marker) that the declaration no longer accounts for. A delete is judged by the opt-ins of the
+  share's *last deployment*, which the custom resource records on the share
+  (``quota-constructs:lifecycle``); a share without the record is judged with the guards on.
+
+Assumptions, stated once: the declaration is the queue's complete set of custom-resource shares
+(a managed share it omits is reported as deleted); without ``--stack-id`` a same-named share
+carrying any owner marker is taken to be the declaring resource's own. Renames and deletes
+happen in CloudFormation's cleanup phase, where a refusal leaves the old share in place instead
+of rolling the stack back; preview still reports them refused (exit status 1), because the
+custom resource's delete fails and the share with its jobs stays.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from quota_constructs.model import QuotaConfigError, QuotaShareSpec, resource_properties
+from quota_constructs.runtime.guards import assess_delete, assess_shrink
+from quota_constructs.runtime.live_share import LiveShare
+from quota_constructs.runtime.ownership import owner_of, release_on_delete
+from quota_constructs.runtime.provisioning import adoption_refusal, deleting_refusal
+from quota_constructs.runtime.share_arn import QuotaShareArn, is_job_queue_arn
+from quota_constructs.runtime.share_config import ShareConfig
+from quota_constructs.runtime.share_request import GuardOptIns, ShareDeclaration, ShareEvent
+
+from . import command_line
+from .queue_reader import QueueReader
+
+CUSTOM_RESOURCE_TYPE = "Custom::BatchQuotaShare"
+NATIVE_RESOURCE_TYPE = "AWS::Batch::QuotaShare"
+CREATE, UPDATE, RENAME, DELETE, ADOPT, NONE = (
+    "CREATE", "UPDATE", "RENAME", "DELETE", "ADOPT", "NONE"
+)
+UNKNOWN_STACK = "quota-constructs-preview:unknown-stack"
+
+
+@dataclass(frozen=True)
+class DeclaredShare:
+    """One share as a deployment declares it: the resource's properties (wire format)."""
+
+    properties: Mapping[str, Any]
+    logical_id: str = ""
+    guarded: bool = True
+    """False for a plain ``AWS::Batch::QuotaShare`` (CloudFormation applies no guard)."""
+
+    @classmethod
+    def of_spec(cls, spec: QuotaShareSpec, job_queue: str, *,
+                opt_ins: GuardOptIns | None = None, logical_id: str = "") -> DeclaredShare:
+        chosen = opt_ins or GuardOptIns()
+        return cls({
+            **resource_properties(spec, job_queue),
+            "AdoptExisting": chosen.adopt_existing,
+            "AllowPreemptionOnShrink": chosen.allow_preemption_on_shrink,
+            "TerminateActiveJobsOnDelete": chosen.terminate_active_jobs_on_delete,
+        }, logical_id)
+
+
+@dataclass(frozen=True)
+class Change:
+    share: str
+    action: str
+    refused: bool = False
+    reason: str | None = None
+    preemptible_jobs: tuple[str, ...] = ()
+    """Dispatched jobs that become eligible for preemption (when refused: the ones the guard
+    names)."""
+    terminated_jobs: tuple[str, ...] = ()
+    """Active jobs that deleting a share would terminate (when refused: the ones the guard
+    names)."""
+    renamed_from: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        result: dict[str, Any] = {
+            "share": self.share,
+            "action": self.action,
+            "refused": self.refused,
+            "reason": self.reason,
+            "preemptible_jobs": list(self.preemptible_jobs),
+            "terminated_jobs": list(self.terminated_jobs),
+        }
+        if self.renamed_from is not None:
+            result["renamed_from"] = self.renamed_from
+        return result
+
+
+@dataclass(frozen=True)
+class Preview:
+    queue: str
+    changes: tuple[Change, ...] = field(default_factory=tuple)
+
+    @property
+    def refused(self) -> bool:
+        return any(change.refused for change in self.changes)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"queue": self.queue, "refused": self.refused,
+                "changes": [change.to_json() for change in self.changes]}
+
+
+def preview(
+    queue: str,
+    declared: Sequence[DeclaredShare],
+    *,
+    reader: QueueReader | None = None,
+    stack_id: str | None = None,
+) -> Preview:
+    """Judge deploying ``declared`` against the live ``queue`` (see the module docstring)."""
+    reader = reader or QueueReader.connect()
+    facts = reader.queue(queue)
+    live = {share.name: share for share in reader.shares(facts.arn, with_tags=True)}
+    accounted: set[str] = set()
+    changes: list[Change] = []
+    for item in declared:
+        declaration = _declaration(item, facts.arn, stack_id)
+        if not _same_queue(declaration.job_queue, facts.name, facts.arn):
+            continue
+        changes.append(
+            _judge(reader, item, declaration, live, accounted, owner_known=stack_id is not None)
+        )
+    for name, share in sorted(live.items()):
+        if name not in accounted and owner_of(share.tags) is not None:
+            changes.append(_judge_delete(reader, share, DELETE, share.name))
+    return Preview(facts.name, tuple(changes))
+
+
+def _judge(
+    reader: QueueReader,
+    item: DeclaredShare,
+    declaration: ShareDeclaration,
+    live: Mapping[str, LiveShare],
+    accounted: set[str],
+    *,
+    owner_known: bool,
+) -> Change:
+    name = declaration.name
+    existing = live.get(name)
+    if existing is not None:
+        accounted.add(name)
+        if not owner_known and owner_of(existing.tags) is not None:
+            # Without the stack id the marker cannot be recomputed: a managed share of the
+            # declared name is taken to be this resource's own (module docstring).
+            declaration = _with_owner(declaration, owner_of(existing.tags) or "")
+        if not item.guarded:
+            return _judge_update(reader, declaration, existing, UPDATE, guarded=False)
+        owned = owner_of(existing.tags) == declaration.owner
+        refusal = adoption_refusal(existing, declaration)
+        if refusal is not None:
+            return Change(name, UPDATE if owned else ADOPT, True, refusal)
+        return _judge_update(reader, declaration, existing, UPDATE if owned else ADOPT)
+    source = next(
+        (share for share in live.values()
+         if owner_known and item.guarded and owner_of(share.tags) == declaration.owner
+         and share.name not in accounted),
+        None,
+    )
+    if source is None:
+        return Change(name, CREATE, reason=None)
+    accounted.add(source.name)
+    deletion = _judge_delete(reader, source, RENAME, name, owner=declaration.owner)
+    return Change(name, RENAME, deletion.refused, deletion.reason, (),
+                  deletion.terminated_jobs, source.name)
+
+
+def _judge_update(
+    reader: QueueReader, declaration: ShareDeclaration, share: LiveShare, action: str, *,
+    guarded: bool = True,
+) -> Change:
+    name = declaration.name
+    arn = QuotaShareArn.parse(share.arn)
+    if arn is None:
+        return Change(name, action, True, f"unexpected quota share ARN {share.arn!r}")
+    if share.status == "DELETING":
+        return Change(name, action, True, deleting_refusal(name, declaration.job_queue))
+    target = ShareConfig.declared(declaration.spec)
+    fields = share.config.update_fields(target)
+    tags = declaration.kept_tags if guarded else declaration.declared_tags
+    retagged = any(share.tags.get(key) != value for key, value in tags.items())
+    if not fields:
+        return Change(name, action if action == ADOPT or retagged else NONE)
+    allowed = declaration.opt_ins.allow_preemption_on_shrink or not guarded
+    assessment = assess_shrink(reader, arn, share.config, target,
+                               allow_preemption=allowed, read_when_waived=True)
+    jobs = tuple(job.job_id for job in assessment.at_risk)
+    if assessment.refused:
+        return Change(name, action, True, str(assessment.error(arn)), jobs)
+    reason = None
+    if jobs:
+        units = ", ".join(shrink.unit for shrink, _ in assessment.exceeded)
+        waiver = "allow_preemption_on_shrink is set" if guarded else "no guard (CloudFormation)"
+        reason = (f"lowers {units} below what the share uses; {waiver}: these jobs become "
+                  "eligible for preemption")
+    elif not share.settled:
+        reason = f"the share is {share.status}; the deployment waits until Batch settles it"
+    return Change(name, action, False, reason, jobs)
+
+
+def _judge_delete(
+    reader: QueueReader, share: LiveShare, action: str, declared_name: str, *,
+    owner: str | None = None,
+) -> Change:
+    arn = QuotaShareArn.parse(share.arn)
+    if arn is None:
+        return Change(declared_name, action, True, f"unexpected quota share ARN {share.arn!r}")
+    deleting_owner = owner or owner_of(share.tags) or ""
+    release = release_on_delete(share.tags, deleting_owner)
+    if share.status == "DELETING" or release is not None:
+        why = "already being deleted" if release is None else f"released: {release.reason}"
+        return Change(declared_name, action, reason=f"share {share.name!r} {why}")
+    recorded = GuardOptIns.from_tags(share.tags)
+    opt_ins = recorded or GuardOptIns()
+    assessment = assess_delete(reader, arn, read_when_waived=True,
+                               terminate_active_jobs=opt_ins.terminate_active_jobs_on_delete)
+    jobs = tuple(job.job_id for job in assessment.active)
+    if assessment.refused:
+        return Change(declared_name, action, True, str(assessment.error(arn)), (), jobs)
+    note = None
+    if jobs:
+        note = (f"share {share.name!r}'s last deployment set terminate_active_jobs_on_delete: "
+                "deleting it terminates these jobs")
+    elif recorded is None:
+        note = (f"share {share.name!r} carries no lifecycle record (deployed by an older "
+                "version): judged with the guards on")
+    return Change(declared_name, action, False, note, (), jobs)
+
+
+def _declaration(item: DeclaredShare, queue_arn: str, stack_id: str | None) -> ShareDeclaration:
+    properties = dict(item.properties)
+    if not isinstance(properties.get("JobQueue"), str):
+        # A template refers to its queue with Ref / Fn::GetAtt: it is the queue previewed.
+        properties["JobQueue"] = queue_arn
+    tags = properties.get("Tags")
+    if isinstance(tags, Mapping):
+        properties["Tags"] = {k: v for k, v in tags.items() if isinstance(v, str)}
+    elif isinstance(tags, list):
+        # AWS::Batch::QuotaShare may carry CloudFormation's [{Key, Value}] form.
+        properties["Tags"] = {t.get("Key"): t.get("Value") for t in tags
+                              if isinstance(t, Mapping) and isinstance(t.get("Value"), str)}
+    event = {
+        "RequestType": "Create",
+        "StackId": stack_id or UNKNOWN_STACK,
+        "LogicalResourceId": item.logical_id,
+        "ResourceProperties": properties,
+    }
+    return ShareEvent.parse(event).declaration()
+
+
+def _with_owner(declaration: ShareDeclaration, owner: str) -> ShareDeclaration:
+    return ShareDeclaration(declaration.spec, declaration.job_queue, declaration.opt_ins, owner,
+                            declaration.previously_declared_tag_keys)
+
+
+def _same_queue(reference: str, name: str, arn: str) -> bool:
+    return reference == arn if is_job_queue_arn(reference) else reference == name
+
+
+# -- reading declarations ---------------------------------------------------------------------
+
+
+def declared_from_template(
+    template: Mapping[str, Any], queue: str, *, queue_resource: str | None = None
+) -> list[DeclaredShare]:
+    """The quota shares a synthesized template (``cdk.out/STACK.template.json``) declares on
+    ``queue`` (a name or ARN).
+
+    A share's ``JobQueue`` is a literal, or refers to the template's own ``AWS::Batch::JobQueue``
+    (``Ref`` / ``Fn::GetAtt``), or to another stack's (``Fn::ImportValue``). A literal, or a
+    template queue with a literal ``JobQueueName``, is compared with ``queue``; a queue the
+    template does not name is taken to be ``queue`` when it is the template's only one, or when
+    ``queue_resource`` (its logical id) says so.
+    """
+    resources = template.get("Resources") or {}
+    shares = [
+        (logical_id, resource) for logical_id, resource in sorted(resources.items())
+        if isinstance(resource, Mapping)
+        and resource.get("Type") in (CUSTOM_RESOURCE_TYPE, NATIVE_RESOURCE_TYPE)
+    ]
+    unnamed: dict[str, bool] = {}
+    chosen: list[tuple[str, Mapping[str, Any]]] = []
+    for logical_id, resource in shares:
+        reference = (resource.get("Properties") or {}).get("JobQueue")
+        if isinstance(reference, str):
+            if _name_of(reference) == _name_of(queue):
+                chosen.append((logical_id, resource))
+            continue
+        target = _referenced_resource(reference)
+        queue_name = ((resources.get(target) or {}).get("Properties") or {}).get("JobQueueName")
+        if isinstance(queue_name, str):
+            if queue_name == _name_of(queue):
+                chosen.append((logical_id, resource))
+            continue
+        key = target or json.dumps(reference, sort_keys=True)
+        if queue_resource is None or key == queue_resource:
+            unnamed[key] = True
+            chosen.append((logical_id, resource))
+    if len(unnamed) > 1:
+        raise QuotaConfigError(
+            "preview", "--template", f"shares on {len(unnamed)} job queues the template does "
+            f"not name ({', '.join(sorted(unnamed))})",
+            "--queue-resource LOGICAL_ID naming the template's resource for --queue",
+        )
+    return [DeclaredShare(resource.get("Properties") or {}, logical_id,
+                          guarded=resource.get("Type") == CUSTOM_RESOURCE_TYPE)
+            for logical_id, resource in chosen]
+
+
+def _referenced_resource(reference: object) -> str | None:
+    if isinstance(reference, Mapping):
+        if isinstance(reference.get("Ref"), str):
+            return str(reference["Ref"])
+        attribute = reference.get("Fn::GetAtt")
+        if isinstance(attribute, list) and attribute and isinstance(attribute[0], str):
+            return attribute[0]
+    return None
+
+
+def _name_of(queue: str) -> str:
+    return queue.rsplit("job-queue/", 1)[-1]
+
+
+def declared_from_attribute(reference: str, job_queue: str) -> list[DeclaredShare]:
+    """``module:ATTRIBUTE``: a sequence of QuotaShareSpec or DeclaredShare (or a callable
+    returning one). Specs are declared with every guard on."""
+    module_name, _, attribute = reference.partition(":")
+    if not module_name or not attribute:
+        raise QuotaConfigError("preview", "--declaration", reference, "module:ATTRIBUTE")
+    try:
+        value: Any = importlib.import_module(module_name)
+        for part in attribute.split("."):
+            value = getattr(value, part)
+    except (ImportError, AttributeError) as error:
+        raise QuotaConfigError("preview", "--declaration", reference,
+                               f"an importable module:ATTRIBUTE ({error})") from error
+    if callable(value):
+        value = value()
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
+        raise QuotaConfigError("preview", "--declaration", reference,
+                               "a sequence of QuotaShareSpec or DeclaredShare")
+    declared = []
+    for item in value:
+        if isinstance(item, QuotaShareSpec):
+            declared.append(DeclaredShare.of_spec(item, job_queue))
+        elif isinstance(item, DeclaredShare):
+            declared.append(item)
+        else:
+            raise QuotaConfigError("preview", "--declaration", item,
+                                   "QuotaShareSpec or DeclaredShare items")
+    return declared
+
+
+# -- command line -----------------------------------------------------------------------------
+
+
+def render_text(result: Preview) -> str:
+    lines = [f"preview against job queue {result.queue}:"]
+    for change in result.changes:
+        verdict = "REFUSED" if change.refused else "ok"
+        source = f" (from {change.renamed_from})" if change.renamed_from else ""
+        lines.append(f"  {change.action:<6} {change.share}{source}: {verdict}")
+        if change.reason:
+            lines.append(f"         {change.reason}")
+        if change.preemptible_jobs:
+            lines.append(f"         preemptible: {', '.join(change.preemptible_jobs)}")
+        if change.terminated_jobs:
+            lines.append(f"         terminated: {', '.join(change.terminated_jobs)}")
+    lines.append("the deployment would be REFUSED" if result.refused
+                 else "the guards would let this deployment through")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None, prog: str = "quota-constructs preview") -> int:
+    parser = command_line.parser(
+        prog, "What deploying a declaration would do to the live queue, judged by the custom "
+              "resource's own guards. Exit status 1 when the deployment would be refused.")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--declaration", help="module:ATTRIBUTE, a sequence of QuotaShareSpec")
+    source.add_argument("--template", type=Path, help="cdk.out/STACK.template.json")
+    parser.add_argument("--queue-resource", help="with --template: the logical id of the "
+                        "AWS::Batch::JobQueue (or the reference) that --queue is, when the "
+                        "template has several unnamed queues")
+    parser.add_argument("--stack-id", help="the deployed stack's id (ARN): recognises the "
+                                           "stack's own shares exactly, and renames")
+    options = parser.parse_args(argv)
+
+    def command() -> int:
+        reader = command_line.connect(options)
+        if options.template is not None:
+            try:
+                template = json.loads(options.template.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as error:
+                raise QuotaConfigError("preview", "--template", str(options.template),
+                                       f"a readable CloudFormation JSON template ({error})"
+                                       ) from error
+            declared = declared_from_template(template, options.queue,
+                                              queue_resource=options.queue_resource)
+        else:
+            sys.path.insert(0, str(Path.cwd()))
+            declared = declared_from_attribute(options.declaration, options.queue)
+        result = preview(options.queue, declared, reader=reader, stack_id=options.stack_id)
+        print(json.dumps(result.to_json(), indent=2) if options.json else render_text(result))
+        return command_line.REFUSED if result.refused else command_line.OK
+
+    return command_line.run(prog, command)
+

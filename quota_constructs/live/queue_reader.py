@@ -1,0 +1,379 @@
+"""Every AWS Batch read of the live commands (``status``, ``explain``, ``preview``), in one place.
+
+Built on the runtime's :class:`~quota_constructs.runtime.monitoring_gateway.MonitoringGateway`
+(the custom resource's and the monitoring's client wrapper): the same bounded retries with
+backoff for throttling and 5xx, the same snapshot and job parsing. Nothing else in
+``quota_constructs.live`` calls Batch, so switching to another read layer changes this module
+only.
+
+The client is an ordinary boto3 ``batch`` client from the standard configuration: profile
+(``AWS_PROFILE`` or ``--profile``), region (``AWS_REGION``/``AWS_DEFAULT_REGION``, the profile or
+``--region``), credentials from the usual chain, and ``AWS_ENDPOINT_URL_BATCH``. Every failure
+becomes a :class:`LiveQueueError` whose message is one line a person can act on.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from quota_constructs.runtime.batch_gateway import NOT_FOUND_CODES, BatchRequestError
+from quota_constructs.runtime.errors import QuotaShareLifecycleError
+from quota_constructs.runtime.live_share import LiveShare
+from quota_constructs.runtime.monitoring_gateway import MonitoringGateway
+from quota_constructs.runtime.retry import RetryPolicy
+from quota_constructs.runtime.service_job import DISPATCHED_STATUSES, ServiceJob
+from quota_constructs.runtime.service_models import MINIMUM_BOTOCORE, REQUIRED_BATCH_OPERATIONS
+from quota_constructs.runtime.share_arn import QuotaShareArn, job_queue_name_of
+
+SAGEMAKER_TRAINING = "SAGEMAKER_TRAINING"
+RUNNABLE = "RUNNABLE"
+QUOTA_SHARE_FILTER = "QUOTA_SHARE_NAME"
+"""The only ListServiceJobs filter that combines with a job status."""
+RUNNABLE_PAGE_SIZE = 100
+"""ListServiceJobs' largest page."""
+RUNNABLE_PAGES = 10
+"""Pages of RUNNABLE jobs read per share at most: a status costs at most this many listing calls
+per share however long the backlog is; past it the count is a floor (``runnable_capped``)."""
+ACCESS_DENIED_CODES = frozenset(
+    {"AccessDeniedException", "AccessDenied", "UnauthorizedOperation"}
+)
+
+LIVE_OPERATIONS = ("DescribeJobQueues", "DescribeServiceEnvironments", "DescribeServiceJob")
+"""Operations the live commands call beyond the custom resource's."""
+
+Progress = Callable[[str], None]
+
+
+class LiveQueueError(Exception):
+    """A live command cannot answer; the message is one line naming what to fix."""
+
+
+@dataclass(frozen=True)
+class QueueFacts:
+    """The job queue as DescribeJobQueues and DescribeServiceEnvironments report it."""
+
+    name: str
+    arn: str
+    state: str
+    status: str
+    status_reason: str
+    environment_limits: Mapping[str, int]
+    """Per instance type, the service environment's capacity (empty if it could not be read)."""
+
+
+@dataclass(frozen=True)
+class FrontJob:
+    job_id: str
+    since_ms: int | None
+    """``earliestTimeAtPosition``: since when the job has held this place."""
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """GetJobQueueSnapshot, parsed: usage per share and unit, the front of each share and queue."""
+
+    usage: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    total: Mapping[str, float] = field(default_factory=dict)
+    front_of_shares: Mapping[str, FrontJob] = field(default_factory=dict)
+    front_of_queue: tuple[FrontJob, ...] = ()
+
+    def usage_of(self, share: str) -> Mapping[str, float]:
+        return self.usage.get(share, {})
+
+
+@dataclass(frozen=True)
+class RunnableCount:
+    count: int
+    capped: bool
+    """True when :data:`RUNNABLE_PAGES` pages were read and more remained: ``count`` is a floor."""
+    job_ids: tuple[str, ...] = ()
+
+
+def job_id_of(job_arn: object) -> str:
+    """``abc`` for ``arn:aws:batch:…:service-job/abc`` (and for ``abc``)."""
+    return str(job_arn or "").rsplit("/", 1)[-1]
+
+
+class QueueReader(MonitoringGateway):
+    """The reads of one command run; ``progress`` hears about long reads (stderr in the CLI)."""
+
+    def __init__(self, client: Any, policy: RetryPolicy | None = None,
+                 progress: Progress | None = None) -> None:
+        super().__init__(client, policy)
+        self._progress = progress or (lambda _message: None)
+        self.calls = 0
+
+    @classmethod
+    def connect(cls, *, profile: str | None = None, region: str | None = None,
+                progress: Progress | None = None) -> QueueReader:
+        """A reader with the standard boto3 configuration; errors say what is missing."""
+        import boto3
+        import botocore
+        from botocore.config import Config
+        from botocore.exceptions import BotoCoreError, NoRegionError, ProfileNotFound
+
+        from quota_constructs.runtime import batch_gateway
+
+        timeouts = batch_gateway.CLIENT_TIMEOUTS
+        config = Config(
+            connect_timeout=timeouts.connect,
+            read_timeout=timeouts.read,
+            retries={"mode": "standard", "total_max_attempts": 1},
+            user_agent_extra="quota-constructs-cli",
+        )
+        try:
+            client = boto3.Session(profile_name=profile, region_name=region).client(
+                "batch", config=config
+            )
+        except NoRegionError as error:
+            raise LiveQueueError(
+                "no AWS region configured: pass --region, set AWS_REGION, or give the profile "
+                "a region"
+            ) from error
+        except ProfileNotFound as error:
+            raise LiveQueueError(f"{error}; see `aws configure list-profiles`") from error
+        except BotoCoreError as error:
+            raise LiveQueueError(f"cannot create an AWS Batch client: {error}") from error
+        known = set(client.meta.service_model.operation_names)
+        missing = [op for op in (*REQUIRED_BATCH_OPERATIONS, *LIVE_OPERATIONS) if op not in known]
+        if missing:
+            raise LiveQueueError(
+                f"the installed botocore ({botocore.__version__}) does not know the AWS Batch "
+                f"operations {', '.join(missing)}; install botocore >= {MINIMUM_BOTOCORE} "
+                f"(pip install 'boto3>=1.42' 'botocore>={MINIMUM_BOTOCORE}')"
+            )
+        return cls(client, batch_gateway.RETRY_POLICY, progress)
+
+    # -- the queue ----------------------------------------------------------------------------
+
+    def queue(self, reference: str) -> QueueFacts:
+        """The queue named (or ARN'd) ``reference``; a missing or non-training queue is an error."""
+        queues = self.read("DescribeJobQueues", jobQueues=[reference]).get("jobQueues") or []
+        found = [q for q in queues if reference in (q.get("jobQueueName"), q.get("jobQueueArn"))]
+        if not found:
+            region = self._client.meta.region_name
+            raise LiveQueueError(
+                f"job queue {job_queue_name_of(reference)!r} not found in region {region} of "
+                "these credentials' account; check --queue, --region and --profile"
+            )
+        queue = found[0]
+        kind = str(queue.get("jobQueueType") or "EC2/Fargate (no jobQueueType)")
+        if kind != SAGEMAKER_TRAINING:
+            raise LiveQueueError(
+                f"job queue {queue.get('jobQueueName')!r} is a {kind} queue; quota shares exist "
+                f"only on {SAGEMAKER_TRAINING} queues"
+            )
+        environments = [
+            str(item.get("serviceEnvironment"))
+            for item in queue.get("serviceEnvironmentOrder") or []
+            if item.get("serviceEnvironment")
+        ]
+        return QueueFacts(
+            name=str(queue.get("jobQueueName")),
+            arn=str(queue.get("jobQueueArn")),
+            state=str(queue.get("state", "")),
+            status=str(queue.get("status", "")),
+            status_reason=str(queue.get("statusReason") or ""),
+            environment_limits=self._environment_limits(environments),
+        )
+
+    def _environment_limits(self, environments: list[str]) -> dict[str, int]:
+        if not environments:
+            return {}
+        try:
+            answer = self.read("DescribeServiceEnvironments", serviceEnvironments=environments)
+        except LiveQueueError as error:
+            # Only the queue's totals and what a share can reach need the environment; every
+            # other figure stands without it, so its absence is said, not fatal.
+            self._progress(f"note: the service environment's capacity is unknown ({error}); "
+                           "queue totals and what a share can reach are left out")
+            return {}
+        limits: dict[str, int] = {}
+        for environment in answer.get("serviceEnvironments") or []:
+            for item in environment.get("capacityLimits") or []:
+                unit = str(item.get("capacityUnit", ""))
+                limits[unit] = limits.get(unit, 0) + int(item.get("maxCapacity") or 0)
+        return limits
+
+    def shares(self, queue_arn: str, *, with_tags: bool = False) -> list[LiveShare]:
+        """Every share on the queue (ListQuotaShares); ``with_tags`` describes each (tags)."""
+        listed = self.pages("ListQuotaShares", "quotaShares", jobQueue=queue_arn)
+        shares = []
+        for item in listed:
+            arn = QuotaShareArn.parse(item.get("quotaShareArn"))
+            if arn is None:
+                continue
+            if with_tags or not all(k in item for k in ("capacityLimits", "state", "status")):
+                described = self.describe(arn)
+                if described is not None:
+                    shares.append(described)
+                continue
+            shares.append(LiveShare.from_api(item, tags={}))
+        return sorted(shares, key=lambda share: share.name)
+
+    def snapshot_of(self, queue_arn: str) -> Snapshot:
+        response = self.read("GetJobQueueSnapshot", jobQueue=queue_arn)
+        utilization = response.get("queueUtilization") or {}
+        usage: dict[str, dict[str, float]] = {}
+        for entry in (utilization.get("quotaShareUtilization") or {}).get(
+            "topCapacityUtilization"
+        ) or []:
+            share = job_id_of(entry.get("quotaShareName"))
+            units = usage.setdefault(share, {})
+            for item in entry.get("capacityUsage") or []:
+                unit = str(item.get("capacityUnit", ""))
+                units[unit] = units.get(unit, 0.0) + float(item.get("quantity") or 0.0)
+        total: dict[str, float] = {}
+        for item in utilization.get("totalCapacityUsage") or []:
+            unit = str(item.get("capacityUnit", ""))
+            total[unit] = total.get(unit, 0.0) + float(item.get("quantity") or 0.0)
+        fronts: dict[str, FrontJob] = {}
+        for share, jobs in ((response.get("frontOfQuotaShares") or {}).get("quotaShares")
+                            or {}).items():
+            if jobs:
+                fronts[job_id_of(share)] = _front_job(jobs[0])
+        queue_front = tuple(
+            _front_job(job) for job in (response.get("frontOfQueue") or {}).get("jobs") or []
+        )
+        return Snapshot(usage, total, fronts, queue_front)
+
+    def complete_usage(self, snapshot: Snapshot, shares: Iterable[LiveShare]) -> Snapshot:
+        """The snapshot with the usage of shares it leaves out, when it leaves any out.
+
+        ``topCapacityUtilization`` lists the *top* shares; when what it lists adds up to less
+        than ``totalCapacityUsage``, the shares it omits are counted from their SCHEDULED,
+        STARTING and RUNNING jobs (bounded by the capacity they hold, not by the backlog), as
+        the custom resource's shrink guard does.
+        """
+        listed: dict[str, float] = {}
+        for units in snapshot.usage.values():
+            for unit, quantity in units.items():
+                listed[unit] = listed.get(unit, 0.0) + quantity
+        if all(snapshot.total.get(unit, 0.0) <= listed.get(unit, 0.0) + 1e-9
+               for unit in snapshot.total):
+            return snapshot
+        usage = {name: dict(units) for name, units in snapshot.usage.items()}
+        for share in shares:
+            arn = QuotaShareArn.parse(share.arn)
+            if share.name in usage or arn is None:
+                continue
+            self._progress(f"counting the capacity quota share {share.name} holds "
+                           "(the snapshot lists only the top shares) ...")
+            jobs, _ = self.share_jobs(arn, DISPATCHED_STATUSES)
+            held: dict[str, float] = {}
+            for job in jobs:
+                for unit, quantity in job.capacity_usage.items():
+                    held[unit] = held.get(unit, 0.0) + quantity
+            if held:
+                usage[share.name] = held
+        return Snapshot(usage, snapshot.total, snapshot.front_of_shares, snapshot.front_of_queue)
+
+    def runnable(self, queue_arn: str, share: str, *, max_pages: int = RUNNABLE_PAGES,
+                 keep_ids: bool = False) -> RunnableCount:
+        """Count ``share``'s RUNNABLE jobs reading at most ``max_pages`` pages."""
+        count, seen, token = 0, set(), None
+        for page_number in range(1, max_pages + 1):
+            if page_number == 2:
+                self._progress(f"counting RUNNABLE jobs of quota share {share} ...")
+            page = self.read(
+                "ListServiceJobs", jobQueue=queue_arn, jobStatus=RUNNABLE,
+                maxResults=RUNNABLE_PAGE_SIZE,
+                filters=[{"name": QUOTA_SHARE_FILTER, "values": [share]}],
+                **({"nextToken": token} if token else {}),
+            )
+            for job in page.get("jobSummaryList") or []:
+                # Checked again: a filter or status an endpoint ignored must not count others.
+                if job.get("quotaShareName", share) != share or job.get(
+                    "status", RUNNABLE
+                ) != RUNNABLE or job.get("jobId") in seen:
+                    continue
+                seen.add(str(job.get("jobId")))
+                count += 1
+            token = page.get("nextToken")
+            if not token:
+                return RunnableCount(count, False, tuple(sorted(seen)) if keep_ids else ())
+        return RunnableCount(count, True, tuple(sorted(seen)) if keep_ids else ())
+
+    def service_job(self, job_id: str) -> dict[str, Any] | None:
+        """DescribeServiceJob; None when Batch does not know the job."""
+        try:
+            job: dict[str, Any] = self.read("DescribeServiceJob", jobId=job_id)
+        except LiveQueueError as error:
+            cause = error.__cause__
+            if isinstance(cause, BatchRequestError) and cause.code in NOT_FOUND_CODES:
+                return None
+            raise
+        return job if job.get("jobId") else None
+
+    def share_jobs(self, arn: QuotaShareArn, statuses: Iterable[str],
+                   limit: int = 1000) -> tuple[list[ServiceJob], bool]:
+        """The guard's job listing (the same call the custom resource makes), errors readable."""
+        try:
+            return self.jobs(arn, statuses, limit)
+        except BatchRequestError as error:
+            raise _readable(error) from error
+
+    # -- plumbing -----------------------------------------------------------------------------
+
+    def read(self, operation: str, **params: Any) -> dict[str, Any]:
+        """One Batch call (with the runtime's retries); failures as :class:`LiveQueueError`."""
+        try:
+            return self._call(operation, **params)
+        except BatchRequestError as error:
+            raise _readable(error) from error
+
+    def pages(self, operation: str, key: str, **params: Any) -> list[dict[str, Any]]:
+        try:
+            return self._pages(operation, key, **params)
+        except BatchRequestError as error:
+            raise _readable(error) from error
+        except QuotaShareLifecycleError as error:
+            raise LiveQueueError(str(error)) from error
+
+    def _call(self, operation: str, **params: Any) -> dict[str, Any]:
+        self.calls += 1
+        return super()._call(operation, **params)
+
+
+def _front_job(entry: Mapping[str, Any]) -> FrontJob:
+    since = entry.get("earliestTimeAtPosition")
+    return FrontJob(
+        job_id_of(entry.get("jobArn")),
+        int(since) if isinstance(since, (int, float)) and not isinstance(since, bool) else None,
+    )
+
+
+def _readable(error: BatchRequestError) -> LiveQueueError:
+    action = f"batch:{error.operation}"
+    if error.code in ACCESS_DENIED_CODES:
+        return LiveQueueError(
+            f"access denied: these credentials may not call {action} ({error.detail[:200]}); "
+            "grant the read-only status policy (TrainingJobQueue.grant_read_status, or the "
+            "README's JSON policy)"
+        )
+    if error.code in ("NoCredentialsError", "PartialCredentialsError"):
+        return LiveQueueError(
+            "no AWS credentials found: set AWS_PROFILE (or pass --profile), run "
+            "`aws sso login`, or export AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY"
+        )
+    if error.code in ("ExpiredTokenException", "ExpiredToken", "InvalidSignatureException"):
+        return LiveQueueError(
+            f"AWS rejected the credentials for {action} ({error.code}); refresh them "
+            "(e.g. `aws sso login`) and retry"
+        )
+    return LiveQueueError(str(error).replace("retry the deployment later", "retry later"))
+
+
+def payload_of(job: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The SageMaker CreateTrainingJob request a service job carries (empty if unreadable)."""
+    raw = job.get("serviceRequestPayload")
+    if not isinstance(raw, str):
+        return {}
+    try:
+        parsed = json.loads(raw)
+    except ValueError:
+        return {}
+    return parsed if isinstance(parsed, Mapping) else {}

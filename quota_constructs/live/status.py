@@ -1,0 +1,313 @@
+"""``quota-constructs status``: who holds what on a queue right now, per share and instance type.
+
+Reads, whatever the backlog: DescribeJobQueues, DescribeServiceEnvironments, ListQuotaShares and
+DescribeQuotaShare per share (for the lifecycle record its tags carry), one GetJobQueueSnapshot
+(usage per share, the head job of every share and since when it has been there), and per share
+at most :data:`~.queue_reader.RUNNABLE_PAGES` pages of RUNNABLE jobs.
+A share with more RUNNABLE jobs than those pages hold shows the count read as a floor
+(``runnable_capped``: "at least").
+
+Figures per share and instance type: ``limit`` (its own), ``in_use`` (GetJobQueueSnapshot),
+``borrowed`` (in use above its own limit), ``idle_own`` (its own limit it does not use), and
+``lent`` (the part of its idle own capacity other shares are borrowing). Batch does not say who
+lent what: ``lent`` assumes borrowers draw from lending shares' idle own capacity in proportion
+to how much each has idle (capped at it), which is exact whenever one share lends or every
+lender's idle capacity is in use.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from quota_constructs.runtime.live_share import LiveShare
+from quota_constructs.runtime.share_request import GuardOptIns
+
+from . import command_line
+from .queue_reader import RUNNABLE_PAGES, QueueFacts, QueueReader, RunnableCount, Snapshot
+
+LENDING_STRATEGIES = frozenset({"LEND", "LEND_AND_BORROW"})
+
+
+@dataclass(frozen=True)
+class UnitStatus:
+    instance_type: str
+    limit: int
+    in_use: float
+    borrowed: float
+    lent: float
+    idle_own: float
+
+
+@dataclass(frozen=True)
+class HeadJob:
+    job_id: str
+    waiting_seconds: float | None
+    """Since the job reached the front of its share (``earliestTimeAtPosition``)."""
+
+
+@dataclass(frozen=True)
+class ShareStatus:
+    name: str
+    state: str
+    status: str
+    strategy: str
+    runnable: int
+    runnable_capped: bool
+    head_job: HeadJob | None
+    units: tuple[UnitStatus, ...]
+    lifecycle: GuardOptIns | None = None
+    """The opt-ins the share's last deployment recorded (what a delete of it would be judged
+    by); None when the share carries no record."""
+
+
+@dataclass(frozen=True)
+class UnitTotal:
+    instance_type: str
+    capacity: int
+    """The service environment's capacity of this type (0 if unknown)."""
+    limits: int
+    in_use: float
+
+
+@dataclass(frozen=True)
+class QueueStatus:
+    queue: str
+    queue_arn: str
+    state: str
+    status: str
+    status_reason: str
+    shares: tuple[ShareStatus, ...]
+    totals: tuple[UnitTotal, ...]
+    runnable_pages: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "queue": self.queue,
+            "queue_arn": self.queue_arn,
+            "state": self.state,
+            "status": self.status,
+            "shares": [
+                {
+                    "name": share.name,
+                    "state": share.state,
+                    "status": share.status,
+                    "strategy": share.strategy,
+                    "runnable": share.runnable,
+                    "runnable_capped": share.runnable_capped,
+                    "head_job": None if share.head_job is None else {
+                        "job_id": share.head_job.job_id,
+                        "waiting_seconds": share.head_job.waiting_seconds,
+                    },
+                    "lifecycle": None if share.lifecycle is None else {
+                        "allow_preemption_on_shrink": share.lifecycle.allow_preemption_on_shrink,
+                        "terminate_active_jobs_on_delete":
+                            share.lifecycle.terminate_active_jobs_on_delete,
+                    },
+                    "units": [
+                        {
+                            "instance_type": unit.instance_type,
+                            "limit": unit.limit,
+                            "in_use": _number(unit.in_use),
+                            "borrowed": _number(unit.borrowed),
+                            "lent": _number(unit.lent),
+                            "idle_own": _number(unit.idle_own),
+                        }
+                        for unit in share.units
+                    ],
+                }
+                for share in self.shares
+            ],
+            "totals": [
+                {"instance_type": t.instance_type, "capacity": t.capacity, "limits": t.limits,
+                 "in_use": _number(t.in_use)}
+                for t in self.totals
+            ],
+            "runnable_capped_means": (
+                f"runnable counts at most {self.runnable_pages} pages of ListServiceJobs per "
+                "share; a capped figure is a floor (at least that many RUNNABLE jobs)"
+            ),
+        }
+
+
+def queue_status(
+    facts: QueueFacts,
+    shares: Sequence[LiveShare],
+    snapshot: Snapshot,
+    runnable: Mapping[str, RunnableCount],
+    *,
+    now_ms: int,
+    runnable_pages: int = RUNNABLE_PAGES,
+) -> QueueStatus:
+    """The status from what was read (no I/O)."""
+    unit_names = _units(shares, snapshot)
+    lent = {unit: _lent(unit, shares, snapshot) for unit in unit_names}
+    share_rows = []
+    for share in shares:
+        usage = snapshot.usage_of(share.name)
+        own_units = list(share.config.limits)
+        own_units += sorted(u for u in usage if u not in share.config.limits)
+        units = []
+        for unit in own_units:
+            limit = share.config.limit_of(unit)
+            in_use = usage.get(unit, 0.0)
+            units.append(UnitStatus(
+                instance_type=unit,
+                limit=limit,
+                in_use=in_use,
+                borrowed=max(0.0, in_use - limit),
+                lent=lent[unit].get(share.name, 0.0),
+                idle_own=max(0.0, limit - in_use),
+            ))
+        front = snapshot.front_of_shares.get(share.name)
+        head = None
+        if front is not None:
+            waited = None if front.since_ms is None else max(0.0, (now_ms - front.since_ms) / 1e3)
+            head = HeadJob(front.job_id, None if waited is None else round(waited, 3))
+        count = runnable.get(share.name, RunnableCount(0, False))
+        share_rows.append(ShareStatus(
+            share.name, share.config.state, share.status, share.config.strategy,
+            count.count, count.capped, head, tuple(units), GuardOptIns.from_tags(share.tags),
+        ))
+    totals = tuple(
+        UnitTotal(
+            unit,
+            facts.environment_limits.get(unit, 0),
+            sum(share.config.limit_of(unit) for share in shares),
+            snapshot.total.get(unit, sum(snapshot.usage_of(s.name).get(unit, 0.0)
+                                         for s in shares)),
+        )
+        for unit in unit_names
+    )
+    return QueueStatus(facts.name, facts.arn, facts.state, facts.status, facts.status_reason,
+                       tuple(share_rows), totals, runnable_pages)
+
+
+def read_status(
+    queue: str,
+    *,
+    reader: QueueReader | None = None,
+    runnable_pages: int = RUNNABLE_PAGES,
+    now_ms: int | None = None,
+) -> QueueStatus:
+    """Read the queue's status (see the module docstring for the calls it makes)."""
+    reader = reader or QueueReader.connect()
+    facts = reader.queue(queue)
+    # Described one by one (at most 20 shares) for their tags: the lifecycle record.
+    shares = reader.shares(facts.arn, with_tags=True)
+    snapshot = reader.complete_usage(reader.snapshot_of(facts.arn), shares)
+    runnable = {
+        share.name: reader.runnable(facts.arn, share.name, max_pages=runnable_pages)
+        for share in shares
+    }
+    return queue_status(
+        facts, shares, snapshot, runnable,
+        now_ms=int(time.time() * 1000) if now_ms is None else now_ms,
+        runnable_pages=runnable_pages,
+    )
+
+
+def render_table(status: QueueStatus) -> str:
+    """The status as a terminal table: one row per share and instance type, then totals."""
+    header = ("SHARE", "STATE", "TYPE", "LIMIT", "IN USE", "BORROWED", "LENT", "IDLE OWN",
+              "RUNNABLE", "HEAD JOB (WAITING)")
+    rows: list[tuple[str, ...]] = []
+    for share in status.shares:
+        head = "-"
+        if share.head_job is not None:
+            waited = share.head_job.waiting_seconds
+            head = share.head_job.job_id + ("" if waited is None else f" ({_age(waited)})")
+        runnable = f"{'>=' if share.runnable_capped else ''}{share.runnable}"
+        state = share.state if share.status == "VALID" else f"{share.state}/{share.status}"
+        for index, unit in enumerate(share.units or (None,)):
+            first = index == 0
+            cells = (
+                share.name if first else "", state if first else "",
+                *(("-",) * 6 if unit is None else (
+                    unit.instance_type, str(unit.limit), _text(unit.in_use),
+                    _text(unit.borrowed), _text(unit.lent), _text(unit.idle_own))),
+                runnable if first else "", head if first else "",
+            )
+            rows.append(cells)
+    for total in status.totals:
+        rows.append(("(queue)", status.state, total.instance_type,
+                     f"{total.limits}/{total.capacity}", _text(total.in_use), "", "",
+                     _text(max(0.0, total.capacity - total.in_use)), "", ""))
+    widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
+    lines = [f"job queue {status.queue} ({status.state}, {status.status})"]
+    lines += ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
+              .rstrip() for row in (header, *rows)]
+    lines.append("(queue) row: LIMIT is the shares' limits / the environment's capacity; "
+                 "IDLE OWN is capacity no job uses.")
+    if any(share.runnable_capped for share in status.shares):
+        lines.append(f">=N: more RUNNABLE jobs than {status.runnable_pages} pages hold; "
+                     "at least N.")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None, prog: str = "quota-constructs status") -> int:
+    parser = command_line.parser(prog, "Per share and instance type: limit, in use, borrowed, "
+                                       "lent, idle, RUNNABLE jobs and the head job's wait.")
+    parser.add_argument("--runnable-pages", type=int, default=RUNNABLE_PAGES,
+                        help=f"ListServiceJobs pages read per share at most "
+                             f"(default {RUNNABLE_PAGES}); beyond, counts are floors")
+    options = parser.parse_args(argv)
+
+    def command() -> int:
+        status = read_status(options.queue, reader=command_line.connect(options),
+                             runnable_pages=max(1, options.runnable_pages))
+        print(json.dumps(status.to_json(), indent=2) if options.json else render_table(status))
+        return command_line.OK
+
+    return command_line.run(prog, command)
+
+
+def _units(shares: Sequence[LiveShare], snapshot: Snapshot) -> list[str]:
+    units: list[str] = []
+    for share in shares:
+        for unit in [*share.config.limits, *snapshot.usage_of(share.name)]:
+            if unit not in units:
+                units.append(unit)
+    return units
+
+
+def _lent(unit: str, shares: Sequence[LiveShare], snapshot: Snapshot) -> dict[str, float]:
+    """Per lending share, how much of its idle own ``unit`` other shares borrow (see module)."""
+    borrowed = sum(
+        max(0.0, snapshot.usage_of(s.name).get(unit, 0.0) - s.config.limit_of(unit))
+        for s in shares
+    )
+    idle = {
+        s.name: max(0.0, s.config.limit_of(unit) - snapshot.usage_of(s.name).get(unit, 0.0))
+        for s in shares if s.config.strategy in LENDING_STRATEGIES
+    }
+    idle_total = sum(idle.values())
+    if borrowed <= 0 or idle_total <= 0:
+        return {}
+    if borrowed >= idle_total:
+        return idle
+    return {name: borrowed * amount / idle_total for name, amount in idle.items()}
+
+
+def _number(value: float) -> float | int:
+    return int(value) if math.isfinite(value) and float(value).is_integer() else round(value, 3)
+
+
+def _text(value: float) -> str:
+    return str(_number(value))
+
+
+def _age(seconds: float) -> str:
+    whole = int(seconds)
+    days, rest = divmod(whole, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{days}d {hours}h"
+    if hours:
+        return f"{hours}h {minutes}m"
+    return f"{minutes}m {secs}s" if minutes else f"{secs}s"

@@ -1,0 +1,193 @@
+"""``explain``: the expected reason code in one constructed situation per reason."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import pytest
+
+from quota_constructs.cli import main as cli
+from quota_constructs.live.explain import explain
+from quota_constructs.live.queue_reader import QueueReader
+
+from ..runtime.conftest import G5, G5_2X, Batch
+
+CROSS = "PREEMPTION_IN_PROGRESS: Cross-share preemption triggered to reclaim borrowed capacity"
+IN_SHARE = "Preempted by a higher priority job in the same share (in-share preemption)"
+
+
+def queue(batch: Batch) -> str:
+    """A small queue: 4 g5.xlarge and 2 g5.2xlarge."""
+    return batch.state.add_queue("small", {G5: 4, G5_2X: 2})
+
+
+def running(batch: Batch, share: str, count: int, priority: int = 0) -> None:
+    for _ in range(count):
+        batch.state.add_job(share, "RUNNING", {G5: 1}, priority=priority)
+
+
+def _running_job(b: Batch, q: str) -> str:
+    share = b.state.add_share(q, "vision", {G5: 2}, "LEND")
+    return b.state.add_job(share, "RUNNING", {G5: 1}, preemptions=[
+        {"statusReason": CROSS, "startedAt": 1, "stoppedAt": 2},
+        {"statusReason": IN_SHARE, "startedAt": 3, "stoppedAt": 4},
+    ], attempts=[{}, {}, {}], started_at=5)
+
+
+def _finished_job(b: Batch, q: str) -> str:
+    share = b.state.add_share(q, "vision", {G5: 2}, "LEND")
+    return b.state.add_job(share, "SUCCEEDED", {G5: 1}, started_at=1, stopped_at=9)
+
+
+def _no_limit_for_type(b: Batch, q: str) -> str:
+    share = b.state.add_share(q, "vision", {G5: 2}, "LEND_AND_BORROW")
+    return b.state.add_job(share, "RUNNABLE", {G5_2X: 1})
+
+
+def _too_large(b: Batch, q: str) -> str:
+    share = b.state.add_share(q, "vision", {G5: 2}, "RESERVE")
+    b.state.add_share(q, "research", {G5: 2}, "LEND")
+    return b.state.add_job(share, "RUNNABLE", {G5: 3})
+
+
+def _too_large_reported(b: Batch, q: str) -> str:
+    share = b.state.add_share(q, "vision", {G5: 2}, "LEND_AND_BORROW")
+    return b.state.add_job(share, "RUNNABLE", {G5: 1}, status_reason=(
+        "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED - job exceeds the share's limit"))
+
+
+def _share_disabled(b: Batch, q: str) -> str:
+    share = b.state.add_share(q, "vision", {G5: 2}, "LEND", state="DISABLED")
+    return b.state.add_job(share, "RUNNABLE", {G5: 1})
+
+
+def _queue_disabled(b: Batch, q: str) -> str:
+    b.state.queues[q].state = "DISABLED"
+    share = b.state.add_share(q, "vision", {G5: 2}, "LEND")
+    return b.state.add_job(share, "RUNNABLE", {G5: 1})
+
+
+def _queue_blocked_by_another_job(b: Batch, q: str) -> str:
+    vision = b.state.add_share(q, "vision", {G5: 2}, "LEND")
+    other = b.state.add_share(q, "research", {G5: 2}, "LEND")
+    b.state.add_job(other, "RUNNABLE", {G5: 1}, priority=9, status_reason=(
+        "CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY - Service cannot fulfill the capacity"))
+    return b.state.add_job(vision, "RUNNABLE", {G5: 1})
+
+
+def _own_capacity_in_use(b: Batch, q: str) -> str:
+    share = b.state.add_share(q, "vision", {G5: 2}, "LEND", in_share_preemption="ENABLED")
+    running(b, share, 2, priority=5)
+    return b.state.add_job(share, "RUNNABLE", {G5: 1}, priority=5)
+
+
+def _behind_higher_priority(b: Batch, q: str) -> str:
+    share = b.state.add_share(q, "vision", {G5: 2}, "LEND")
+    running(b, share, 2)
+    b.state.add_job(share, "RUNNABLE", {G5: 1}, priority=9)
+    b.state.add_job(share, "RUNNABLE", {G5: 1}, priority=4)
+    mine = b.state.add_job(share, "RUNNABLE", {G5: 1}, priority=1)
+    b.state.add_job(share, "RUNNABLE", {G5: 1}, priority=0)
+    return mine
+
+
+def _borrow_limit_reached(b: Batch, q: str) -> str:
+    share = b.state.add_share(q, "vision", {G5: 2}, "LEND_AND_BORROW", 50)  # ceiling 3
+    b.state.add_share(q, "research", {G5: 2}, "LEND")
+    running(b, share, 3)
+    return b.state.add_job(share, "RUNNABLE", {G5: 1})
+
+
+def _nothing_idle_to_borrow(b: Batch, q: str) -> str:
+    share = b.state.add_share(q, "vision", {G5: 2}, "LEND_AND_BORROW")
+    research = b.state.add_share(q, "research", {G5: 2}, "LEND")
+    running(b, share, 2)
+    running(b, research, 2)
+    return b.state.add_job(share, "RUNNABLE", {G5: 1})
+
+
+def _lender_reclaiming(b: Batch, q: str) -> str:
+    lender = b.state.add_share(q, "research", {G5: 2}, "LEND")
+    borrower = b.state.add_share(q, "vision", {G5: 2}, "LEND_AND_BORROW")
+    running(b, borrower, 4)
+    return b.state.add_job(lender, "RUNNABLE", {G5: 1})
+
+
+def _in_share_preemption_pending(b: Batch, q: str) -> str:
+    share = b.state.add_share(q, "vision", {G5: 2}, "LEND", in_share_preemption="ENABLED")
+    running(b, share, 2, priority=1)
+    return b.state.add_job(share, "RUNNABLE", {G5: 1}, priority=7)
+
+
+def _dispatch_pending(b: Batch, q: str) -> str:
+    share = b.state.add_share(q, "vision", {G5: 2}, "LEND")
+    return b.state.add_job(share, "RUNNABLE", {G5: 1})
+
+
+SITUATIONS: dict[str, tuple[Callable[[Batch, str], str], str, bool]] = {
+    "running": (_running_job, "RUNNING", False),
+    "finished": (_finished_job, "FINISHED", False),
+    "no limit for type": (_no_limit_for_type, "NO_CAPACITY_LIMIT_FOR_TYPE", True),
+    "too large": (_too_large, "LARGER_THAN_SHARE_CAN_REACH", True),
+    "too large (Batch says)": (_too_large_reported, "LARGER_THAN_SHARE_CAN_REACH", False),
+    "share disabled": (_share_disabled, "SHARE_DISABLED", False),
+    "queue disabled": (_queue_disabled, "QUEUE_BLOCKED", False),
+    "queue blocked by a job": (_queue_blocked_by_another_job, "QUEUE_BLOCKED", False),
+    "own capacity in use": (_own_capacity_in_use, "OWN_CAPACITY_IN_USE", True),
+    "behind higher priority": (_behind_higher_priority, "BEHIND_HIGHER_PRIORITY", True),
+    "borrow limit": (_borrow_limit_reached, "BORROW_LIMIT_REACHED", True),
+    "nothing idle": (_nothing_idle_to_borrow, "NOTHING_IDLE_TO_BORROW", True),
+    "lender reclaiming": (_lender_reclaiming, "LENDER_RECLAIMING", True),
+    "in-share preemption": (_in_share_preemption_pending, "IN_SHARE_PREEMPTION_PENDING", True),
+    "dispatch pending": (_dispatch_pending, "DISPATCH_PENDING", True),
+}
+
+
+@pytest.mark.parametrize("situation", SITUATIONS, ids=str)
+def test_each_situation_gets_its_reason_code(batch: Batch, situation: str) -> None:
+    arrange, code, inferred = SITUATIONS[situation]
+    job = arrange(batch, queue(batch))
+
+    answer = explain("small", job_id=job, reader=QueueReader.connect()).to_json()
+
+    assert (answer["job_id"], answer["reason_code"], answer["inferred"]) == (job, code, inferred)
+    assert answer["reason"] and "\n" not in answer["reason"]
+    assert answer["share"] == batch.state.job(job).share_name
+
+
+def test_a_running_job_gets_its_history(batch: Batch) -> None:
+    job = _running_job(batch, queue(batch))
+    history = explain("small", job_id=job, reader=QueueReader.connect()).history
+    assert history is not None
+    assert (history["attempts"], history["preemptions"]) == (3, 2)
+    assert history["preemptions_by_kind"] == {"CROSS_SHARE": 1, "IN_SHARE": 1, "UNKNOWN": 0}
+
+
+def test_behind_names_how_many_jobs_are_ahead(batch: Batch) -> None:
+    job = _behind_higher_priority(batch, queue(batch))
+    answer = explain("small", job_id=job, reader=QueueReader.connect())
+    assert "behind 2 job(s)" in answer.reason
+
+
+def test_share_option_explains_its_head_job(
+    batch: Batch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    q = queue(batch)
+    share = batch.state.add_share(q, "vision", {G5: 2}, "LEND", state="DISABLED")
+    batch.state.add_job(share, "RUNNABLE", {G5: 1}, priority=1)
+    head = batch.state.add_job(share, "RUNNABLE", {G5: 1}, priority=8)
+    assert cli(["explain", "--queue", "small", "--share", "vision", "--json"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert (answer["job_id"], answer["reason_code"]) == (head, "SHARE_DISABLED")
+    empty = batch.state.add_share(q, "idle", {G5: 1}, "LEND")
+    assert empty
+    assert cli(["explain", "--queue", "small", "--share", "idle", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["reason_code"] == "NO_WAITING_JOB"
+
+
+def test_an_unknown_job_is_one_line(batch: Batch, capsys: pytest.CaptureFixture[str]) -> None:
+    queue(batch)
+    assert cli(["explain", "--queue", "small", "--job", "job-9999"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "service job 'job-9999' not found" in err and "\n" not in err
