@@ -219,3 +219,31 @@ def test_a_repeated_delivery_of_an_update_while_updating_changes_nothing_twice(
 
     assert outcome.ok, outcome.reason
     assert len(sent(batch, "UpdateQuotaShare")) == 1
+
+
+def test_a_busy_refusal_of_a_change_that_did_not_happen_is_sent_again(batch: Batch) -> None:
+    resource = deployed(batch)
+    batch.state.fail_next(
+        "UpdateQuotaShare", code="ClientException",
+        message="Cannot update quota share team-a while its status is UPDATING",
+    )
+
+    outcome = resource.update(share_properties(share_spec(limits={G5: 6}), batch.training))
+
+    assert outcome.ok, outcome.reason
+    assert batch.state.shares[str(resource.physical_id)].limits == {G5: 6}
+    assert len(sent(batch, "UpdateQuotaShare")) == 2
+
+
+def test_a_plain_refusal_is_neither_re_read_nor_sent_again(batch: Batch) -> None:
+    resource = deployed(batch)
+    batch.state.fail_next("UpdateQuotaShare", code="ClientException",
+                          message="capacity unit ml.g5.xlarge is not in the environment")
+
+    outcome = resource.update(share_properties(share_spec(limits={G5: 6}), batch.training))
+
+    assert not outcome.ok
+    assert outcome.reason.startswith("AWS Batch UpdateQuotaShare failed: ClientException")
+    # Sent once; the rollback finds the share as it was and sends nothing.
+    assert len(sent(batch, "UpdateQuotaShare")) == 1
+    assert batch.sleeps == []
