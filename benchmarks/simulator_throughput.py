@@ -9,6 +9,7 @@ doubling when cost grows linearly). Not a test: the figures vary by machine.
 
     .venv/bin/python benchmarks/simulator_throughput.py            # 250k, 500k, 1M jobs
     .venv/bin/python benchmarks/simulator_throughput.py --jobs 100000 --profile
+    .venv/bin/python benchmarks/simulator_throughput.py --jobs 200000 --head-of-line PER_SHARE
 """
 
 from __future__ import annotations
@@ -22,12 +23,20 @@ import time
 import tracemalloc
 
 from quota_constructs import CapacityLimit, QuotaShareSpec, SharingStrategy
-from quota_constructs.simulation import PriorityChange, SimJob, simulate
+from quota_constructs.simulation import (
+    HeadOfLine,
+    PriorityChange,
+    RequeuePlace,
+    SimJob,
+    SimulationOptions,
+    simulate,
+)
 
 UNITS = ("ml.g5.xlarge", "ml.g5.12xlarge", "ml.p4d.24xlarge", "ml.p5.48xlarge")
 ENVIRONMENT = {"ml.g5.xlarge": 400, "ml.g5.12xlarge": 200, "ml.p4d.24xlarge": 100,
                "ml.p5.48xlarge": 60}
 N_SHARES = 20
+DEFAULT_OPTIONS = SimulationOptions()
 MEAN_DURATION = 3600.0
 
 
@@ -99,7 +108,12 @@ def workload(n_jobs: int, seed: int = 7) -> tuple[list[SimJob], list[PriorityCha
     return jobs, changes
 
 
-def measure(n_jobs: int, jobs: list[SimJob], changes: list[PriorityChange]) -> float:
+def measure(
+    n_jobs: int,
+    jobs: list[SimJob],
+    changes: list[PriorityChange],
+    options: SimulationOptions = DEFAULT_OPTIONS,
+) -> float:
     environment, shares = declaration()
     subset = jobs[:n_jobs]
     ids = {job.job_id for job in subset}
@@ -108,7 +122,8 @@ def measure(n_jobs: int, jobs: list[SimJob], changes: list[PriorityChange]) -> f
     began = time.perf_counter()
     cpu_began = time.process_time()
     result = simulate(
-        capacity_limits=environment, shares=shares, jobs=subset, priority_changes=subset_changes
+        capacity_limits=environment, shares=shares, jobs=subset, priority_changes=subset_changes,
+        options=options,
     )
     elapsed = time.perf_counter() - began
     cpu = time.process_time() - cpu_began
@@ -132,7 +147,15 @@ def main() -> None:
     parser.add_argument("--memory", action="store_true",
                         help="also trace peak memory of the largest run (tracemalloc makes "
                              "that run about ten times slower)")
+    parser.add_argument("--head-of-line", choices=[h.value for h in HeadOfLine],
+                        default=HeadOfLine.PER_SHARE_AND_TYPE.value,
+                        help="the simulator's head-of-line option (default PER_SHARE_AND_TYPE)")
+    parser.add_argument("--requeue", choices=[r.value for r in RequeuePlace],
+                        default=RequeuePlace.ORIGINAL.value,
+                        help="where preempted jobs wait again (default ORIGINAL)")
     args = parser.parse_args()
+    options = SimulationOptions(head_of_line=HeadOfLine(args.head_of_line),
+                                requeue_place=RequeuePlace(args.requeue))
 
     began = time.perf_counter()
     jobs, changes = workload(args.jobs)
@@ -141,18 +164,18 @@ def main() -> None:
     if args.profile:
         profiler = cProfile.Profile()
         profiler.enable()
-        measure(args.jobs, jobs, changes)
+        measure(args.jobs, jobs, changes, options)
         profiler.disable()
         pstats.Stats(profiler).sort_stats("tottime").print_stats(15)
         return
 
     sizes = [args.jobs // 4, args.jobs // 2, args.jobs]
-    times = [measure(n, jobs, changes) for n in sizes]
+    times = [measure(n, jobs, changes, options) for n in sizes]
     print(f"linearity: x2 jobs -> x{times[1] / times[0]:.2f} CPU time, "
           f"x2 again -> x{times[2] / times[1]:.2f} (2.00 = linear)")
     if args.memory:
         tracemalloc.start()
-        measure(args.jobs, jobs, changes)
+        measure(args.jobs, jobs, changes, options)
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
         print(f"peak memory of the simulation: {peak / 2**20:,.0f} MiB (tracemalloc)")

@@ -22,11 +22,21 @@ from .model import (
 
 if TYPE_CHECKING:
     from .agreements import write_allocation_agreements
-    from .job_queue import ALLOCATION_WARNING_ID, ITrainingJobQueue, TrainingJobQueue
+    from .job_queue import (
+        ALLOCATION_WARNING_ID,
+        BORROW_WARNING_ID,
+        ITrainingJobQueue,
+        TrainingJobQueue,
+    )
     from .monitoring import QuotaShareMonitoring, ShareAlarmThresholds
     from .quota_managed_queue import QuotaManagedTrainingQueue
     from .quota_share import SHARE_TAG_KEY, IQuotaShare, QuotaShare, ShareGrant
-    from .scheduling_policy import IQuotaSharePolicy, QuotaSharePolicy
+    from .scheduling_policy import (
+        IQuotaSharePolicy,
+        IQuotaShareSchedulingPolicy,
+        QuotaSharePolicy,
+        QuotaShareSchedulingPolicy,
+    )
     from .service_environment import ITrainingServiceEnvironment, TrainingServiceEnvironment
     from .share_options import ShareLifecycle, ShareProvisioning
     from .share_provider import QuotaShareProvider
@@ -34,6 +44,9 @@ if TYPE_CHECKING:
 
 _CONSTRUCTS = {
     "QuotaSharePolicy": "scheduling_policy",
+    "QuotaShareSchedulingPolicy": "scheduling_policy",
+    "IQuotaShareSchedulingPolicy": "scheduling_policy",
+    "BORROW_WARNING_ID": "job_queue",
     "IQuotaSharePolicy": "scheduling_policy",
     "TrainingServiceEnvironment": "service_environment",
     "ITrainingServiceEnvironment": "service_environment",
@@ -64,11 +77,13 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "ALLOCATION_WARNING_ID",
+    "BORROW_WARNING_ID",
     "SHARE_TAG_KEY",
     "CapacityLimit",
     "CapacityUnit",
     "IQuotaShare",
     "IQuotaSharePolicy",
+    "IQuotaShareSchedulingPolicy",
     "ITrainingJobQueue",
     "ITrainingServiceEnvironment",
     "JobStateTimeLimitAction",
@@ -78,6 +93,7 @@ __all__ = [
     "QuotaShareMonitoring",
     "QuotaSharePolicy",
     "QuotaShareProvider",
+    "QuotaShareSchedulingPolicy",
     "QuotaShareSpec",
     "ShareAgreement",
     "ShareAlarmThresholds",

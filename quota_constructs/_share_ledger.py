@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from weakref import WeakKeyDictionary
+from typing import Any, cast
 
 import jsii
 from aws_cdk import Annotations, Aspects, IAspect
-from constructs import IConstruct
+from constructs import Construct, IConstruct
 
 from ._construct_props import CONSTRUCT_PATH, PathSource, errors_name_path, with_path
 from .model import (
@@ -36,11 +36,41 @@ ALLOCATION_WARNING_ID = "quota_constructs:allocation"
 """Id of the synth warnings about how a queue's capacity is divided (over-allocation, capacity
 no share owns); acknowledge them with ``Annotations.of(queue).acknowledge_warning(...)``."""
 
+BORROW_WARNING_ID = "quota_constructs:borrow"
+"""Id of the synth warnings about a LEND_AND_BORROW share that can borrow nothing of a type it
+lists (its borrow limit rounds down to 0 instances, or nothing is there to borrow);
+acknowledge them with ``Annotations.of(queue).acknowledge_warning(...)``."""
+
+UNOWNED_CAPACITY_CONTEXT = "quota_constructs:unownedCapacityBorrowable"
+"""CDK context key (true/false, default true) for the rules model's assumption that borrowing
+shares may use capacity no share owns (:mod:`quota_constructs.model.borrowing`)."""
+
 QueueKey = tuple[str, str, str] | str
 """``(account, region, name)`` of a queue whose three are literal, else its ARN token."""
 
-_LEDGERS: WeakKeyDictionary[IConstruct, ShareLedger] = WeakKeyDictionary()
-_BY_APP: WeakKeyDictionary[IConstruct, dict[QueueKey, ShareLedger]] = WeakKeyDictionary()
+_LEDGER_ATTRIBUTE = "_quota_constructs_share_ledger"
+BOOKKEEPING_ID = "QuotaConstructsBookkeeping"
+
+
+class AppBookkeeping(Construct):
+    """The library's per-app records, kept in the app's own construct tree (a hidden child of
+    its root) rather than in module-level registries, so two apps in one process never share
+    state and an app's records go when the app does. It holds no resources."""
+
+    def __init__(self, scope: Construct, id: str) -> None:
+        super().__init__(scope, id)
+        self.ledgers: dict[QueueKey, ShareLedger] = {}
+        """One ledger per queue known by account, region and name (or ARN token)."""
+        self.per_stack: dict[str, Any] = {}
+        """Per-stack records of other modules, by ``<kind>:<stack path>``."""
+
+    @classmethod
+    def of(cls, scope: IConstruct) -> AppBookkeeping:
+        root = scope.node.root
+        existing = root.node.try_find_child(BOOKKEEPING_ID)
+        if isinstance(existing, AppBookkeeping):
+            return existing
+        return cls(cast(Construct, root), BOOKKEEPING_ID)
 
 
 class ShareLedger:
@@ -49,8 +79,9 @@ class ShareLedger:
     Every change is checked first and applied after, so a construct that fails a check is
     never created and leaves the ledger as it was."""
 
-    def __init__(self, *, label: str) -> None:
+    def __init__(self, *, label: str, unowned_capacity_borrowable: bool = True) -> None:
         self._label = label
+        self._unowned_capacity_borrowable = unowned_capacity_borrowable
         self._owner: IConstruct | None = None
         self._environment: tuple[str, str] | None = None
         self._capacity_limits: tuple[CapacityLimit, ...] | None = None
@@ -126,7 +157,8 @@ class ShareLedger:
             return None
         with errors_name_path(self._owner or queue):
             return QuotaAllocation.check(
-                environment_limits=capacity_limits, shares=self._specs, queue_name=self._label
+                environment_limits=capacity_limits, shares=self._specs, queue_name=self._label,
+                unowned_capacity_borrowable=self._unowned_capacity_borrowable,
             )
 
     def attach(
@@ -148,7 +180,9 @@ class ShareLedger:
             self._owner = queue
         if self._environment is None:
             self._environment = environment
-        _LEDGERS[queue] = self
+        # Kept on the queue construct itself: the tree, not a registry, says which ledger a
+        # queue construct stands for.
+        object.__setattr__(queue, _LEDGER_ATTRIBUTE, self)
         if allocation is None or capacity_limits is None:
             return
         self._capacity_limits = tuple(capacity_limits)
@@ -171,6 +205,7 @@ class ShareLedger:
                 return QuotaAllocation.check(
                     environment_limits=self._capacity_limits, shares=shares,
                     queue_name=self._label,
+                    unowned_capacity_borrowable=self._unowned_capacity_borrowable,
                 )
             check_share_set(shares, subject=queue_subject(self._label))
             return None
@@ -203,26 +238,41 @@ class _AllocationWarnings:
             return
         for warning in allocation.warnings:
             Annotations.of(self._queue).add_warning_v2(ALLOCATION_WARNING_ID, warning)
+        for warning in allocation.borrow_warnings:
+            Annotations.of(self._queue).add_warning_v2(BORROW_WARNING_ID, warning)
 
 
 def ledger_for(scope: IConstruct, *, key: QueueKey | None, label: str) -> ShareLedger:
     """The ledger of the queue a construct about to be created in ``scope`` stands for: the one
     a construct of the same ``key`` already uses in this app, else a new one."""
+    borrowable = unowned_capacity_borrowable(scope)
     if key is None:
-        return ShareLedger(label=label)
-    known = _BY_APP.setdefault(scope.node.root, {})
+        return ShareLedger(label=label, unowned_capacity_borrowable=borrowable)
+    known = AppBookkeeping.of(scope).ledgers
     ledger = known.get(key)
     if ledger is None:
-        ledger = known[key] = ShareLedger(label=label)
+        ledger = known[key] = ShareLedger(label=label, unowned_capacity_borrowable=borrowable)
     return ledger
+
+
+def unowned_capacity_borrowable(scope: IConstruct) -> bool:
+    """The app's choice for the unowned-capacity assumption (context, default True)."""
+    value = scope.node.try_get_context(UNOWNED_CAPACITY_CONTEXT)
+    if value is None:
+        return True
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    raise QuotaConfigError(
+        "app context", UNOWNED_CAPACITY_CONTEXT, value, "true or false (default true)"
+    )
 
 
 def ledger_of(queue: object) -> ShareLedger | None:
     """The ledger of a queue construct of this library; None for anything else."""
-    try:
-        return _LEDGERS.get(queue)  # type: ignore[call-overload, no-any-return]
-    except TypeError:  # not weak-referenceable, hence not one of ours
-        return None
+    ledger = getattr(queue, _LEDGER_ATTRIBUTE, None)
+    return ledger if isinstance(ledger, ShareLedger) else None
 
 
 def queue_key(account: str, region: str, name: str | None) -> QueueKey | None:

@@ -24,7 +24,13 @@ from ._construct_props import (
     label,
     name_from_arn,
 )
-from ._share_ledger import ALLOCATION_WARNING_ID, ShareLedger, ledger_for, queue_key
+from ._share_ledger import (
+    ALLOCATION_WARNING_ID,
+    BORROW_WARNING_ID,
+    ShareLedger,
+    ledger_for,
+    queue_key,
+)
 from .live import permissions
 from .model import (
     CapacityLimit,
@@ -39,14 +45,20 @@ from .model import (
     validate_time_limit_actions,
 )
 from .quota_share import QuotaShare
-from .scheduling_policy import IQuotaSharePolicy
+from .scheduling_policy import IQuotaShareSchedulingPolicy
 from .service_environment import ITrainingServiceEnvironment
 from .share_options import ShareLifecycle, ShareProvisioning
 
 if TYPE_CHECKING:
     from .share_provider import QuotaShareProvider
 
-__all__ = ["ALLOCATION_WARNING_ID", "JOB_QUEUE_TYPE", "ITrainingJobQueue", "TrainingJobQueue"]
+__all__ = [
+    "ALLOCATION_WARNING_ID",
+    "BORROW_WARNING_ID",
+    "JOB_QUEUE_TYPE",
+    "ITrainingJobQueue",
+    "TrainingJobQueue",
+]
 
 JOB_QUEUE_TYPE = "SAGEMAKER_TRAINING"
 
@@ -223,7 +235,7 @@ class TrainingJobQueue(_TrainingJobQueueBase):
         id: str,
         *,
         service_environment: ITrainingServiceEnvironment,
-        scheduling_policy: IQuotaSharePolicy,
+        scheduling_policy: IQuotaShareSchedulingPolicy,
         priority: int = 1,
         job_queue_name: str | None = None,
         enabled: bool = True,
@@ -257,10 +269,11 @@ class TrainingJobQueue(_TrainingJobQueueBase):
                     subject, "service_environment", service_environment,
                     "a TrainingServiceEnvironment or one of its from_... imports",
                 )
-            if not isinstance(scheduling_policy, IQuotaSharePolicy):
+            if not isinstance(scheduling_policy, IQuotaShareSchedulingPolicy):
                 raise QuotaConfigError(
                     subject, "scheduling_policy", scheduling_policy,
-                    "a QuotaSharePolicy or QuotaSharePolicy.from_scheduling_policy_arn(...)",
+                    "a QuotaShareSchedulingPolicy or "
+                    "QuotaShareSchedulingPolicy.from_scheduling_policy_arn(...)",
                 )
             check_queue_priority(priority, subject=subject)
             check_flag(enabled, subject=subject, field="enabled")

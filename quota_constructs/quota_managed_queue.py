@@ -9,6 +9,7 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from ._construct_props import check_batch_name, child_path, errors_name_path, label, with_path
+from ._share_ledger import unowned_capacity_borrowable
 from .job_queue import TrainingJobQueue
 from .model import (
     CapacityLimit,
@@ -24,7 +25,7 @@ from .model import (
     validate_time_limit_actions,
 )
 from .quota_share import QuotaShare, check_provider, check_share_fits_provisioning
-from .scheduling_policy import QuotaSharePolicy
+from .scheduling_policy import QuotaShareSchedulingPolicy
 from .service_environment import TrainingServiceEnvironment
 from .share_options import ShareLifecycle, ShareProvisioning, check_lifecycle, check_provisioning
 
@@ -94,7 +95,8 @@ class QuotaManagedTrainingQueue(Construct):
             subject = queue_subject(queue_label)
             check_batch_name(queue_name, subject=subject, field="queue_name")
             QuotaAllocation.check(
-                environment_limits=capacity_limits, shares=shares, queue_name=queue_label
+                environment_limits=capacity_limits, shares=shares, queue_name=queue_label,
+                unowned_capacity_borrowable=unowned_capacity_borrowable(self),
             )
             check_queue_priority(priority, subject=subject)
             validate_time_limit_actions(job_state_time_limit_actions, subject=subject)
@@ -122,7 +124,7 @@ class QuotaManagedTrainingQueue(Construct):
                         + " (the share's name is its construct id next to the queue's parts)",
                     )
 
-        self.scheduling_policy = QuotaSharePolicy(self, SCHEDULING_POLICY_ID, tags=tags)
+        self.scheduling_policy = QuotaShareSchedulingPolicy(self, SCHEDULING_POLICY_ID, tags=tags)
         self.service_environment = TrainingServiceEnvironment(
             self, SERVICE_ENVIRONMENT_ID, capacity_limits=capacity_limits, tags=tags
         )

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
-from weakref import WeakKeyDictionary
+from typing import TYPE_CHECKING, Any, Literal
 
 import jsii
 from aws_cdk import (
@@ -37,7 +36,7 @@ from ._construct_props import (
     name_from_arn,
     parse_quota_share_arn,
 )
-from ._share_ledger import ledger_of
+from ._share_ledger import AppBookkeeping, ledger_of
 from .model import (
     QuotaConfigError,
     QuotaShareSpec,
@@ -184,7 +183,16 @@ def principal_label(grantee: iam.IGrantable) -> str:
         value = getattr(grantee, attribute, None)
         if isinstance(value, str) and not is_unresolved(value):
             return value
-    return str(grantee.grant_principal)
+    principal = grantee.grant_principal
+    for attribute in ("arn", "account_id", "service", "federated"):
+        value = getattr(principal, attribute, None)
+        if isinstance(value, str) and not is_unresolved(value):
+            return value
+    # Never a Python object's repr: the path of a construct, else the principal's kind.
+    node = getattr(grantee, "node", None)
+    if node is not None:
+        return str(node.path)
+    return type(principal).__name__
 
 
 class _QuotaShareBase(Resource):
@@ -229,11 +237,13 @@ class _QuotaShareBase(Resource):
 
         A request naming another share of the queue is denied, because IAM authorizes the
         quota share named in the request as a resource of its own. Every submission must carry
-        the tag ``SHARE_TAG_KEY`` with the share's name (``aws:RequestTag``); the matching
-        ``batch:TagResource`` is granted only to set that tag, and never on a job that already
-        carries another share's tag. With ``max_priority`` (0–9999) every submission must carry
-        a ``schedulingPriority`` no higher than it; a request without one has no
-        ``batch:SchedulingPriority`` and is denied. Passing any of ``execution_roles`` to
+        the tag ``SHARE_TAG_KEY`` with the share's name (``aws:RequestTag``) and no other tag;
+        the matching ``batch:TagResource`` is granted only to set that one tag key
+        (``aws:TagKeys``) on a job that carries no share tag yet — the job being submitted —
+        never on a job already labelled for a share (see the README for the one exposure IAM
+        cannot close, and the SCP that closes it). With ``max_priority`` (0–9999) every
+        submission must carry a ``schedulingPriority`` no higher than it; a request without
+        one has no ``batch:SchedulingPriority`` and is denied. Passing any of ``execution_roles`` to
         SageMaker (``iam:PassRole``, only to ``sagemaker.amazonaws.com``) is granted too; no
         other role may be passed.
         """
@@ -251,18 +261,22 @@ class _QuotaShareBase(Resource):
             conditions={**conditions, "StringEquals": {_REQUEST_TAG: name}},
         ).combine(
             # The reference lists batch:TagResource among the actions the SubmitServiceJob
-            # operation authorizes (for the tags sent with it). Only the share's own tag may
-            # be set, and never over another share's tag: with IfExists, IAM treats a key
-            # absent from the request context as a match, so a job without the tag (the one
-            # being submitted) passes, while a job tagged for another share does not — a team
-            # can neither re-label another team's job as its own nor take it from that team.
+            # operation authorizes (tag-on-create of the tags sent with it). It is allowed only
+            # to set the share's own tag and no other key (aws:TagKeys, ForAllValues), valued
+            # with this share's name, and never on a job that already carries a share tag
+            # (Null aws:ResourceTag: the job being created has no tags yet). What IAM cannot
+            # tell apart is a job being created from an existing job with no share tag at all
+            # (AWS Batch has no tag-on-create condition key such as ec2:CreateAction): such a
+            # job, submitted without the library's grants, could be labelled by a team. The
+            # README gives the SCP that makes every service job carry the tag from creation.
             iam.Grant.add_to_principal(
                 grantee=grantee,
                 actions=["batch:TagResource"],
                 resource_arns=[self._service_jobs_arn()],
                 conditions={
                     "StringEquals": {_REQUEST_TAG: name},
-                    "StringEqualsIfExists": {_RESOURCE_TAG: name},
+                    "ForAllValues:StringEquals": {"aws:TagKeys": [SHARE_TAG_KEY]},
+                    "Null": {_RESOURCE_TAG: "true"},
                 },
             )
         )
@@ -275,6 +289,7 @@ class _QuotaShareBase(Resource):
                     conditions={"StringEquals": {"iam:PassedToService": SAGEMAKER_SERVICE}},
                 )
             )
+        self._check_grant_applies(grant, grantee)
         self._record_grant(grantee, "submit", max_priority)
         return grant
 
@@ -298,6 +313,7 @@ class _QuotaShareBase(Resource):
             resource_arns=[self._service_jobs_arn()],
             conditions={**conditions, "StringEquals": {_RESOURCE_TAG: self.quota_share_name}},
         )
+        self._check_grant_applies(grant, grantee)
         self._record_grant(grantee, "update_priority", max_priority)
         return grant
 
@@ -344,6 +360,20 @@ class _QuotaShareBase(Resource):
                     f"a principal in the share's account {account}: AWS Batch has no resource "
                     "policies, so another account's principals cannot be granted a share",
                 )
+
+    def _check_grant_applies(self, grant: iam.Grant, grantee: iam.IGrantable) -> None:
+        """A grant that added no policy does nothing: AWS Batch has no resource policies, so
+        only an identity policy this app attaches (to a role, user or group) can allow it."""
+        if grant.success:
+            return
+        with errors_name_path(self):
+            raise QuotaConfigError(
+                self._subject, "grantee", principal_label(grantee),
+                "a role, user or group of the share's account that this app can attach a "
+                "policy to (iam.Role, iam.Role.from_role_arn(...), iam.User, iam.Group): AWS "
+                "Batch has no resource policies, so a grant to a principal with no identity "
+                "policy here (such as an ArnPrincipal or AccountPrincipal) would allow nothing",
+            )
 
     def _home_account(self) -> str:
         return self.env.account
@@ -513,6 +543,20 @@ class QuotaShare(_QuotaShareBase):
     def job_queue_arn(self) -> str:
         return self._job_queue_arn
 
+    def _check_grant_applies(self, grant: iam.Grant, grantee: iam.IGrantable) -> None:
+        """A grant that added no policy does nothing: AWS Batch has no resource policies, so
+        only an identity policy this app attaches (to a role, user or group) can allow it."""
+        if grant.success:
+            return
+        with errors_name_path(self):
+            raise QuotaConfigError(
+                self._subject, "grantee", principal_label(grantee),
+                "a role, user or group of the share's account that this app can attach a "
+                "policy to (iam.Role, iam.Role.from_role_arn(...), iam.User, iam.Group): AWS "
+                "Batch has no resource policies, so a grant to a principal with no identity "
+                "policy here (such as an ArnPrincipal or AccountPrincipal) would allow nothing",
+            )
+
     def _home_account(self) -> str:
         queue_account = self.job_queue.env.account
         return self.env.account if is_unresolved(queue_account) else queue_account
@@ -572,16 +616,17 @@ class _TagLimits:
     aspects, so the total is checked at synth time — once per stack for all of its shares,
     since every validation is a call from the jsii runtime back into Python."""
 
-    _BY_STACK: ClassVar[WeakKeyDictionary[Stack, _TagLimits]] = WeakKeyDictionary()
-
     def __init__(self) -> None:
         self._shares: list[QuotaShare] = []
 
     @classmethod
     def of(cls, stack: Stack) -> _TagLimits:
-        limits = cls._BY_STACK.get(stack)
-        if limits is None:
-            limits = cls._BY_STACK[stack] = cls()
+        # Kept in the app's own tree (its bookkeeping construct), one per stack.
+        records = AppBookkeeping.of(stack).per_stack
+        key = f"tag-limits:{stack.node.path}"
+        limits = records.get(key)
+        if not isinstance(limits, _TagLimits):
+            limits = records[key] = cls()
             stack.node.add_validation(limits)
         return limits
 
@@ -602,16 +647,18 @@ class _TagLimits:
         return errors
 
 
-_STACK_ENVIRONMENTS: WeakKeyDictionary[Construct, tuple[Stack, str, str]] = WeakKeyDictionary()
+_STACK_ENVIRONMENT_ATTRIBUTE = "_quota_constructs_stack_environment"
 
 
 def _stack_environment(scope: Construct) -> tuple[Stack, str, str]:
-    """The stack of ``scope`` with its account and region, read once per scope: shares are
-    often declared side by side, and each read is a round trip to the jsii runtime."""
-    known = _STACK_ENVIRONMENTS.get(scope)
+    """The stack of ``scope`` with its account and region, read once per scope (and kept on
+    the scope construct itself): shares are often declared side by side, and each read is a
+    round trip to the jsii runtime."""
+    known: tuple[Stack, str, str] | None = getattr(scope, _STACK_ENVIRONMENT_ATTRIBUTE, None)
     if known is None:
         stack = Stack.of(scope)
-        known = _STACK_ENVIRONMENTS[scope] = (stack, stack.account, stack.region)
+        known = (stack, stack.account, stack.region)
+        object.__setattr__(scope, _STACK_ENVIRONMENT_ATTRIBUTE, known)
     return known
 
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from functools import cached_property
 
 import jsii
-from aws_cdk import ArnFormat, IResource, Resource
+from aws_cdk import Annotations, ArnFormat, IResource, Resource
 from aws_cdk import aws_batch as batch
 from aws_cdk.interfaces import aws_batch as batch_refs
 from constructs import Construct
@@ -32,7 +33,7 @@ def policy_subject(name: str) -> str:
 
 
 @runtime_checkable
-class IQuotaSharePolicy(batch_refs.ISchedulingPolicyRef, IResource, Protocol):
+class IQuotaShareSchedulingPolicy(batch_refs.ISchedulingPolicyRef, IResource, Protocol):
     """A scheduling policy with a quota-share policy, created here or imported."""
 
     @property
@@ -59,8 +60,11 @@ class _QuotaSharePolicyBase(Resource):
 
 
 @jsii.implements(batch_refs.ISchedulingPolicyRef)
-class QuotaSharePolicy(_QuotaSharePolicyBase):
+class QuotaShareSchedulingPolicy(_QuotaSharePolicyBase):
     """An ``AWS::Batch::SchedulingPolicy`` with a quota-share policy (FIFO idle assignment).
+
+    The name aws-cdk-lib's pending Batch L2 uses; ``QuotaSharePolicy`` is its deprecated alias
+    for one release.
 
     A policy's type can never change after it is created, so a queue that should be
     quota-managed needs this policy from the start. The ``AWS::Batch::SchedulingPolicy`` is the
@@ -120,9 +124,38 @@ class QuotaSharePolicy(_QuotaSharePolicyBase):
     @staticmethod
     def from_scheduling_policy_arn(
         scope: Construct, id: str, scheduling_policy_arn: str
-    ) -> IQuotaSharePolicy:
+    ) -> IQuotaShareSchedulingPolicy:
         """An existing scheduling policy, which must have a quota-share policy."""
         return _ImportedQuotaSharePolicy(scope, id, scheduling_policy_arn)
+
+
+DEPRECATED_POLICY_WARNING_ID = "quota_constructs:deprecated-QuotaSharePolicy"
+
+
+class QuotaSharePolicy(QuotaShareSchedulingPolicy):
+    """Deprecated: the former name of :class:`QuotaShareSchedulingPolicy`, kept for one
+    release. The same construct (same ids, same template); it warns when created."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        scheduling_policy_name: str | None = None,
+        tags: Mapping[str, str] | None = None,
+    ) -> None:
+        warnings.warn(
+            "QuotaSharePolicy is deprecated: use QuotaShareSchedulingPolicy (the same "
+            "construct; the old name goes in the next release)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        super().__init__(scope, id, scheduling_policy_name=scheduling_policy_name, tags=tags)
+        Annotations.of(self).add_warning_v2(
+            DEPRECATED_POLICY_WARNING_ID,
+            "QuotaSharePolicy is deprecated: use QuotaShareSchedulingPolicy (same construct, "
+            "same template)",
+        )
 
 
 @jsii.implements(batch_refs.ISchedulingPolicyRef)
@@ -146,3 +179,7 @@ class _ImportedQuotaSharePolicy(_QuotaSharePolicyBase):
     @cached_property
     def scheduling_policy_name(self) -> str:
         return self._name if self._name is not None else name_from_arn(self, self._arn)
+
+
+IQuotaSharePolicy = IQuotaShareSchedulingPolicy
+"""The former name of :class:`IQuotaShareSchedulingPolicy` (kept for one release)."""

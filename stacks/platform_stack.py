@@ -14,7 +14,7 @@ from constructs import Construct
 
 from quota_constructs import (
     CapacityLimit,
-    QuotaSharePolicy,
+    QuotaShareSchedulingPolicy,
     TrainingJobQueue,
     TrainingServiceEnvironment,
 )
@@ -30,7 +30,7 @@ class TrainingPlatformStack(Stack):
         **kwargs: Any,
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
-        self.scheduling_policy = QuotaSharePolicy(self, "SchedulingPolicy")
+        self.scheduling_policy = QuotaShareSchedulingPolicy(self, "SchedulingPolicy")
         self.service_environment = TrainingServiceEnvironment(
             self, "ServiceEnvironment", capacity_limits=capacity_limits
         )

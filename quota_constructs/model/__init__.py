@@ -5,6 +5,7 @@ the same rules, and the Lambda asset carries this package as it is.
 """
 
 from .agreement import ShareAgreement, validate_agreement
+from .borrowing import BorrowingRules, UnitRules, borrow_allowance, borrow_ceiling
 from .capacity import (
     MAX_CAPACITY_LIMITS,
     CapacityLimit,
@@ -52,6 +53,7 @@ __all__ = [
     "MAX_CAPACITY_LIMITS",
     "MAX_SHARES_PER_QUEUE",
     "UNLIMITED_BORROW",
+    "BorrowingRules",
     "CapacityLimit",
     "CapacityUnit",
     "JobStateTimeLimitAction",
@@ -60,9 +62,12 @@ __all__ = [
     "QuotaShareSpec",
     "ShareAgreement",
     "SharingStrategy",
+    "UnitRules",
     "agreement_properties",
     "allocation_summary",
     "api_configuration",
+    "borrow_allowance",
+    "borrow_ceiling",
     "check_queue_priority",
     "check_share_name",
     "check_share_set",

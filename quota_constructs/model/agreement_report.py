@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
+from .borrowing import UNOWNED, borrow_allowance
 from .capacity import CapacityLimit
 from .queue import QuotaAllocation
 from .report import describe_borrow_limit
@@ -131,9 +132,9 @@ def _queue_section(queue: QueueAgreement) -> list[str]:
         )
     for spec in queue.shares:
         lines += ["", *_share_section(queue, spec)]
-    if allocation is not None and allocation.warnings:
+    if allocation is not None and allocation.all_warnings:
         lines += ["", "Warnings:", ""]
-        lines += [f"- {warning}" for warning in allocation.warnings]
+        lines += [f"- {warning}" for warning in allocation.all_warnings]
     return lines
 
 
@@ -149,20 +150,31 @@ def _share_section(queue: QueueAgreement, spec: QuotaShareSpec) -> list[str]:
         lines.append(f"- **Owner:** {agreement.owner}")
         lines.append(f"- **Purpose:** {agreement.purpose or 'not stated'}")
     state = "" if spec.enabled else " The share is DISABLED: it accepts no new jobs."
-    lines.append(f"- **Strategy:** {spec.strategy.value} — {_STRATEGY[spec.strategy]}.{state}")
+    # Unknown capacity: who can borrow from whom is unknown, so the strategy's own words stand.
+    lends_out = (
+        bool(queue.allocation.rules.borrowers(spec.name)) if queue.allocation is not None
+        else spec.strategy.lends
+    )
+    borrows = (
+        queue.allocation.rules.borrows(spec.name) if queue.allocation is not None
+        else spec.strategy.borrows
+    )
+    lines.append(
+        f"- **Strategy:** {spec.strategy.value} — {_strategy_text(spec, lends_out, borrows)}."
+        f"{state}"
+    )
     if spec.strategy.borrows:
         lines.append(f"- **Borrow limit:** {_borrow_text(spec)}")
-    lines.append(f"- **Guaranteed capacity:** {_guarantee(spec)}")
+    lines.append(f"- **Guaranteed capacity:** {_guarantee(spec, lends_out)}")
     lines.append(f"- **Most it can ever reach:** {_reach(queue.allocation, spec)}")
-    lines.append(f"- **Lends to:** {_lends_to(queue.shares, spec)}")
+    lines.append(f"- **Lends to:** {_lends_to(queue.allocation, spec)}")
     if spec.strategy.borrows:
-        lines.append(f"- **Borrows from:** {_borrows_from(queue, spec)}")
+        lines.append(f"- **Borrows from:** {_borrows_from(queue.allocation, spec)}")
     lines.append("- **Interruption contract:**")
-    lends_out = bool(_borrowers(queue.shares, spec))
     lines += [
         f"  - {item}"
         for item in _contract(
-            spec, queue.budget_enforced, lends_out, queue.shrink_guards.get(spec.name)
+            spec, queue.budget_enforced, lends_out, borrows, queue.shrink_guards.get(spec.name)
         )
     ]
     lines.append("- **Who may submit:**")
@@ -176,7 +188,11 @@ def _share_section(queue: QueueAgreement, spec: QuotaShareSpec) -> list[str]:
 
 
 def _contract(
-    spec: QuotaShareSpec, enforced: bool | None, lends_out: bool, shrink: ShrinkGuard | None
+    spec: QuotaShareSpec,
+    enforced: bool | None,
+    lends_out: bool,
+    borrows: bool,
+    shrink: ShrinkGuard | None,
 ) -> list[str]:
     agreement = spec.agreement
     items: list[str] = []
@@ -200,7 +216,7 @@ def _contract(
             "last checkpoint)." if agreement.recoverable else
             "Workloads are not declared recoverable: a preemption loses the work of the attempt."
         )
-    if spec.strategy.borrows:
+    if borrows:
         items.append("Jobs running on borrowed capacity accept cross-share preemption: when a "
                      "lender's own jobs arrive, Batch preempts borrowing jobs to give the "
                      "capacity back.")
@@ -253,10 +269,25 @@ def _what_to_send(
     return items
 
 
-def _guarantee(spec: QuotaShareSpec) -> str:
+def _strategy_text(spec: QuotaShareSpec, lends_out: bool, borrows: bool) -> str:
+    """The strategy in words, saying only what the rules let it do in this queue."""
+    if spec.strategy is SharingStrategy.RESERVE:
+        return _STRATEGY[spec.strategy]
+    lending = ("lends its idle capacity to borrowing shares" if lends_out
+               else "would lend its idle capacity, but no share of this queue can borrow it")
+    if spec.strategy is SharingStrategy.LEND:
+        return f"{lending}; never borrows"
+    borrowing = ("borrows others' idle capacity" if borrows
+                 else "can borrow nothing here (see Borrows from)")
+    return f"{lending}; {borrowing}"
+
+
+def _guarantee(spec: QuotaShareSpec, lends_out: bool) -> str:
     limits = _limits(spec.capacity_limits)
     if spec.strategy is SharingStrategy.RESERVE:
         return f"{limits}, held for it even when idle."
+    if not lends_out:
+        return f"{limits}; no share of this queue can borrow it, so it stays its own."
     return (f"{limits}; lent out while idle and taken back by preempting borrowers when its jobs "
             "arrive.")
 
@@ -264,45 +295,39 @@ def _guarantee(spec: QuotaShareSpec) -> str:
 def _reach(allocation: QuotaAllocation | None, spec: QuotaShareSpec) -> str:
     if allocation is None:
         return "unknown (environment capacity not declared)"
-    reach = allocation.reach(spec.name)
+    reach = allocation.rules.reach(spec.name)
     return ", ".join(f"{count} × {unit}" for unit, count in reach.items())
 
 
-def _lends_to(shares: Sequence[QuotaShareSpec], spec: QuotaShareSpec) -> str:
+def _lends_to(allocation: QuotaAllocation | None, spec: QuotaShareSpec) -> str:
     if not spec.strategy.lends:
         return "nobody (RESERVE)."
-    borrowers = _borrowers(shares, spec)
-    if not borrowers:
-        return "no share of this queue can borrow its capacity."
-    return ", ".join(borrowers) + " (LEND_AND_BORROW shares using the same instance types)."
+    if allocation is None:
+        return "not computed (environment capacity not declared in this app)."
+    parts = [
+        f"{', '.join(rule.borrowers)} ({rule.unit})"
+        for rule in allocation.rules.units_of(spec.name) if rule.borrowers
+    ]
+    if not parts:
+        return "nobody: no share of this queue can borrow its capacity."
+    return "; ".join(parts) + "."
 
 
-def _borrowers(shares: Sequence[QuotaShareSpec], spec: QuotaShareSpec) -> list[str]:
-    if not spec.strategy.lends:
-        return []
-    return [other.name for other in shares
-            if other.name != spec.name and other.strategy.borrows and _overlap(spec, other)]
-
-
-def _borrows_from(queue: QueueAgreement, spec: QuotaShareSpec) -> str:
-    sources = [other.name for other in queue.shares
-               if other.name != spec.name and other.strategy.lends and _overlap(spec, other)]
-    if queue.allocation is None:
-        sources.append("capacity no share owns, if the environment has any")
-    else:
-        unowned = [
-            f"{limit.max_capacity - owned} × {limit.capacity_unit}"
-            for limit in queue.allocation.environment_limits
-            if limit.capacity_unit in spec.units
-            and (owned := sum(other.limit_of(limit.capacity_unit) for other in queue.shares))
-            < limit.max_capacity
-        ]
-        if unowned:
-            sources.append(f"capacity no share owns ({', '.join(unowned)})")
-    if not sources:
-        return ("nothing: no other share lends its instance types and the environment has no "
-                "capacity that no share owns, so it runs within its own limit.")
-    return f"{', '.join(sources)}; only what is left idle, up to its borrow limit."
+def _borrows_from(allocation: QuotaAllocation | None, spec: QuotaShareSpec) -> str:
+    if allocation is None:
+        return "not computed (environment capacity not declared in this app)."
+    parts: list[str] = []
+    for rule in allocation.rules.units_of(spec.name):
+        if not rule.borrows:
+            continue
+        sources = list(rule.lenders)
+        if rule.borrows_unowned:
+            sources.append(UNOWNED)
+        parts.append(f"{', '.join(sources)}: up to {rule.borrowable} × {rule.unit}")
+    if not parts:
+        return ("nobody: its borrow limit (rounded down to whole instances) or what the other "
+                "shares lend leaves it nothing to borrow, so it runs within its own limit.")
+    return "; ".join(parts) + " (only what is left idle)."
 
 
 def _borrow_text(spec: QuotaShareSpec) -> str:
@@ -311,11 +336,15 @@ def _borrow_text(spec: QuotaShareSpec) -> str:
         return "unlimited (whatever lenders leave idle)."
     if spec.borrow_limit_percent == 0:
         return "0% (never borrows)."
-    return f"{limit} of its own limit per instance type."
+    return (f"{limit} of its own limit per instance type, rounded down to whole instances "
+            f"({_allowances(spec)}).")
 
 
-def _overlap(one: QuotaShareSpec, other: QuotaShareSpec) -> bool:
-    return bool(set(one.units) & set(other.units))
+def _allowances(spec: QuotaShareSpec) -> str:
+    return ", ".join(
+        f"{borrow_allowance(limit.max_capacity, spec.borrow_limit):g} × {limit.capacity_unit}"
+        for limit in spec.capacity_limits
+    )
 
 
 def _limits(limits: Sequence[CapacityLimit]) -> str:

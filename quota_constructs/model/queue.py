@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 
+from .borrowing import BorrowingRules, UnitRules
 from .capacity import CapacityLimit, check_count, validate_capacity_limits
 from .errors import QuotaConfigError
 from .share import QuotaShareSpec, SharingStrategy, share_subject
@@ -85,12 +86,17 @@ class QuotaAllocation:
 
     Built with :meth:`check`, which raises :class:`QuotaConfigError` for layouts AWS Batch would
     reject or that strand jobs, and collects ``warnings`` for layouts that work but are likely
-    unintended (over-allocation, capacity no share owns).
+    unintended (over-allocation, capacity no share owns) and ``borrow_warnings`` for
+    LEND_AND_BORROW shares whose borrow limit rounds to nothing of some type. What each share
+    can reach, and whom it borrows from and lends to, is :attr:`rules` (one
+    :class:`~quota_constructs.model.borrowing.BorrowingRules`, with its stated assumptions).
     """
 
     environment_limits: tuple[CapacityLimit, ...]
     shares: tuple[QuotaShareSpec, ...]
     warnings: tuple[str, ...] = field(default=())
+    borrow_warnings: tuple[str, ...] = field(default=())
+    unowned_capacity_borrowable: bool = True
 
     @classmethod
     def check(
@@ -99,17 +105,23 @@ class QuotaAllocation:
         environment_limits: Sequence[CapacityLimit],
         shares: Sequence[QuotaShareSpec],
         queue_name: str | None = None,
+        unowned_capacity_borrowable: bool = True,
     ) -> QuotaAllocation:
         subject = queue_subject(queue_name)
         env = validate_capacity_limits(
             environment_limits, subject=f"service environment of {subject}"
         )
         specs = check_share_set(shares, subject=subject)
+        if not isinstance(unowned_capacity_borrowable, bool):
+            raise QuotaConfigError(
+                subject, "unowned_capacity_borrowable", unowned_capacity_borrowable,
+                "True or False",
+            )
         capacity = {limit.capacity_unit: limit.max_capacity for limit in env}
         if any(is_unresolved(v) for v in capacity.values()) or any(
             is_unresolved(u) for u in capacity
         ):
-            return cls(env, specs)
+            return cls(env, specs, unowned_capacity_borrowable=unowned_capacity_borrowable)
         for spec in specs:
             for index, limit in enumerate(spec.capacity_limits):
                 if limit.capacity_unit not in capacity:
@@ -140,9 +152,42 @@ class QuotaAllocation:
             elif total < available:
                 warnings.append(
                     f"{subject}: {available - total} of {available} {unit} belong to no share; "
-                    "shares borrow only what other shares lend, so no job is sure to use them"
+                    + (
+                        "only LEND_AND_BORROW shares can use them, by borrowing (the library's "
+                        "assumption: AWS documents borrowing only other shares' idle capacity), "
+                        "so no job is sure to"
+                        if unowned_capacity_borrowable else
+                        "AWS documents borrowing only other shares' idle capacity, so the "
+                        "library assumes no job can use them (unowned_capacity_borrowable=False)"
+                        "; give them to a share"
+                    )
                 )
-        return cls(env, specs, tuple(warnings))
+        allocation = cls(
+            env, specs, tuple(warnings), unowned_capacity_borrowable=unowned_capacity_borrowable
+        )
+        rules = allocation.rules
+        borrow_warnings = [
+            _nothing_to_borrow(spec, rule)
+            for spec in specs
+            # A limit known only at deploy time says nothing about what rounds to zero.
+            if not any(is_unresolved(limit.max_capacity) for limit in spec.capacity_limits)
+            for rule in rules.nothing_to_borrow(spec)
+        ]
+        return replace(allocation, borrow_warnings=tuple(borrow_warnings))
+
+    @cached_property
+    def rules(self) -> BorrowingRules:
+        """Per share and instance type: what it can reach, whom it borrows from and lends to."""
+        return BorrowingRules.of(
+            environment={limit.capacity_unit: limit.max_capacity
+                         for limit in self.environment_limits},
+            shares=self.shares,
+            unowned_capacity_borrowable=self.unowned_capacity_borrowable,
+        )
+
+    @property
+    def all_warnings(self) -> tuple[str, ...]:
+        return (*self.warnings, *self.borrow_warnings)
 
     def capacity_of(self, unit: str) -> int:
         for limit in self.environment_limits:
@@ -151,30 +196,36 @@ class QuotaAllocation:
         return 0
 
     def reach(self, share_name: str) -> dict[str, int]:
-        """Most capacity of each unit the share can ever hold: its own limit plus what it can
-        borrow, capped by its borrow limit, by what lending shares own and by the environment.
-        """
-        share = self.share(share_name)
-        reach: dict[str, int] = {}
-        for unit in share.units:
-            own = share.limit_of(unit)
-            borrowable = 0
-            if share.strategy.borrows:
-                lendable = sum(
-                    other.limit_of(unit)
-                    for other in self.shares
-                    if other.name != share.name and other.strategy.lends
-                )
-                cap = share.ceiling_of(unit) - own
-                borrowable = lendable if math.isinf(cap) else min(lendable, math.floor(cap))
-            reach[unit] = min(own + borrowable, self.capacity_of(unit))
-        return reach
+        """Most capacity of each unit the share can ever hold (:attr:`rules`)."""
+        self.share(share_name)
+        return self.rules.reach(share_name)
 
     def share(self, name: str) -> QuotaShareSpec:
         for spec in self.shares:
             if spec.name == name:
                 return spec
         raise KeyError(f"no quota share named {name!r}; shares: {[s.name for s in self.shares]}")
+
+
+def _nothing_to_borrow(spec: QuotaShareSpec, rule: UnitRules) -> str:
+    """Why a LEND_AND_BORROW share can borrow none of a type it lists, with the figure."""
+    percent = spec.borrow_limit_percent
+    if rule.allowance == 0 and percent:
+        why = (
+            f"borrow_limit_percent {percent} of its {rule.own} x {rule.unit} is "
+            f"{percent * rule.own / 100:g} instances, rounded down to 0 (whole instances only)"
+        )
+    elif rule.allowance == 0:
+        why = "borrow_limit_percent is 0"
+    else:
+        why = (
+            f"no other share lends {rule.unit} and nothing is left of the environment for it "
+            f"(it can reach {rule.reach} x {rule.unit}, its own limit being {rule.own})"
+        )
+    return (
+        f"{share_subject(spec.name)}: can borrow no {rule.unit}: {why}; it is LEND_AND_BORROW "
+        "but behaves as LEND for this type"
+    )
 
 
 def _over_reservation(

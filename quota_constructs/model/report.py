@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .borrowing import UNOWNED
 from .queue import QuotaAllocation
 from .share import QuotaShareSpec
 
@@ -25,14 +26,21 @@ def allocation_summary(allocation: QuotaAllocation, *, title: str) -> list[str]:
         limits = ", ".join(
             f"{limit.max_capacity} x {limit.capacity_unit}" for limit in spec.capacity_limits
         )
-        reach = ", ".join(
-            f"{count} x {unit}" for unit, count in allocation.reach(spec.name).items()
-        )
-        lines.append(
+        rules = allocation.rules
+        reach = ", ".join(f"{count} x {unit}" for unit, count in rules.reach(spec.name).items())
+        line = (
             f"  {spec.name:<{width}}  limit {limits}; {spec.strategy.value}; "
             f"borrow {describe_borrow_limit(spec)}; "
             f"in-share preemption {'on' if spec.in_share_preemption else 'off'}; "
             f"{'enabled' if spec.enabled else 'DISABLED'}; can reach {reach}"
         )
-    lines.extend(f"  warning: {warning}" for warning in allocation.warnings)
+        sources = [*rules.lenders(spec.name)]
+        if any(rule.borrows_unowned for rule in rules.units_of(spec.name)):
+            sources.append(UNOWNED)
+        if sources:
+            line += f"; borrows from {', '.join(sources)}"
+        if borrowers := rules.borrowers(spec.name):
+            line += f"; lends to {', '.join(borrowers)}"
+        lines.append(line)
+    lines.extend(f"  warning: {warning}" for warning in allocation.all_warnings)
     return lines

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -122,14 +121,13 @@ class QuotaShareSpec:
         return 0
 
     def ceiling_of(self, unit: str) -> float:
-        """Most of ``unit`` the share may ever use: its limit plus what it may borrow."""
-        own = self.limit_of(unit)
-        borrow = self.borrow_limit
-        if borrow is None:
-            return own
-        if borrow == UNLIMITED_BORROW:
-            return math.inf
-        return own + own * borrow / 100
+        """Most of ``unit`` its borrow limit lets the share use: its own limit plus
+        ``floor(percent × limit / 100)`` (see :mod:`quota_constructs.model.borrowing`)."""
+        # The rounding rule lives with the other borrowing rules (imported here: that module
+        # builds on this one).
+        from .borrowing import borrow_ceiling
+
+        return borrow_ceiling(self.limit_of(unit), self.borrow_limit)
 
 
 BORROW_LIMIT_ALLOWED = (

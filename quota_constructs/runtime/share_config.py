@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from quota_constructs.model import UNLIMITED_BORROW, QuotaShareSpec, api_configuration
+from quota_constructs.model.borrowing import borrow_ceiling
 
 BORROWING_STRATEGY = "LEND_AND_BORROW"
 
@@ -52,13 +52,9 @@ class ShareConfig:
         return self.limits.get(unit, 0)
 
     def ceiling_of(self, unit: str) -> float:
-        """The most of ``unit`` the share may use: own limit plus what it may borrow."""
-        own = self.limit_of(unit)
-        if self.borrow_limit is None:
-            return own
-        if self.borrow_limit == UNLIMITED_BORROW:
-            return math.inf
-        return own + own * self.borrow_limit / 100
+        """The most of ``unit`` the share may use: own limit plus what it may borrow, rounded
+        as the model rounds it (:func:`~quota_constructs.model.borrowing.borrow_ceiling`)."""
+        return borrow_ceiling(self.limit_of(unit), self.borrow_limit)
 
     def update_fields(self, target: ShareConfig) -> dict[str, Any]:
         """The UpdateQuotaShare fields that turn this configuration into ``target``."""

@@ -15,12 +15,18 @@ Rules AWS Batch documents (they always hold)
 --------------------------------------------
 - A job needs ``instance_count`` instances of one instance type; capacity is counted per type.
 - A share runs jobs within its own limit per type. RESERVE never lends its unused allocation and
-  never borrows; LEND lends and never borrows; LEND_AND_BORROW also borrows idle capacity (unused
-  allocation of LEND and LEND_AND_BORROW shares, and capacity no share owns) up to
-  ``borrow_limit_percent`` of its own limit per type (None unlimited, 0 none).
-- Cross-share preemption reclaims borrowed capacity for a share whose waiting job fits within
-  its own limit. It never preempts a job running within its own share's limit and is never used
-  to borrow.
+  never borrows; LEND lends and never borrows; LEND_AND_BORROW also borrows idle capacity (the
+  unused allocation of LEND and LEND_AND_BORROW shares) up to ``borrow_limit_percent`` of its
+  own limit per type (None unlimited, 0 none). What each share can reach and whom it borrows
+  from are read from the one rules model, :class:`quota_constructs.model.BorrowingRules`, which
+  states the two assumptions AWS leaves open: whether capacity no share owns is borrowable
+  (yes by default; ``SimulationOptions.unowned_capacity_borrowable``) and how a percentage of
+  a small limit rounds (down to whole instances).
+- Cross-share preemption gives a lender back what it lent: it reclaims borrowed capacity for a
+  share whose waiting job fits within its own limit, and is never used to borrow. Its victims
+  are jobs that *started on borrowed capacity*; a job that started within its share's limit is
+  never reclaimed. (Among those, a job only part of whose instances are borrowed may be taken
+  when jobs wholly on borrowed capacity free too little: assumption 6.)
 - In-share preemption, only in shares that enable it, lets a waiting job preempt strictly
   lower-priority running jobs of its share. Priorities are 0–9999, higher first, and can change
   while a job waits or runs.
@@ -39,10 +45,14 @@ Those a user could reasonably want otherwise are fields of :class:`SimulationOpt
    the preemptor can start without is spared — preempting more than needed only loses work.
 3. Nothing is preempted unless the preemptor can then start: a preemption that frees too little
    would lose work for nobody's benefit.
-4. Head-of-line blocking (``head_of_line_blocking``): within a share, the highest-priority
-   waiting job for an instance type (earliest submitted among equals) holds back the jobs behind
-   it for that type, as a priority queue does; jobs for other types are not held back. Off, a
-   later job that fits starts first (backfill) — better utilization, but large jobs can starve.
+4. Head-of-line blocking (``head_of_line``): by default one head per share *and instance
+   type*: the highest-priority waiting job for a type (earliest submitted among equals) holds
+   back the share's jobs behind it for that type, as a priority queue does; jobs for other
+   types are not held back, since they wait for capacity the head does not use. AWS exposes one
+   head per share (``frontOfQuotaShares``) without saying whether it holds back other types;
+   ``HeadOfLine.PER_SHARE`` replays that stricter reading, ``HeadOfLine.NONE`` (or
+   ``head_of_line_blocking=False``) lets a later job that fits start first (backfill) — better
+   utilization, but large jobs can starve.
 5. Scheduling order: shares' jobs that fit within their own limit are considered before jobs
    that would borrow (AWS "prioritizes quota shares that are under their capacity limits");
    within each group, and so among borrowers for idle capacity, the earliest-submitted waiting
@@ -67,7 +77,10 @@ Those a user could reasonably want otherwise are fields of :class:`SimulationOpt
    documents no such combination, and reclaims for a job that arrives within its limit). A job
    just reclaimed from a borrowing share may start again at once only on free capacity; it may
    preempt in-share from the next moment on, so a reclaim is not undone at the same instant.
-8. Priority changes apply immediately: a waiting job moves in its share's queue; a running job
+8. A preempted job waits again in its original place (``requeue_place``): it is ordered by its
+   submission, as if it had never left, so a job preempted again and again keeps the seniority
+   its wait earned; ``RequeuePlace.BACK`` orders it by the time it was preempted instead.
+   Priority changes apply immediately: a waiting job moves in its share's queue; a running job
    becomes a more or less likely victim. A change before the job's submission is an input
    error; a change after it ended does nothing.
 9. Checkpoints (``keep_checkpoint_progress``): a job with ``checkpoint_interval`` c saves its
@@ -79,14 +92,22 @@ Those a user could reasonably want otherwise are fields of :class:`SimulationOpt
     priority, not by list order (list order breaks remaining ties). A zero-duration job starts
     and ends at once and never holds capacity (it cannot be a victim or make its share look
     busier).
-11. Figures: the span is first submission to last end. Lent capacity-hours attribute other
-    shares' borrowing to the idle allocations of lending shares and to capacity no share owns,
-    in proportion to each one's idle amount at that moment. Percentiles interpolate linearly
-    between the closest ranks.
-12. A job must name a share that lists its instance type, and the share must be enabled
-    (a DISABLED share accepts no new jobs); a job larger than its share can ever hold (own limit
-    plus borrow limit, capped by the environment less other RESERVE shares' allocations) can
-    never start and is rejected before simulating, as AWS would leave it RUNNABLE forever.
+11. Figures are measured over a window: a run's own span (first submission to last end) for
+    :func:`simulate`; for :func:`compare_policies` one window for all three arrangements (the
+    first submission to the last end under any of them), so a share running the same jobs is
+    not made to look busier under the arrangement that finishes first (``result.window``).
+    Lent capacity-hours attribute other shares' borrowing to the idle allocations of lending
+    shares and to borrowable capacity no share owns, in proportion to each one's idle amount at
+    that moment. Percentiles interpolate linearly between the closest ranks.
+12. A job must name a declared share, and the share must be enabled (a DISABLED share accepts
+    no new jobs): anything else is an input error. A job that can never run — an instance type
+    the environment or its share does not list, or more instances than its share can ever
+    reach (the rules model's reach) — rejects the workload by default
+    (``never_runnable=NeverRunnable.REJECT``: in a hand-written workload it is a mistake). With
+    ``NeverRunnable.BLOCK`` it does as in AWS: it stays RUNNABLE, is set aside (it holds no
+    capacity and holds back no job behind it) and is reported per share as blocked
+    (``ShareFigures.blocked_jobs``, ``SimulationResult.blocked``), so a replay of real history
+    with such a job still runs.
 
 Cost
 ----
@@ -97,7 +118,16 @@ with the number of jobs: a million jobs over 20 shares and four instance types t
 on one core (``python3 dev.py bench-sim``, ``benchmarks/simulator_throughput.py``).
 """
 
-from .inputs import BorrowerOrder, PriorityChange, SimJob, SimulationOptions, VictimOrder
+from .inputs import (
+    BorrowerOrder,
+    HeadOfLine,
+    NeverRunnable,
+    PriorityChange,
+    RequeuePlace,
+    SimJob,
+    SimulationOptions,
+    VictimOrder,
+)
 from .results import (
     JOB_RECORD_FIELDS,
     Attempt,
@@ -114,9 +144,12 @@ __all__ = [
     "Attempt",
     "BorrowerOrder",
     "CapacityTimeline",
+    "HeadOfLine",
     "JobOutcome",
+    "NeverRunnable",
     "PolicyComparison",
     "PriorityChange",
+    "RequeuePlace",
     "ShareFigures",
     "SimJob",
     "SimulationOptions",

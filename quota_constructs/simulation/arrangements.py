@@ -48,6 +48,8 @@ def shared_pool(problem: Problem) -> Problem:
     return replace(
         problem,
         share_names=[SHARED_POOL_NAME],
+        # Without shares nothing is unowned: the whole environment is the pool.
+        capacity=list(problem.environment),
         limit=list(problem.environment),
         ceiling=[float(v) for v in problem.environment],
         reserve=[False],

@@ -26,6 +26,7 @@ from typing import Any, TextIO
 
 from ..model import CapacityLimit, QuotaConfigError, QuotaShareSpec
 from . import compare_policies
+from .inputs import HeadOfLine, NeverRunnable, RequeuePlace, SimulationOptions
 from .report import write_report
 from .report.summary import findings
 from .workloads import (
@@ -177,6 +178,20 @@ def parser(prog: str = "quota-constructs simulate") -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, default=Path(DEFAULT_OUT),
                    help=f"output directory ({DEFAULT_OUT}/)")
     p.add_argument("--title", default=None, help="report title")
+    rules = p.add_argument_group("assumptions where AWS is silent (see the simulation package)")
+    rules.add_argument("--blocked-jobs", action="store_true",
+                       help="a job the declaration can never run stays RUNNABLE and is reported "
+                       "as blocked, as in AWS (for replays of real history); default: refuse "
+                       "the workload")
+    rules.add_argument("--head-of-line", choices=[h.value for h in HeadOfLine],
+                       default=HeadOfLine.PER_SHARE_AND_TYPE.value,
+                       help="which waiting job holds back those behind it "
+                       "(PER_SHARE_AND_TYPE)")
+    rules.add_argument("--requeue", choices=[r.value for r in RequeuePlace],
+                       default=RequeuePlace.ORIGINAL.value,
+                       help="where a preempted job waits again (ORIGINAL place)")
+    rules.add_argument("--no-unowned-borrowing", action="store_true",
+                       help="capacity no share owns is not borrowable (default: it is)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     return p
 
@@ -208,6 +223,13 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "quota-constructs sim
             shares=declaration.shares,
             jobs=workload.jobs,
             priority_changes=workload.priority_changes,
+            options=SimulationOptions(
+                never_runnable=NeverRunnable.BLOCK if args.blocked_jobs
+                else NeverRunnable.REJECT,
+                head_of_line=HeadOfLine(args.head_of_line),
+                requeue_place=RequeuePlace(args.requeue),
+                unowned_capacity_borrowable=not args.no_unowned_borrowing,
+            ),
             progress=progress.step,
         )
         files = write_report(
@@ -226,6 +248,9 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "quota-constructs sim
         if args.workload is not None and not isinstance(error, WorkloadError):
             print(f"  (a job of {args.workload}, checked against the declaration)",
                   file=err_stream)
+            if error.field in ("instance_count", "instance_type") and not args.blocked_jobs:
+                print("  (replaying real history? --blocked-jobs keeps such a job RUNNABLE, as "
+                      "AWS does, and reports it as blocked)", file=err_stream)
         return 2
     headline, _ = findings(comparison, capacity_limits=declaration.capacity_limits,
                            shares=declaration.shares)

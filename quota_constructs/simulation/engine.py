@@ -23,7 +23,7 @@ from bisect import insort
 from collections.abc import Callable
 from heapq import heapify, heappop, heappush
 
-from .inputs import BorrowerOrder, SimulationOptions, VictimOrder
+from .inputs import BorrowerOrder, HeadOfLine, RequeuePlace, SimulationOptions, VictimOrder
 from .problem import Problem
 from .results import (
     CROSS_SHARE,
@@ -60,7 +60,7 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
     job_queue = [job_share[j] * n_units + job_unit[j] for j in range(n_jobs)]
     job_group = p.job_group
 
-    env = p.environment
+    env = p.capacity  # what jobs can use: the rules model's usable capacity
     limit = p.limit
     ceiling = p.ceiling
     reserve = p.reserve
@@ -75,7 +75,17 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
     by_priority = options.victim_order is VictimOrder.LOWEST_PRIORITY_THEN_NEWEST
     fifo_borrowers = options.borrower_order is BorrowerOrder.FIFO
     minimal = options.minimal_victim_set
-    backfill = not options.head_of_line_blocking
+    head_scope = options.head_scope
+    backfill = head_scope is HeadOfLine.NONE
+    per_share_head = head_scope is HeadOfLine.PER_SHARE
+    requeue_at_back = options.requeue_place is RequeuePlace.BACK
+    # The time a waiting job is ordered by: its submission, or its last preemption when
+    # requeued at the back.
+    order_time = list(submitted)
+    queues_of_share = [
+        [i * n_units + k for k in range(n_units) if limit[i * n_units + k] > 0]
+        for i in range(n_shares)
+    ]
     partly = options.reclaim_partly_borrowed_jobs
     keep_progress = options.keep_checkpoint_progress
 
@@ -142,7 +152,7 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
         queue_token[j] = tokens
         state[j] = _WAITING
         q = job_queue[j]
-        heappush(waiting[q], (-priority[j], submitted[j], j, tokens))
+        heappush(waiting[q], (-priority[j], order_time[j], j, tokens))
         n_waiting[q] += 1
 
     def push_victim(j: int, q: int, k: int) -> None:
@@ -159,6 +169,8 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
         nonlocal tokens
         n = job_count[j]
         n_waiting[q] -= 1
+        if per_share_head:
+            wake_share(q)
         remaining = duration[j] - saved[j]
         if remaining <= 0.0:
             # A job with no work left ends as it starts: it never holds capacity, so it
@@ -255,6 +267,8 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
             finished[v] = now
             ended_jobs.append(v)
         else:
+            if requeue_at_back:
+                order_time[v] = now
             enqueue(v)
 
     def available(q: int, k: int) -> int:
@@ -351,8 +365,47 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
                     freed -= job_count[v]
         return chosen
 
+    def behind_share_head(j: int, q: int) -> bool:
+        """Whether another type's first waiting job of j's share ranks ahead of j (and so, with
+        one head per share, holds j back)."""
+        mine = (-priority[j], order_time[j], j)
+        for other in queues_of_share[queue_share[q]]:
+            if other != q and n_waiting[other]:
+                h = head(other)
+                if h >= 0 and (-priority[h], order_time[h], h) < mine:
+                    return True
+        return False
+
+    # Shares with a head held back behind another type's head: only they need waking when
+    # that head starts or its priority changes.
+    held_back = bytearray(n_shares)
+    held_queue = bytearray(n_queues)  # queues whose head is held back that way
+
+    def wake_share(q: int) -> None:
+        """The share of q may have a new head: its queues of other types, if any was held
+        back, are examined again."""
+        share = queue_share[q]
+        if not held_back[share]:
+            return
+        held_back[share] = 0
+        for other in queues_of_share[share]:
+            if other != q and n_waiting[other]:
+                k = other % n_units
+                full_sets[k].add(other)
+                if not dirty_mark[k]:
+                    dirty_mark[k] = 1
+                    dirty.append(k)
+
     def try_start(j: int, q: int, k: int, full: bool, touched: list[int]) -> bool:
         """Start j (the head of q) if the rules allow, preempting where they allow it."""
+        if per_share_head:
+            if behind_share_head(j, q):
+                # Held back by its share's head, not by capacity: only that head starting
+                # (or changing priority) can release it, and wake_share then does.
+                held_back[queue_share[q]] = 1
+                held_queue[q] = 1
+                return False
+            held_queue[q] = 0
         n = job_count[j]
         current = use[q]
         lim = limit[q]
@@ -423,8 +476,8 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
         blocked_token[q] = tokens  # any older blocked entry of q is now stale
         phase = 0 if use[q] + job_count[j] <= limit[q] else 1
         if fifo_borrowers:
-            return (phase, submitted[j], 0.0, j, q, tokens)
-        return (phase, -priority[j], submitted[j], j, q, tokens)
+            return (phase, order_time[j], 0.0, j, q, tokens)
+        return (phase, -priority[j], order_time[j], j, q, tokens)
 
     def defer(j: int, q: int, k: int) -> None:
         """Remember a head that waits for free capacity (and nothing else)."""
@@ -588,6 +641,8 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
                     retry.append((j, q, releases))
             again = False
             for j, q, seen in retry:
+                if held_queue[q]:
+                    continue  # woken by its share's head, not by freed capacity
                 if head(q) == j:
                     defer(j, q, k)
                     if could_preempt_in_share(q, j):
@@ -690,6 +745,8 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
             if state[j] == _WAITING:
                 enqueue(j)
                 n_waiting[q] -= 1  # requeued, not added: the old entry is now stale
+                if per_share_head:
+                    wake_share(q)
             else:
                 push_victim(j, q, k)
             if not dirty_mark[k]:

@@ -23,19 +23,28 @@ def span(data: RunData) -> tuple[float, float]:
 
 
 def share_figures(
-    data: RunData, problem: Problem, *, not_runnable: dict[int, int] | None = None
+    data: RunData,
+    problem: Problem,
+    *,
+    window: tuple[float, float] | None = None,
+    not_runnable: dict[int, int] | None = None,
 ) -> dict[str, ShareFigures]:
-    start, end = span(data)
+    """Figures over ``window`` (default: the run's own span), which must contain the run."""
+    start, end = window if window is not None else span(data)
     n_units = len(data.unit_names)
     groups = data.share_names
     n_groups = len(groups)
     limits = [limit for g in range(n_groups) for limit in data.own_limits[g]]
     lends = problem.group_lends
-    env = problem.environment
+    # Only unowned capacity jobs can use (the rules model's assumption) is lendable.
+    usable = problem.capacity
     unowned = [
-        max(0, env[k] - sum(data.own_limits[g][k] for g in range(n_groups)))
+        max(0, usable[k] - sum(data.own_limits[g][k] for g in range(n_groups)))
         for k in range(n_units)
     ]
+    blocked = [0] * n_groups
+    for g in problem.blocked_group:
+        blocked[g] += 1
 
     n_cells = n_groups * n_units
     use = [0] * n_cells
@@ -147,10 +156,11 @@ def share_figures(
         completion = sorted(completions[g])
         figures[name] = ShareFigures(
             share=name,
-            jobs=jobs[g] + (not_runnable or {}).get(g, 0),
+            jobs=jobs[g] + (not_runnable or {}).get(g, 0) + blocked[g],
             succeeded=len(completion),
             failed_preemption_budget=failed[g],
             not_runnable=(not_runnable or {}).get(g, 0),
+            blocked_jobs=blocked[g],
             own_capacity_hours=own_hours,
             used_capacity_hours=used_hours,
             utilization=used_hours / own_hours if own_hours > 0 else 0.0,

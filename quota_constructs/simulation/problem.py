@@ -9,11 +9,11 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..model import CapacityLimit, QuotaAllocation, QuotaConfigError, QuotaShareSpec
 from ..model.share import SharingStrategy
-from .inputs import PriorityChange, SimJob
+from .inputs import NeverRunnable, PriorityChange, SimJob
 
 MIN_PRIORITY, MAX_PRIORITY = 0, 9999
 
@@ -29,6 +29,9 @@ class Problem:
 
     unit_names: list[str]
     environment: list[int]
+    capacity: list[int]
+    """What jobs can use of each unit: the environment, less capacity no share owns unless
+    the rules let borrowers use it (:class:`~quota_constructs.model.BorrowingRules`)."""
     share_names: list[str]
     limit: list[int]
     ceiling: list[float]
@@ -53,6 +56,9 @@ class Problem:
     change_at: list[float]
     change_job: list[int]
     change_priority: list[int]
+    blocked_ids: list[str] = field(default_factory=list)
+    """Jobs that can never run, set aside (``NeverRunnable.BLOCK``); empty otherwise."""
+    blocked_group: list[int] = field(default_factory=list)
 
     @property
     def n_units(self) -> int:
@@ -69,8 +75,14 @@ def compile_problem(
     shares: Sequence[QuotaShareSpec],
     jobs: Iterable[SimJob],
     priority_changes: Iterable[PriorityChange] = (),
+    unowned_capacity_borrowable: bool = True,
+    never_runnable: NeverRunnable = NeverRunnable.REJECT,
 ) -> Problem:
-    allocation = QuotaAllocation.check(environment_limits=capacity_limits, shares=shares)
+    allocation = QuotaAllocation.check(
+        environment_limits=capacity_limits, shares=shares,
+        unowned_capacity_borrowable=unowned_capacity_borrowable,
+    )
+    rules = allocation.rules
     unit_names = [limit.capacity_unit for limit in allocation.environment_limits]
     environment = [limit.max_capacity for limit in allocation.environment_limits]
     unit_index = {name: k for k, name in enumerate(unit_names)}
@@ -78,31 +90,28 @@ def compile_problem(
     share_index = {spec.name: i for i, spec in enumerate(specs)}
     n_units = len(unit_names)
 
+    # Everything about borrowing comes from the one rules model, compiled once into flat
+    # columns: the engine never asks the model per event.
     limit: list[int] = []
     ceiling: list[float] = []
+    reach: list[float] = []
     for spec in specs:
         for unit in unit_names:
-            limit.append(spec.limit_of(unit))
-            ceiling.append(spec.ceiling_of(unit))
+            rule = rules.rules(spec.name, unit)
+            limit.append(rule.own)
+            ceiling.append(rule.own + rule.allowance)
+            reach.append(rule.reach)
     reserve = [spec.strategy is SharingStrategy.RESERVE for spec in specs]
-    # The most each (share, unit) can ever hold: its ceiling, capped by what the environment
-    # has once other RESERVE shares' allocations (never lent) are set aside.
-    reach: list[float] = []
-    for i, spec in enumerate(specs):
-        for k, unit in enumerate(unit_names):
-            reserved_by_others = sum(
-                limit[r * n_units + k] for r in range(len(specs)) if reserve[r] and r != i
-            )
-            listed = spec.limit_of(unit) > 0
-            reach.append(
-                min(ceiling[i * n_units + k], environment[k] - reserved_by_others)
-                if listed
-                else 0
-            )
+    capacity = [
+        rules.usable(environment[k], sum(spec.limit_of(unit) for spec in specs),
+                     unowned_capacity_borrowable)
+        for k, unit in enumerate(unit_names)
+    ]
 
     problem = Problem(
         unit_names=unit_names,
         environment=environment,
+        capacity=capacity,
         share_names=[spec.name for spec in specs],
         limit=limit,
         ceiling=ceiling,
@@ -127,11 +136,14 @@ def compile_problem(
         change_priority=[],
     )
     seen: dict[str, int] = {}
+    block = never_runnable is NeverRunnable.BLOCK
     for job in jobs:
-        _add_job(problem, job, seen, share_index, unit_index, specs, reach)
+        _add_job(problem, job, seen, share_index, unit_index, specs, reach, block)
     changes: list[tuple[float, int, int]] = []
     for change in priority_changes:
-        changes.append(_check_change(change, seen, problem.submitted))
+        checked = _check_change(change, seen, problem.submitted)
+        if checked is not None:
+            changes.append(checked)
     changes.sort(key=lambda c: c[0])
     problem.change_at = [c[0] for c in changes]
     problem.change_job = [c[1] for c in changes]
@@ -140,6 +152,34 @@ def compile_problem(
 
 
 def _add_job(
+    problem: Problem,
+    job: SimJob,
+    seen: dict[str, int],
+    share_index: dict[str, int],
+    unit_index: dict[str, int],
+    specs: Sequence[QuotaShareSpec],
+    reach: list[float],
+    block: bool,
+) -> None:
+    try:
+        _check_job(problem, job, seen, share_index, unit_index, specs, reach)
+    except _NeverRunnable as error:
+        if not block:
+            raise error.config_error from None
+        seen[job.job_id] = -1
+        problem.blocked_ids.append(job.job_id)
+        problem.blocked_group.append(share_index[job.share])
+
+
+class _NeverRunnable(Exception):
+    """A job the declaration can never run: an input error, or set aside as blocked."""
+
+    def __init__(self, config_error: QuotaConfigError) -> None:
+        super().__init__(str(config_error))
+        self.config_error = config_error
+
+
+def _check_job(
     problem: Problem,
     job: SimJob,
     seen: dict[str, int],
@@ -168,14 +208,17 @@ def _add_job(
         )
     unit = unit_index.get(job.instance_type) if isinstance(job.instance_type, str) else None
     if unit is None:
-        raise QuotaConfigError(
+        error = QuotaConfigError(
             subject,
             "instance_type",
             job.instance_type,
             _one_of("an instance type the service environment lists", unit_index),
         )
+        if not isinstance(job.instance_type, str):
+            raise error
+        raise _NeverRunnable(error)
     if spec.limit_of(job.instance_type) == 0:
-        raise QuotaConfigError(
+        raise _NeverRunnable(QuotaConfigError(
             subject,
             "instance_type",
             job.instance_type,
@@ -183,21 +226,21 @@ def _add_job(
                 f"an instance type quota share {spec.name!r} lists",
                 [limit.capacity_unit for limit in spec.capacity_limits],
             ),
-        )
+        ))
     submitted = _time(job.submitted_at, subject, "submitted_at")
     duration = _time(job.duration, subject, "duration")
     count = _integer(job.instance_count, subject, "instance_count", 1, None)
     n_units = len(unit_index)
     most = reach[share * n_units + unit]
     if count > most:
-        raise QuotaConfigError(
+        raise _NeverRunnable(QuotaConfigError(
             subject,
             "instance_count",
             count,
             f"at most {int(most)} x {job.instance_type}: the most quota share "
             f"{spec.name!r} can ever hold (its limit plus what it may borrow, within the "
             "environment less other RESERVE shares); a larger job would wait forever",
-        )
+        ))
     priority = _integer(job.priority, subject, "priority", MIN_PRIORITY, MAX_PRIORITY)
     checkpoint = 0.0
     if job.checkpoint_interval is not None:
@@ -225,11 +268,13 @@ def _add_job(
 
 def _check_change(
     change: PriorityChange, seen: dict[str, int], submitted: list[float]
-) -> tuple[float, int, int]:
+) -> tuple[float, int, int] | None:
     if not isinstance(change, PriorityChange):
         raise QuotaConfigError("simulation", "priority_changes", change, "PriorityChange instances")
     subject = f"priority change for {job_subject(change.job_id)}"
     index = seen.get(change.job_id) if isinstance(change.job_id, str) else None
+    if index == -1:
+        return None  # a blocked job: it never runs, so its priority plays no part
     if index is None:
         raise QuotaConfigError(subject, "job_id", change.job_id, "the id of a simulated job")
     at = _time(change.at, subject, "at")

@@ -77,8 +77,8 @@ class ShareFigures:
     """One share's figures over the run (times in seconds, capacity in instance-hours).
 
     Utilization is the share's use of its *own* allocation (at most its limit per unit)
-    divided by that allocation over the run's span, all units together. Borrowed is use above
-    the share's own limit; lent is the part of other shares' borrowing attributed to this
+    divided by that allocation over the result's ``window``, all units together. Borrowed is
+    use above the share's own limit; lent is the part of other shares' borrowing attributed to this
     share's idle allocation (see the package docs). Wait is submission to first start;
     completion is submission to success, over succeeded jobs only.
     """
@@ -90,8 +90,10 @@ class ShareFigures:
     """Jobs that FAILED because they were preempted more often than ``preemption_retries``."""
     not_runnable: int
     """Jobs this arrangement can never run (only for the comparison arrangements)."""
+    blocked_jobs: int
+    """Jobs the declaration can never run, left RUNNABLE (``NeverRunnable.BLOCK``)."""
     own_capacity_hours: float
-    """The share's own limits (all units) over the run's span."""
+    """The share's own limits (all units) over the result's window."""
     used_capacity_hours: float
     """Use within its own limits (borrowed use excluded)."""
     utilization: float
@@ -241,8 +243,8 @@ class SimulationResult:
     declared policy, whose impossible jobs are rejected before simulating).
     """
 
-    __slots__ = ("_data", "_timelines", "arrangement", "ended_at", "jobs", "not_runnable",
-                 "shares", "started_at")
+    __slots__ = ("_data", "_timelines", "arrangement", "blocked", "ended_at", "jobs",
+                 "not_runnable", "shares", "started_at", "window")
 
     def __init__(
         self,
@@ -252,7 +254,9 @@ class SimulationResult:
         shares: Mapping[str, ShareFigures],
         started_at: float,
         ended_at: float,
+        window: tuple[float, float] | None = None,
         not_runnable: tuple[str, ...] = (),
+        blocked: tuple[str, ...] = (),
     ) -> None:
         self.arrangement = arrangement
         """"declared", "hard_partition" or "shared_pool"."""
@@ -260,10 +264,17 @@ class SimulationResult:
         self.jobs: Mapping[str, JobOutcome] = _Outcomes(data)
         self.shares = shares
         self.started_at = started_at
-        """First submission: the start of the span figures are measured over."""
+        """First submission."""
         self.ended_at = ended_at
         """Last job's end."""
+        self.window = window if window is not None else (started_at, ended_at)
+        """(start, end) the figures (utilization, lent capacity) are measured over: this run's
+        own span for :func:`simulate`; for :func:`compare_policies` one window for all three
+        arrangements, from the first submission to the last end under any of them."""
         self.not_runnable = not_runnable
+        self.blocked = blocked
+        """Jobs the declaration can never run, left RUNNABLE (``NeverRunnable.BLOCK``); they
+        are not in :attr:`jobs`."""
         self._timelines: list[CapacityTimeline] | None = None
 
     @property

@@ -10,7 +10,7 @@ from .engine import run
 from .figures import share_figures, span
 from .inputs import PriorityChange, SimJob, SimulationOptions
 from .problem import Problem, compile_problem
-from .results import PolicyComparison, SimulationResult
+from .results import PolicyComparison, RunData, SimulationResult
 
 DEFAULT_OPTIONS = SimulationOptions()
 
@@ -29,13 +29,16 @@ def simulate(
     Every input is checked first (QuotaConfigError naming the job and field). ``progress``,
     when given, is called as ``progress(jobs_ended, jobs_total)`` about a hundred times.
     """
+    _check_options(options)
     problem = compile_problem(
         capacity_limits=capacity_limits,
         shares=shares,
         jobs=jobs,
         priority_changes=priority_changes,
+        unowned_capacity_borrowable=options.unowned_capacity_borrowable,
+        never_runnable=options.never_runnable,
     )
-    return _run("declared", problem, options, progress)
+    return _result("declared", problem, run(problem, options, progress))
 
 
 def compare_policies(
@@ -49,39 +52,53 @@ def compare_policies(
 ) -> PolicyComparison:
     """The workload under the declared shares, a hard partition and one shared FIFO pool.
 
-    ``progress`` is called as ``progress(arrangement, jobs_ended, jobs_total)``.
+    ``progress`` is called as ``progress(arrangement, jobs_ended, jobs_total)``. Every
+    arrangement's figures are measured over one window: the first submission to the last end
+    under any of the three, so a share running the same jobs is not made to look busier under
+    the arrangement that finishes first.
     """
+    _check_options(options)
     problem = compile_problem(
         capacity_limits=capacity_limits,
         shares=shares,
         jobs=jobs,
         priority_changes=priority_changes,
+        unowned_capacity_borrowable=options.unowned_capacity_borrowable,
+        never_runnable=options.never_runnable,
     )
     partition, dropped = hard_partition(problem)
+    pool = shared_pool(problem)
+    runs = {
+        "declared": (problem, run(problem, options, _named(progress, "declared"))),
+        "hard_partition": (partition, run(partition, options, _named(progress, "hard_partition"))),
+        "shared_pool": (pool, run(pool, options, _named(progress, "shared_pool"))),
+    }
+    spans = [span(data) for _, data in runs.values() if data.job_ids]
+    window = (min(s[0] for s in spans), max(s[1] for s in spans)) if spans else (0.0, 0.0)
     return PolicyComparison(
-        declared=_run("declared", problem, options, _named(progress, "declared")),
-        hard_partition=_run(
-            "hard_partition", partition, options, _named(progress, "hard_partition"),
+        declared=_result("declared", *runs["declared"], window=window),
+        hard_partition=_result(
+            "hard_partition", *runs["hard_partition"], window=window,
             not_runnable=dropped, declared=problem,
         ),
-        shared_pool=_run(
-            "shared_pool", shared_pool(problem), options, _named(progress, "shared_pool")
-        ),
+        shared_pool=_result("shared_pool", *runs["shared_pool"], window=window),
     )
 
 
-def _run(
+def _check_options(options: object) -> None:
+    if not isinstance(options, SimulationOptions):
+        raise TypeError(f"options must be a SimulationOptions, not {type(options).__name__}")
+
+
+def _result(
     arrangement: str,
     problem: Problem,
-    options: SimulationOptions,
-    progress: Callable[[int, int], None] | None,
+    data: RunData,
     *,
+    window: tuple[float, float] | None = None,
     not_runnable: Sequence[int] = (),
     declared: Problem | None = None,
 ) -> SimulationResult:
-    if not isinstance(options, SimulationOptions):
-        raise TypeError(f"options must be a SimulationOptions, not {type(options).__name__}")
-    data = run(problem, options, progress)
     unrunnable_by_group: dict[int, int] = {}
     names: list[str] = []
     if declared is not None:
@@ -90,13 +107,17 @@ def _run(
             unrunnable_by_group[group] = unrunnable_by_group.get(group, 0) + 1
             names.append(declared.job_ids[j])
     started_at, ended_at = span(data)
+    if window is None:
+        window = (started_at, ended_at)
     return SimulationResult(
         arrangement=arrangement,
         data=data,
-        shares=share_figures(data, problem, not_runnable=unrunnable_by_group),
+        shares=share_figures(data, problem, window=window, not_runnable=unrunnable_by_group),
         started_at=started_at,
         ended_at=ended_at,
+        window=window,
         not_runnable=tuple(names),
+        blocked=tuple(problem.blocked_ids),
     )
 
 

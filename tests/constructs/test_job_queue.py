@@ -15,7 +15,7 @@ from quota_constructs import (
     ITrainingJobQueue,
     JobStateTimeLimitAction,
     QuotaConfigError,
-    QuotaSharePolicy,
+    QuotaShareSchedulingPolicy,
     ShareProvisioning,
     SharingStrategy,
     TrainingJobQueue,
@@ -48,7 +48,7 @@ def make_queue(stack: cdk.Stack, capacity: int = 3, **props: Any) -> TrainingJob
         service_environment=TrainingServiceEnvironment(
             stack, "Environment", capacity_limits=[CapacityLimit(G5, capacity)]
         ),
-        scheduling_policy=QuotaSharePolicy(stack, "Policy"),
+        scheduling_policy=QuotaShareSchedulingPolicy(stack, "Policy"),
         **props,
     )
 
@@ -281,7 +281,7 @@ def test_a_named_queue_is_named_in_errors() -> None:
 
 def test_environment_and_policy_must_be_the_right_kind() -> None:
     stack = scratch_stack()
-    policy = QuotaSharePolicy(stack, "Policy")
+    policy = QuotaShareSchedulingPolicy(stack, "Policy")
     with pytest.raises(QuotaConfigError) as caught:
         TrainingJobQueue(
             stack, "Queue", service_environment=policy,  # type: ignore[arg-type]

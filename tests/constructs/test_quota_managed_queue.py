@@ -16,8 +16,8 @@ from quota_constructs import (
     QuotaConfigError,
     QuotaManagedTrainingQueue,
     QuotaShare,
-    QuotaSharePolicy,
     QuotaShareProvider,
+    QuotaShareSchedulingPolicy,
     ShareLifecycle,
     ShareProvisioning,
     SharingStrategy,
@@ -119,7 +119,7 @@ def test_construct_ids_are_the_parts_and_the_share_names(built: SimpleNamespace)
     assert [child.node.id for child in queue.node.children] == [
         "SchedulingPolicy", "ServiceEnvironment", "JobQueue", "QS1", "QS2", "QS3",
     ]
-    assert isinstance(queue.scheduling_policy, QuotaSharePolicy)
+    assert isinstance(queue.scheduling_policy, QuotaShareSchedulingPolicy)
     assert isinstance(queue.service_environment, TrainingServiceEnvironment)
     assert isinstance(queue.job_queue, TrainingJobQueue)
     assert queue.node.find_child("JobQueue") is queue.job_queue

@@ -15,7 +15,7 @@ from quota_constructs import (
     IQuotaShare,
     QuotaConfigError,
     QuotaShare,
-    QuotaSharePolicy,
+    QuotaShareSchedulingPolicy,
     QuotaShareSpec,
     ShareGrant,
     ShareLifecycle,
@@ -71,7 +71,7 @@ def make_queue(stack: cdk.Stack, id: str = "Queue") -> TrainingJobQueue:
         service_environment=TrainingServiceEnvironment(
             stack, f"{id}Environment", capacity_limits=[CapacityLimit(G5, 4), CapacityLimit(G6, 1)]
         ),
-        scheduling_policy=QuotaSharePolicy(stack, f"{id}Policy"),
+        scheduling_policy=QuotaShareSchedulingPolicy(stack, f"{id}Policy"),
     )
 
 
@@ -364,13 +364,15 @@ def service_jobs() -> dict[str, Any]:
 
 
 def tag_on_submission(share: str, jobs: Any) -> dict[str, Any]:
-    """The TagResource that submitting with the share's tag needs: only that tag, and never on
-    a job already tagged with another share."""
+    """The TagResource that submitting with the share's tag needs: only that tag key, only
+    with this share's name, and only on a job carrying no share tag yet (the one being
+    created), never on a job already labelled."""
     return {
         "Action": "batch:TagResource",
         "Condition": {
             "StringEquals": {f"aws:RequestTag/{SHARE_TAG_KEY}": share},
-            "StringEqualsIfExists": {f"aws:ResourceTag/{SHARE_TAG_KEY}": share},
+            "ForAllValues:StringEquals": {"aws:TagKeys": [SHARE_TAG_KEY]},
+            "Null": {f"aws:ResourceTag/{SHARE_TAG_KEY}": "true"},
         },
         "Effect": "Allow",
         "Resource": jobs,

@@ -18,12 +18,12 @@ from typing_extensions import get_protocol_members
 from quota_constructs import (
     CapacityLimit,
     IQuotaShare,
-    IQuotaSharePolicy,
+    IQuotaShareSchedulingPolicy,
     ITrainingJobQueue,
     ITrainingServiceEnvironment,
     QuotaManagedTrainingQueue,
     QuotaShare,
-    QuotaSharePolicy,
+    QuotaShareSchedulingPolicy,
     ShareProvisioning,
     TrainingJobQueue,
     TrainingServiceEnvironment,
@@ -47,7 +47,7 @@ def built() -> SimpleNamespace:
         "Cfn", spec=spec("Cfn"), provisioning=ShareProvisioning.CLOUDFORMATION
     )
     b.imports = SimpleNamespace(
-        policy=QuotaSharePolicy.from_scheduling_policy_arn(stack, "Policy", POLICY_ARN),
+        policy=QuotaShareSchedulingPolicy.from_scheduling_policy_arn(stack, "Policy", POLICY_ARN),
         environment=TrainingServiceEnvironment.from_service_environment_arn(
             stack, "Environment", ENVIRONMENT_ARN
         ),
@@ -175,7 +175,7 @@ def test_generate_if_needed_names_a_queue_referenced_from_another_environment() 
 
 def test_generate_if_needed_stays_unnamed_when_no_other_environment_refers() -> None:
     stack = cdk.Stack(cdk.App(), "Home", env=ENV)
-    policy = QuotaSharePolicy(
+    policy = QuotaShareSchedulingPolicy(
         stack, "Policy", scheduling_policy_name=cdk.PhysicalName.GENERATE_IF_NEEDED
     )
     environment = TrainingServiceEnvironment(
@@ -198,7 +198,8 @@ def test_generate_if_needed_stays_unnamed_when_no_other_environment_refers() -> 
 
 
 @pytest.mark.parametrize(
-    "protocol", [IQuotaShare, IQuotaSharePolicy, ITrainingJobQueue, ITrainingServiceEnvironment]
+    "protocol",
+    [IQuotaShare, IQuotaShareSchedulingPolicy, ITrainingJobQueue, ITrainingServiceEnvironment],
 )
 def test_public_protocols_have_no_private_members(protocol: Any) -> None:
     members = get_protocol_members(protocol)

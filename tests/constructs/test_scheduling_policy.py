@@ -1,4 +1,4 @@
-"""QuotaSharePolicy: the quota-share scheduling policy and its import."""
+"""QuotaShareSchedulingPolicy: the quota-share scheduling policy and its import."""
 
 from __future__ import annotations
 
@@ -6,8 +6,13 @@ from types import SimpleNamespace
 
 import aws_cdk as cdk
 import pytest
+from aws_cdk.assertions import Annotations, Match, Template
 
-from quota_constructs import IQuotaSharePolicy, QuotaConfigError, QuotaSharePolicy
+from quota_constructs import (
+    IQuotaShareSchedulingPolicy,
+    QuotaConfigError,
+    QuotaShareSchedulingPolicy,
+)
 
 from .support import assert_config_error, logical_id, properties, resolve, scratch_stack
 
@@ -20,15 +25,15 @@ def built() -> SimpleNamespace:
     default_stack = cdk.Stack(app, "Default")
     named_stack = cdk.Stack(app, "Named")
     return SimpleNamespace(
-        default=QuotaSharePolicy(default_stack, "Policy"),
-        named=QuotaSharePolicy(
+        default=QuotaShareSchedulingPolicy(default_stack, "Policy"),
+        named=QuotaShareSchedulingPolicy(
             named_stack, "Policy", scheduling_policy_name="team-quota",
             tags={"team": "ml", "cost-center": "42"},
         ),
-        imported=QuotaSharePolicy.from_scheduling_policy_arn(
+        imported=QuotaShareSchedulingPolicy.from_scheduling_policy_arn(
             default_stack, "Imported", POLICY_ARN
         ),
-        token_import=QuotaSharePolicy.from_scheduling_policy_arn(
+        token_import=QuotaShareSchedulingPolicy.from_scheduling_policy_arn(
             default_stack, "TokenImported",
             cdk.CfnParameter(default_stack, "PolicyArn").value_as_string,
         ),
@@ -63,7 +68,7 @@ def test_both_created_and_imported_policies_satisfy_the_interface(
     built: SimpleNamespace,
 ) -> None:
     for policy in (built.default, built.named, built.imported, built.token_import):
-        assert isinstance(policy, IQuotaSharePolicy)
+        assert isinstance(policy, IQuotaShareSchedulingPolicy)
 
 
 def test_import_from_a_literal_arn_reads_name_account_and_region(built: SimpleNamespace) -> None:
@@ -89,7 +94,7 @@ def test_import_from_a_token_arn_splits_the_name_at_deploy_time(built: SimpleNam
 )
 def test_a_malformed_literal_arn_is_rejected(arn: str) -> None:
     with pytest.raises(QuotaConfigError) as caught:
-        QuotaSharePolicy.from_scheduling_policy_arn(scratch_stack(), "Imported", arn)
+        QuotaShareSchedulingPolicy.from_scheduling_policy_arn(scratch_stack(), "Imported", arn)
     assert_config_error(
         caught.value, "scheduling policy 'Scratch/Imported'", "scheduling_policy_arn", arn,
         "arn:<partition>:batch:<region>:<account>:scheduling-policy/<name>",
@@ -98,7 +103,7 @@ def test_a_malformed_literal_arn_is_rejected(arn: str) -> None:
 
 def test_an_invalid_name_is_rejected() -> None:
     with pytest.raises(QuotaConfigError) as caught:
-        QuotaSharePolicy(scratch_stack(), "Policy", scheduling_policy_name="team quota")
+        QuotaShareSchedulingPolicy(scratch_stack(), "Policy", scheduling_policy_name="team quota")
     assert_config_error(
         caught.value, "scheduling policy 'team quota'", "scheduling_policy_name", "team quota",
         "1 to 128 characters",
@@ -107,7 +112,21 @@ def test_an_invalid_name_is_rejected() -> None:
 
 def test_reserved_tag_keys_are_rejected() -> None:
     with pytest.raises(QuotaConfigError) as caught:
-        QuotaSharePolicy(scratch_stack(), "Policy", tags={"aws:owner": "me"})
+        QuotaShareSchedulingPolicy(scratch_stack(), "Policy", tags={"aws:owner": "me"})
     assert_config_error(
         caught.value, "scheduling policy 'Scratch/Policy'", "tags key", "aws:owner", "aws:"
     )
+
+
+def test_the_former_name_is_a_deprecated_alias_with_the_same_template() -> None:
+    from quota_constructs import QuotaSharePolicy
+
+    old_stack, new_stack = scratch_stack(), scratch_stack()
+    with pytest.warns(DeprecationWarning, match="QuotaShareSchedulingPolicy"):
+        old = QuotaSharePolicy(old_stack, "Policy")
+    QuotaShareSchedulingPolicy(new_stack, "Policy")
+    assert isinstance(old, QuotaShareSchedulingPolicy)
+    assert old.node.id == "Policy"
+    assert Template.from_stack(old_stack).to_json() == Template.from_stack(new_stack).to_json()
+    warnings = Annotations.from_stack(old_stack).find_warning("*", Match.any_value())
+    assert any("deprecated" in str(w.entry.data) for w in warnings)

@@ -12,8 +12,8 @@ from quota_constructs import (
     CapacityLimit,
     QuotaConfigError,
     QuotaShare,
-    QuotaSharePolicy,
     QuotaShareProvider,
+    QuotaShareSchedulingPolicy,
     ShareProvisioning,
     TrainingJobQueue,
     TrainingServiceEnvironment,
@@ -31,7 +31,7 @@ def make_queue(stack: cdk.Stack) -> TrainingJobQueue:
         service_environment=TrainingServiceEnvironment(
             stack, "Environment", capacity_limits=[CapacityLimit(G5, 2)]
         ),
-        scheduling_policy=QuotaSharePolicy(stack, "Policy"),
+        scheduling_policy=QuotaShareSchedulingPolicy(stack, "Policy"),
     )
 
 

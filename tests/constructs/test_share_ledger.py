@@ -13,7 +13,7 @@ from quota_constructs import (
     CapacityLimit,
     QuotaConfigError,
     QuotaShare,
-    QuotaSharePolicy,
+    QuotaShareSchedulingPolicy,
     ShareProvisioning,
     SharingStrategy,
     TrainingJobQueue,
@@ -124,7 +124,7 @@ def test_an_import_of_a_queue_created_in_the_app_shares_its_ledger() -> None:
         service_environment=TrainingServiceEnvironment(
             platform, "Environment", capacity_limits=[CapacityLimit(G5, 2)]
         ),
-        scheduling_policy=QuotaSharePolicy(platform, "Policy"),
+        scheduling_policy=QuotaShareSchedulingPolicy(platform, "Policy"),
         job_queue_name="platform-queue",
     )
     created.add_quota_share("Share", spec=spec("vision", count=2), provisioning=CFN)
@@ -146,7 +146,7 @@ def test_a_second_queue_of_the_same_name_account_and_region_is_refused() -> None
             service_environment=TrainingServiceEnvironment(
                 stack, "Environment", capacity_limits=[CapacityLimit(G5, 2)]
             ),
-            scheduling_policy=QuotaSharePolicy(stack, "Policy"),
+            scheduling_policy=QuotaShareSchedulingPolicy(stack, "Policy"),
             job_queue_name="platform-queue",
         )
 

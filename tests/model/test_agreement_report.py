@@ -73,9 +73,10 @@ def test_share_section_states_owner_purpose_lending_and_contract() -> None:
     qs1 = section(render(), "QS1")
     assert "**Owner:** Research | ML" in qs1
     assert "**Purpose:** Checkpointed sweeps" in qs1
-    assert "**Borrow limit:** 200% of its own limit per instance type." in qs1
+    assert ("**Borrow limit:** 200% of its own limit per instance type, rounded down to whole "
+            "instances (2 × ml.g5.xlarge).") in qs1
     assert "**Most it can ever reach:** 2 × ml.g5.xlarge" in qs1
-    assert "**Borrows from:** QS2;" in qs1
+    assert "**Borrows from:** QS2: up to 1 × ml.g5.xlarge (only what is left idle)." in qs1
     assert "accept cross-share preemption" in qs1
     assert "In-share preemption is on" in qs1
     assert "Workloads are recoverable" in qs1
@@ -97,12 +98,11 @@ def test_borrowing_sources_include_unowned_capacity_and_say_when_there_is_none()
         return section(text, "vision").split("**Borrows from:** ", 1)[1].split("\n", 1)[0]
 
     assert borrows_from(3) == (
-        "capacity no share owns (1 × ml.g5.xlarge); only what is left idle, up to its borrow "
-        "limit."
+        "capacity no share owns: up to 1 × ml.g5.xlarge (only what is left idle)."
     )
-    assert borrows_from(2).startswith("nothing: no other share lends its instance types")
+    assert borrows_from(2).startswith("nobody: ")
     unknown = render(shares=(borrower,), allocation=None, grants={}, submission_tags={})
-    assert "**Borrows from:** capacity no share owns, if the environment has any;" in unknown
+    assert "**Borrows from:** not computed (environment capacity not declared" in unknown
 
 
 def test_grants_list_who_may_submit_with_priority_ceilings() -> None:

@@ -98,11 +98,14 @@ def test_reach_is_bounded_by_own_limit_ceiling_and_environment(
     assert bool(allocation.warnings) == (total != env)
     for s in specs:
         reach = allocation.reach(s.name)[G5]
-        assert reach <= env
+        # What RESERVE shares other than s hold is never lent, even when idle.
+        room = env - sum(o.limit_of(G5) for o in specs
+                         if o is not s and o.strategy is SharingStrategy.RESERVE)
+        assert reach <= room
         assert reach <= s.ceiling_of(G5)
-        assert reach >= min(s.limit_of(G5), env)
+        assert reach >= min(s.limit_of(G5), room)
         if not s.strategy.borrows:
-            assert reach == min(s.limit_of(G5), env)
+            assert reach == min(s.limit_of(G5), room)
 
 
 def test_over_reservation_names_the_share_that_overflows() -> None:
@@ -212,6 +215,7 @@ def test_summary_lists_every_share_with_its_reach() -> None:
     assert lines[0] == "training: service environment 3 x ml.g5.xlarge"
     assert lines[1] == (
         "  QS1  limit 1 x ml.g5.xlarge; LEND_AND_BORROW; borrow 200%; in-share preemption off; "
-        "enabled; can reach 2 x ml.g5.xlarge"
+        "enabled; can reach 2 x ml.g5.xlarge; borrows from QS2"
     )
+    assert lines[2].endswith("can reach 1 x ml.g5.xlarge; lends to QS1")
     assert "borrow n/a" in lines[3] and "RESERVE" in lines[3]

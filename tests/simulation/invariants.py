@@ -41,6 +41,25 @@ def usage_by_moment(
     return moments
 
 
+def usable_capacity(
+    capacity_limits: Sequence[CapacityLimit],
+    shares: Sequence[QuotaShareSpec],
+    unowned_capacity_borrowable: bool,
+) -> dict[str, int]:
+    """What jobs can use of each type, restated here from the rule's text: capacity no share
+    owns is used only by borrowers, and only when the assumption allows it; otherwise what
+    the shares' limits add up to (where less than the environment)."""
+    usable = {}
+    for limit in capacity_limits:
+        unit = str(limit.unit)
+        owned = sum(spec.limit_of(unit) for spec in shares)
+        usable[unit] = (
+            limit.max_capacity if unowned_capacity_borrowable or owned >= limit.max_capacity
+            else owned
+        )
+    return usable
+
+
 def check_invariants(
     result: SimulationResult,
     *,
@@ -48,8 +67,9 @@ def check_invariants(
     shares: Sequence[QuotaShareSpec],
     jobs: Sequence[SimJob],
     priority_changes: Sequence[PriorityChange] = (),
+    unowned_capacity_borrowable: bool = True,
 ) -> None:
-    environment = {str(limit.unit): limit.max_capacity for limit in capacity_limits}
+    environment = usable_capacity(capacity_limits, shares, unowned_capacity_borrowable)
     spec_of = {spec.name: spec for spec in shares}
     submitted = {job.job_id: job for job in jobs}
     changed = {change.job_id for change in priority_changes}
@@ -169,6 +189,7 @@ def check_no_needless_waiting(
     priority_changes: Sequence[PriorityChange] = (),
     reclaim: bool = False,
     in_share: bool = False,
+    unowned_capacity_borrowable: bool = True,
 ) -> None:
     """With head-of-line blocking: after each moment, no share's first waiting job for a unit
     could have started without preempting anyone (within its limit on free capacity, or by
@@ -183,7 +204,7 @@ def check_no_needless_waiting(
     while preempting all of its share's strictly lower-priority running jobs of that type
     would make room for it (a job reclaimed from at that very moment excepted).
     """
-    environment = {str(limit.unit): limit.max_capacity for limit in capacity_limits}
+    environment = usable_capacity(capacity_limits, shares, unowned_capacity_borrowable)
     spec_of = {spec.name: spec for spec in shares}
     order = {job.job_id: index for index, job in enumerate(jobs)}
     moments = sorted(

@@ -74,15 +74,17 @@ def run(
 ) -> SimulationResult:
     """Simulate and check every documented rule on the outcome before returning it."""
     limits = [CapacityLimit(G5, environment)] if isinstance(environment, int) else environment
+    options = options or SimulationOptions()
     result = simulate(
         capacity_limits=limits,
         shares=shares,
         jobs=jobs,
         priority_changes=changes,
-        options=options or SimulationOptions(),
+        options=options,
     )
     check_invariants(
-        result, capacity_limits=limits, shares=shares, jobs=jobs, priority_changes=changes
+        result, capacity_limits=limits, shares=shares, jobs=jobs, priority_changes=changes,
+        unowned_capacity_borrowable=options.unowned_capacity_borrowable,
     )
     return result
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from quota_constructs import CapacityLimit
-from quota_constructs.simulation import JOB_RECORD_FIELDS, compare_policies
+from quota_constructs.simulation import JOB_RECORD_FIELDS, SimulationOptions, compare_policies
 
 from .support import G5, LEND, LEND_AND_BORROW, job, run, share
 
@@ -37,10 +37,24 @@ def test_declared_figures() -> None:
 
 def test_lent_capacity_is_shared_by_idle_amount_including_unowned() -> None:
     shares = [share("A", LEND_AND_BORROW), share("B", LEND, 2)]
-    # Environment 4: 1 unowned. A runs 3 for 90 s: 2 borrowed, from 3 idle (B's 2, 1 unowned).
+    # Environment 4: 1 unowned, borrowable by default. A runs 3 for 90 s: 2 borrowed, from 3
+    # idle (B's 2, 1 unowned).
     result = run(4, shares, [job(f"a{i}", "A", 0.0, 90.0) for i in range(3)])
     assert result.shares["A"].borrowed_capacity_hours == pytest.approx(180 / H)
     assert result.shares["B"].lent_capacity_hours == pytest.approx(120 / H)
+
+
+def test_unowned_capacity_is_not_borrowed_when_the_assumption_is_lifted() -> None:
+    shares = [share("A", LEND_AND_BORROW), share("B", LEND, 2)]
+    # Environment 4, 1 unowned, unowned_capacity_borrowable=False: only B's 2 idle can be
+    # borrowed, so A holds at most 3 and B is credited with all of A's borrowing.
+    result = run(4, shares, [job(f"a{i}", "A", 0.0, 90.0) for i in range(4)],
+                 options=SimulationOptions(unowned_capacity_borrowable=False))
+    assert result.shares["A"].borrowed_capacity_hours == pytest.approx(2 * 90 / H)
+    timeline = result.capacity_timeline("A", G5)
+    assert max(timeline.in_use) == 3
+    assert result.shares["B"].lent_capacity_hours == pytest.approx(result.shares[
+        "A"].borrowed_capacity_hours)
 
 
 def test_compare_policies() -> None:
@@ -135,3 +149,23 @@ def test_capacity_timeline_per_type_and_summed() -> None:
     assert list(total.in_use) == [2, 3, 1, 0]
     assert list(total.borrowed) == [1, 1, 0, 0]
     assert list(result.capacity_timeline("R").times) == []
+
+
+def test_compared_arrangements_are_measured_over_one_window() -> None:
+    # A's second job borrows B's idle instance under the declaration; the hard partition runs
+    # it after the first (nobody borrows), so the two arrangements end at different times.
+    shares = [share("A", LEND_AND_BORROW), share("B", LEND)]
+    jobs = [job("a1", "A", 0.0, 100.0), job("a2", "A", 0.0, 100.0)]
+    comparison = compare_policies(capacity_limits=[CapacityLimit(G5, 2)], shares=shares,
+                                  jobs=jobs)
+    ends = {comparison.declared.ended_at, comparison.hard_partition.ended_at}
+    assert ends == {100.0, 200.0}
+    windows = {r.window for r in (comparison.declared, comparison.hard_partition,
+                                  comparison.shared_pool)}
+    assert windows == {(0.0, 200.0)}
+    # Over one window: the partition keeps A's own instance busy for all 200 s; the
+    # declaration for 100 s (the other job borrowed B's). Each over its own span, both would
+    # have read 100 %.
+    assert comparison.hard_partition.shares["A"].utilization == pytest.approx(1.0)
+    assert comparison.declared.shares["A"].utilization == pytest.approx(100 / 200)
+    assert comparison.declared.shares["B"].lent_capacity_hours == pytest.approx(100 / H)

@@ -63,8 +63,11 @@ def metrics_document(
         "units": {
             "times": "seconds",
             "capacity": "instance-hours",
-            "utilization": "fraction of the share's own allocation (0-1)",
+            "utilization": "fraction of the share's own allocation (0-1), over the "
+            "arrangement's window",
         },
+        "figures_window": "one window for all three arrangements: the first submission to the "
+        "last job's end under any of them (window_start, window_end)",
         "declaration": declaration_document(capacity_limits, shares),
         "workload": dict(workload),
         "arrangements": {
@@ -72,7 +75,10 @@ def metrics_document(
                 "title": ARRANGEMENT_TITLES[name],
                 "started_at": result.started_at,
                 "ended_at": result.ended_at,
+                "window_start": result.window[0],
+                "window_end": result.window[1],
                 "not_runnable": len(result.not_runnable),
+                "blocked": list(result.blocked),
                 "shares": {
                     share: dataclasses.asdict(figures) for share, figures in result.shares.items()
                 },

@@ -104,7 +104,10 @@ def render_page(
         f"<h1>{escape(title)}</h1>",
         f"<p class='sub'>{escape(_environment_line(capacity_limits))} · "
         f"{escape(_workload_line(workload))} · simulated span "
-        f"{escape(human_seconds(declared.ended_at - declared.started_at))}</p>",
+        f"{escape(human_seconds(declared.ended_at - declared.started_at))} · figures of every "
+        f"arrangement over one window of "
+        f"{escape(human_seconds(declared.window[1] - declared.window[0]))} (first submission "
+        "to the last job's end under any arrangement)</p>",
         _summary(headline, notes),
         "<h2>The declaration</h2>",
         _declaration_table(shares, colours),
@@ -418,8 +421,9 @@ def _allocation_charts(
             groups=_bars(comparison, active, colours, lambda f: (f.utilization * 100,)),
             series=_series_names(), series_short=SHORT, percent=True,
         ).render("utilization"), "utilization",
-            "Instances used within the share's own limit, over its allocation for the whole "
-            "run (all instance types together)."),
+            "Instances used within the share's own limit, over its allocation (all instance "
+            "types together), all three arrangements over one window: the first submission to "
+            "the last job's end under any of them."),
         _chart(BarChart(
             title="Borrowed and lent capacity (declared policy)",
             y_label="instance-hours",
@@ -437,6 +441,7 @@ COLUMNS: tuple[tuple[str, str, Callable[[ShareFigures], str]], ...] = (
     ("succeeded", "succeeded", lambda f: f"{f.succeeded:,}"),
     ("failed_preemption_budget", "failed (budget)", lambda f: f"{f.failed_preemption_budget:,}"),
     ("not_runnable", "never runnable", lambda f: f"{f.not_runnable:,}"),
+    ("blocked_jobs", "blocked (never runnable)", lambda f: f"{f.blocked_jobs:,}"),
     ("wait_p50", "wait p50", lambda f: human_seconds(f.wait_p50)),
     ("wait_p95", "wait p95", lambda f: human_seconds(f.wait_p95)),
     ("wait_max", "wait max", lambda f: human_seconds(f.wait_max)),

@@ -61,8 +61,9 @@ def compare(value: float | None, other: float | None) -> tuple[str, str]:
 
 
 def busy_fraction(result: SimulationResult, capacity_limits: Sequence[CapacityLimit]) -> float:
-    """Instances in use on average over the run, as a fraction of the environment."""
-    span_hours = max(result.ended_at - result.started_at, 0.0) / 3600
+    """Instances in use on average over the result's window (the same for every compared
+    arrangement), as a fraction of the environment."""
+    span_hours = max(result.window[1] - result.window[0], 0.0) / 3600
     capacity = sum(limit.max_capacity for limit in capacity_limits)
     if span_hours <= 0 or capacity <= 0:
         return 0.0
@@ -127,9 +128,21 @@ def findings(
     }
     out.append(Finding(
         "Utilization",
-        "instances busy on average (all instance types together): "
+        "instances busy on average (all instance types together, each arrangement over the "
+        "same window): "
         + ", ".join(f"{name} {value * 100:.0f} %" for name, value in busy.items()) + ".",
     ))
+    blocked = comparison.declared.blocked
+    if blocked:
+        by_share = {name: f.blocked_jobs for name, f in comparison.declared.shares.items()
+                    if f.blocked_jobs}
+        out.append(Finding(
+            "Blocked",
+            f"{len(blocked)} job(s) can never run under the declaration and stayed RUNNABLE, "
+            "as in AWS (" + ", ".join(f"{name}: {n}" for name, n in by_share.items())
+            + "); the figures leave them out.",
+            "worse",
+        ))
     stranded = len(comparison.hard_partition.not_runnable)
     if stranded:
         out.append(Finding(
