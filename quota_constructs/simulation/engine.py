@@ -310,6 +310,9 @@ class _Engine:
         run_token = self.run_token
         later_units = self.later_units
         dirty = self.dirty
+        dirty_mark = self.dirty_mark
+        freed_flag = self.freed_flag
+        full_sets = self.full_sets
         ended_jobs = self.ended_jobs
         completed = 0
         report_every = max(1, n_jobs // 100)
@@ -342,7 +345,17 @@ class _Engine:
             if self.next_change < n_changes and change_at[self.next_change] <= now:
                 self.apply_priority_changes()
             if dirty:
-                self.schedule_touched_units()
+                # Schedule every unit this moment touched, in unit order (a fixed order keeps
+                # runs reproducible).
+                if len(dirty) > 1:
+                    dirty.sort()
+                for k in dirty:
+                    full_queues = full_sets[k]
+                    self.schedule_unit(k, full_queues, bool(freed_flag[k]))
+                    full_queues.clear()
+                    freed_flag[k] = 0
+                    dirty_mark[k] = 0
+                dirty.clear()
             if ended_jobs:
                 completed += len(ended_jobs)
                 ended_jobs.clear()
@@ -445,20 +458,6 @@ class _Engine:
             self.full_sets[k].add(q)
         self.next_change = next_change
 
-    def schedule_touched_units(self) -> None:
-        """Schedule every unit this moment touched, in unit order (a fixed order keeps runs
-        reproducible)."""
-        dirty = self.dirty
-        if len(dirty) > 1:
-            dirty.sort()
-        for k in dirty:
-            full_queues = self.full_sets[k]
-            self.schedule_unit(k, full_queues, bool(self.freed_flag[k]))
-            full_queues.clear()
-            self.freed_flag[k] = 0
-            self.dirty_mark[k] = 0
-        dirty.clear()
-
     def run_data(self) -> RunData:
         p = self.problem
         return RunData(
@@ -488,29 +487,15 @@ class _Engine:
         then borrowers, each group first come first served. Queues in ``full_queues`` (a new
         head, a changed priority, their own job ended) may also preempt.
 
-        Passes repeat while a preemption freed more than its preemptor took, since heads that
-        failed earlier in the pass may fit in what it left."""
-        work, full = self.heads_to_offer(k, full_queues, freed)
-        in_share_blocked = self.in_share_blocked[k]
-        releases = 0  # how often a preemption left more capacity free than before
-        woken_at = 0  # releases when in-share heads were last woken
-        while True:
-            retry, freed, releases = self.offer_capacity(k, work, full, freed, releases)
-            again = self.file_waiting_heads(k, retry, full, releases) if retry else False
-            if in_share_blocked and releases > woken_at:
-                again = True
-            if not again:
-                break
-            woken_at = releases
-            self.wake_in_share(k, work, full)
-            # Capacity was freed after some of these failed: offer it to them too.
-
-    def heads_to_offer(
-        self, k: int, full_queues: set[int], freed: bool
-    ) -> tuple[list[Candidate], set[int]]:
-        """The heads this moment may have helped, in scheduling order, and which of them may
-        use every power: the touched queues, in-share heads that waited for free capacity
-        (when some was freed, or their delay is over) and, with backfill, every queue of k."""
+        Runs once per moment and unit, so its steps are inline rather than methods (a call
+        each would cost a few percent of the whole run): gather the heads this moment may
+        have helped; offer capacity to them, merged with the heads filed earlier as waiting
+        for free capacity, in scheduling order (:meth:`try_start` each); file the heads that
+        still wait (:meth:`file_waiting_heads`); and pass again while a preemption freed
+        more than its preemptor took, since heads that failed before it may fit now."""
+        # The heads to offer capacity to, and which of them may use every power: the touched
+        # queues, in-share heads that waited for free capacity (when some was freed, or their
+        # delay is over) and, with backfill, every queue of k.
         work: list[Candidate] = []
         full: set[int] = set()
         for q in full_queues:
@@ -518,14 +503,15 @@ class _Engine:
             if j >= 0:
                 work.append(self.candidate(q, j))
                 full.add(q)
+        in_share_blocked = self.in_share_blocked[k]
         later = self.in_share_later[k]
         if later:
-            self.in_share_blocked[k] |= later
+            in_share_blocked |= later
             later.clear()
             freed_or_later = True
         else:
             freed_or_later = freed
-        if freed_or_later and self.in_share_blocked[k]:
+        if freed_or_later and in_share_blocked:
             self.wake_in_share(k, work, full)
         if self.backfill and freed:
             for q in self.queues_of_unit[k]:
@@ -534,59 +520,60 @@ class _Engine:
                     if j >= 0:
                         work.append(self.candidate(q, j))
         heapify(work)
-        return work, full
 
-    def offer_capacity(
-        self, k: int, work: list[Candidate], full: set[int], freed: bool, releases: int
-    ) -> tuple[list[tuple[int, int, int]], bool, int]:
-        """One pass: offer k's capacity to each head in scheduling order, merging the heads
-        this moment touched with those filed earlier as waiting for free capacity.
-
-        Returns the heads that could not start (with ``releases`` when they failed), whether
-        capacity was freed, and ``releases`` counted on."""
-        # Most passes offer one or two heads: state is read through self, not bound first.
         blocked = self.blocked[k]
-        retry: list[tuple[int, int, int]] = []
+        releases = 0  # how often a preemption left more capacity free than before
+        woken_at = 0  # releases when in-share heads were last woken
         while True:
-            # Without freed capacity no blocked head can start: every pass leaves them
-            # needing more than is free, and starts and requeues never add to it.
-            found = self.best_blocked(k) if freed and blocked else None
-            if work and (found is None or work[0] < found[0]):
-                entry = heappop(work)
-                from_work = True
-            elif found is not None:
-                entry = heappop(found[1])
-                from_work = False
-            else:
+            # One pass. Most offer one or two heads: state is read through self, not bound.
+            retry: list[tuple[int, int, int]] = []
+            while True:
+                # Without freed capacity no blocked head can start: every pass leaves them
+                # needing more than is free, and starts and requeues never add to it.
+                found = self.best_blocked(k) if freed and blocked else None
+                if work and (found is None or work[0] < found[0]):
+                    entry = heappop(work)
+                    from_work = True
+                elif found is not None:
+                    entry = heappop(found[1])
+                    from_work = False
+                else:
+                    break
+                j = entry[3]
+                q = entry[4]
+                if self.blocked_token[q] != entry[5] or self.head(q) != j:
+                    continue
+                if (0 if self.use[q] + self.job_count[j] <= self.limit[q] else 1) != entry[0]:
+                    heappush(work, self.candidate(q, j))
+                    continue
+                touched: list[int] = []
+                before = self.in_use[k]
+                if self.try_start(j, q, k, from_work and q in full, touched):
+                    if self.in_use[k] < before:
+                        freed = True  # a preemption freed more than the preemptor took
+                        releases += 1
+                    # The share's next job may start too, with every power. A share that
+                    # lost borrowed capacity may start again only on what is free: letting
+                    # its requeued job preempt in-share at the same moment would push the
+                    # share below its own limit right after a reclaim that must not; it may
+                    # preempt in-share at its share's next event.
+                    full.add(q)
+                    for other in (q, *touched):
+                        other_head = self.head(other)
+                        if other_head >= 0:
+                            heappush(work, self.candidate(other, other_head))
+                else:
+                    if self.backfill:
+                        self.backfill_queue(q, k)
+                    retry.append((j, q, releases))
+            again = self.file_waiting_heads(k, retry, full, releases) if retry else False
+            if in_share_blocked and releases > woken_at:
+                again = True
+            if not again:
                 break
-            j = entry[3]
-            q = entry[4]
-            if self.blocked_token[q] != entry[5] or self.head(q) != j:
-                continue
-            if (0 if self.use[q] + self.job_count[j] <= self.limit[q] else 1) != entry[0]:
-                heappush(work, self.candidate(q, j))
-                continue
-            touched: list[int] = []
-            before = self.in_use[k]
-            if self.try_start(j, q, k, from_work and q in full, touched):
-                if self.in_use[k] < before:
-                    freed = True  # a preemption freed more than the preemptor took
-                    releases += 1
-                # The share's next job may start too, with every power. A share that
-                # lost borrowed capacity may start again only on what is free: letting
-                # its requeued job preempt in-share at the same moment would push the
-                # share below its own limit right after a reclaim that must not; it may
-                # preempt in-share at its share's next event.
-                full.add(q)
-                for other in (q, *touched):
-                    other_head = self.head(other)
-                    if other_head >= 0:
-                        heappush(work, self.candidate(other, other_head))
-            else:
-                if self.backfill:
-                    self.backfill_queue(q, k)
-                retry.append((j, q, releases))
-        return retry, freed, releases
+            woken_at = releases
+            self.wake_in_share(k, work, full)
+            # Capacity was freed after some of these failed: offer it to them too.
 
     def file_waiting_heads(
         self, k: int, retry: list[tuple[int, int, int]], full: set[int], releases: int
