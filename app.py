@@ -21,9 +21,11 @@ from aws_cdk import App, Validations
 from cdk_nag import AwsSolutionsChecks, ServerlessChecks
 
 from quota_constructs import allocation_summary, write_allocation_agreements
-from stacks.environments import UnknownEnvironmentError, select_environments
+from quota_constructs.agreements import agreement_json_path
+from quota_constructs.deployments import ENVIRONMENT_CONTEXT_KEY, UnknownEnvironmentError
+from stacks.environments import select_environments
 from stacks.launch import app_settings, clear_previous_assembly
-from stacks.wiring import ENVIRONMENT_CONTEXT_KEY, add_stacks
+from stacks.wiring import add_stacks
 
 
 def main() -> None:
@@ -49,7 +51,8 @@ def main() -> None:
         f"synthesized {count} into {assembly.directory} "
         "(cdk-nag AwsSolutions and Serverless: no unacknowledged findings)",
         *allocation_summary(app),
-        *(f"allocation agreement: {_shown(path)}" for path in agreements),
+        *(f"allocation agreement: {_shown(path)} (and {agreement_json_path(path).name})"
+          for path in agreements),
     ]
     print("\n".join(report), file=sys.stderr)
 

@@ -18,12 +18,15 @@ from aws_cdk import Stack, Stage
 from constructs import IConstruct
 
 from ._share_ledger import ledger_of
+from .model.agreement_json import allocation_agreement_json
 from .model.agreement_report import (
     GrantLike,
     QueueAgreement,
     ShrinkGuard,
     allocation_agreement_markdown,
 )
+from .model.deployed_names import DeployedName, OutputRef, QueueNames
+from .model.tokens import is_unresolved
 from .quota_share import QuotaShare, ShareGrant, ShareProvisioning, _QuotaShareBase
 from .summary import queue_allocations
 
@@ -32,7 +35,8 @@ _UNSAFE_FILE_CHARACTERS = re.compile(r"[^A-Za-z0-9._-]")
 
 
 def write_allocation_agreements(app: Stage, outdir: str | None = None) -> list[Path]:
-    """Write ``<outdir>/agreements/<stack name>.md`` for every stack of ``app`` that holds a
+    """Write ``<outdir>/agreements/<stack name>.md`` (and its JSON twin ``.json``, see
+    :func:`agreement_json_path`) for every stack of ``app`` that holds a
     training job queue with declared shares; return the files written, in stack order.
 
     Call it after ``app.synth()`` (or at least after every stack is built): shares added from
@@ -49,6 +53,7 @@ def write_allocation_agreements(app: Stage, outdir: str | None = None) -> list[P
     submission_tags: dict[int, dict[str, Mapping[str, str]]] = defaultdict(dict)
     shrink_guards: dict[int, dict[str, ShrinkGuard]] = defaultdict(dict)
     enforced: dict[int, bool | None] = {}
+    owner_topics: dict[int, dict[str, DeployedName]] = defaultdict(dict)
     for node in app.node.find_all():
         if isinstance(node, QuotaShare):
             shrink_guards[_identity(node.job_queue)][node.spec.name] = _shrink_guard(node)
@@ -64,6 +69,7 @@ def write_allocation_agreements(app: Stage, outdir: str | None = None) -> list[P
             watched = [enforced.get(key), node.enforces_interruption_budget]
             known = [value for value in watched if value is not None]
             enforced[key] = any(known) if known else None
+            owner_topics[key].update(node.owner_topic_names)
     by_stack: dict[str, tuple[Stack, list[QueueAgreement]]] = {}
     for item in queue_allocations(app):
         if not item.shares:
@@ -83,17 +89,45 @@ def write_allocation_agreements(app: Stage, outdir: str | None = None) -> list[P
                 submission_tags=submission_tags.get(key, {}),
                 shrink_guards=shrink_guards.get(key, {}),
                 budget_enforced=enforced.get(key),
+                names=_queue_names(item.queue),
+                owner_topics=owner_topics.get(key, {}),
             )
         )
     directory = Path(outdir if outdir is not None else app.outdir) / AGREEMENTS_DIRECTORY
     written: list[Path] = []
     for stack, agreements in by_stack.values():
         directory.mkdir(parents=True, exist_ok=True)
-        path = directory / f"{_UNSAFE_FILE_CHARACTERS.sub('-', stack.stack_name)}.md"
+        stem = _UNSAFE_FILE_CHARACTERS.sub("-", stack.stack_name)
+        path = directory / f"{stem}.md"
         text = allocation_agreement_markdown(title=stack.stack_name, queues=agreements)
         path.write_bytes(text.encode("utf-8"))
+        # The machine-readable twin, beside it: same inputs, so the two agree.
+        twin = allocation_agreement_json(title=stack.stack_name, queues=agreements)
+        (directory / f"{stem}.json").write_bytes(twin.encode("utf-8"))
         written.append(path)
     return written
+
+
+def agreement_json_path(markdown: Path) -> Path:
+    """The JSON twin of an agreement file that :func:`write_allocation_agreements` returned."""
+    return markdown.with_suffix(".json")
+
+
+def _queue_names(queue: IConstruct) -> QueueNames:
+    name = getattr(queue, "job_queue_name", None)
+    arn = getattr(queue, "job_queue_arn", None)
+    name_output = getattr(queue, "name_output", None)
+    arn_output = getattr(queue, "arn_output", None)
+    return QueueNames(
+        path=queue.node.path,
+        name=_named(name, name_output),
+        arn=_named(arn, arn_output),
+    )
+
+
+def _named(value: object, output: OutputRef | None) -> DeployedName:
+    literal = value if isinstance(value, str) and not is_unresolved(value) else None
+    return DeployedName(value=literal, output=output)
 
 
 def _shrink_guard(share: QuotaShare) -> ShrinkGuard:

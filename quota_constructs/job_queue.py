@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import jsii
 from aws_cdk import ArnFormat, IResource, Resource, Stack
@@ -48,6 +48,7 @@ from .quota_share import QuotaShare
 from .scheduling_policy import IQuotaShareSchedulingPolicy
 from .service_environment import ITrainingServiceEnvironment
 from .share_options import ShareLifecycle, ShareProvisioning
+from .stack_outputs import add_output
 
 if TYPE_CHECKING:
     from .share_provider import QuotaShareProvider
@@ -115,6 +116,21 @@ class ITrainingJobQueue(batch_refs.IJobQueueRef, IResource, Protocol):
     def grant_read_status(self, grantee: iam.IGrantable) -> iam.Grant:
         """Exactly what ``quota-constructs status``, ``explain`` and ``preview`` read (see
         :data:`quota_constructs.live.permissions.READ_STATUS_ACTIONS`); nothing that writes."""
+        ...
+
+
+@runtime_checkable
+class IHasTrainingJobQueue(Protocol):
+    """A construct built around one training job queue (``QuotaManagedTrainingQueue`` is one).
+
+    Constructs that watch or use a queue accept this, so they depend on this module rather than
+    on the construct that provides the queue (which may in turn offer them, as
+    ``add_monitoring()`` does, without an import circle).
+    """
+
+    @property
+    def job_queue(self) -> ITrainingJobQueue:
+        """The queue."""
         ...
 
 
@@ -318,6 +334,13 @@ class TrainingJobQueue(_TrainingJobQueueBase):
             allocation=allocation,
             warnings_host=self._resource,
             creates=True,
+        )
+        # Documented output keys (quota_constructs.stack_outputs): <path>Name, <path>Arn.
+        self.name_output: Final = add_output(
+            self, "Name", self.job_queue_name, "Name of the SageMaker training job queue"
+        )
+        self.arn_output: Final = add_output(
+            self, "Arn", self.job_queue_arn, "ARN of the SageMaker training job queue"
         )
 
     @cached_property

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import jsii
 from aws_cdk import (
@@ -45,8 +45,12 @@ from .model import (
     share_subject,
 )
 from .model.capacity import check_count
+from .model.deployed_names import PrincipalNames
+from .model.submission import MAX_JOB_PRIORITY, MIN_JOB_PRIORITY, SHARE_TAG_KEY
 from .model.tags import MAX_TAGS
+from .runtime.deployed_config import DEPLOYED_CONFIG_TAG_KEY
 from .share_options import ShareLifecycle, ShareProvisioning, check_lifecycle
+from .stack_outputs import add_output, principal_names
 
 if TYPE_CHECKING:
     from .share_provider import QuotaShareProvider
@@ -62,18 +66,12 @@ __all__ = [
 ]
 
 CUSTOM_RESOURCE_TYPE = "Custom::BatchQuotaShare"
-MIN_JOB_PRIORITY, MAX_JOB_PRIORITY = 0, 9999
-"""The range of a service job's ``schedulingPriority`` (higher runs first)."""
 SAGEMAKER_SERVICE = "sagemaker.amazonaws.com"
 
 # The custom resource tags each share it manages with an ownership marker and a record of its
 # lifecycle opt-ins (quota_constructs.runtime.ownership.RUNTIME_TAG_KEYS).
 MAX_DECLARED_TAGS = MAX_TAGS - 2
 
-SHARE_TAG_KEY = "quota-constructs:quota-share"
-"""The tag every service job submitted under :meth:`QuotaShare.grant_submit` carries, valued
-with the share's name: it is what lets :meth:`QuotaShare.grant_update_priority` reach a team's
-own jobs and no one else's."""
 
 # What the AWS Batch service authorization reference ("Actions, resources, and condition keys
 # for AWS Batch", docs.aws.amazon.com/service-authorization/latest/reference/list_batch.html)
@@ -101,6 +99,8 @@ class ShareGrant:
     principal: str
     permission: str  # "submit" | "update_priority"
     max_priority: int | None
+    names: PrincipalNames | None = field(default=None, compare=False, repr=False)
+    """The principal's real name and ARN, or the stack output that holds the ARN."""
 
 
 Permission = Literal["submit", "update_priority"]
@@ -320,7 +320,9 @@ class _QuotaShareBase(Resource):
     def _record_grant(
         self, grantee: iam.IGrantable, permission: Permission, max_priority: int | None
     ) -> None:
-        self._grants.append(ShareGrant(principal_label(grantee), permission, max_priority))
+        self._grants.append(ShareGrant(
+            principal_label(grantee), permission, max_priority, names=principal_names(grantee)
+        ))
 
     def _check_execution_roles(self, execution_roles: Sequence[iam.IRole]) -> list[iam.IRole]:
         with errors_name_path(self):
@@ -508,6 +510,13 @@ class QuotaShare(_QuotaShareBase):
             )
         _TagLimits.of(stack).add(self)
         self._resource.apply_removal_policy(lifecycle.removal_policy)
+        # Documented output keys (quota_constructs.stack_outputs): <path>ShareName, <path>ShareArn.
+        self.name_output: Final = add_output(
+            self, "ShareName", spec.name, "Name of the quota share (quotaShareName)"
+        )
+        self.arn_output: Final = add_output(
+            self, "ShareArn", self.quota_share_arn, "ARN of the quota share"
+        )
 
     @property
     def tags(self) -> TagManager:
@@ -638,11 +647,16 @@ class _TagLimits:
         for share in self._shares:
             custom = share.provisioning is ShareProvisioning.CUSTOM_RESOURCE
             limit = MAX_DECLARED_TAGS if custom else MAX_TAGS
-            count = len(share.tags.tag_values())
+            values = share.tags.tag_values()
+            count = len(values)
             if count > limit:
-                error = QuotaConfigError(
-                    share._subject, "tags", f"{count} tags", _tag_limit_text(share.provisioning)
-                )
+                allowed = _tag_limit_text(share.provisioning)
+                if DEPLOYED_CONFIG_TAG_KEY in values:
+                    allowed += (
+                        f"; one of them is {DEPLOYED_CONFIG_TAG_KEY}, which QuotaShareMonitoring "
+                        "sets on the shares it watches to judge drift"
+                    )
+                error = QuotaConfigError(share._subject, "tags", f"{count} tags", allowed)
                 errors.append(str(error))
         return errors
 

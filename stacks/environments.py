@@ -18,20 +18,15 @@ from quota_constructs import (
     QuotaShareSpec,
     ShareAgreement,
     SharingStrategy,
+    deployments,
 )
+from quota_constructs.deployments import UnknownEnvironmentError
+
+__all__ = ["ENVIRONMENTS", "DeploymentEnvironment", "UnknownEnvironmentError",
+           "select_environments"]
 
 G5 = CapacityUnit.ML_G5_XLARGE
 G5_12 = CapacityUnit.ML_G5_12XLARGE
-
-
-class UnknownEnvironmentError(KeyError):
-    def __init__(self, name: str, known: list[str]) -> None:
-        self.name = name
-        self.known = known
-        super().__init__(name)
-
-    def __str__(self) -> str:
-        return f"unknown deployment environment {self.name!r}; known: {', '.join(self.known)}"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -146,9 +141,6 @@ ENVIRONMENTS: Mapping[str, DeploymentEnvironment] = {
 
 
 def select_environments(name: str | None) -> list[DeploymentEnvironment]:
-    """Every environment when ``name`` is None, else exactly the one named."""
-    if name is None:
-        return list(ENVIRONMENTS.values())
-    if name not in ENVIRONMENTS:
-        raise UnknownEnvironmentError(name, sorted(ENVIRONMENTS))
-    return [ENVIRONMENTS[name]]
+    """Every environment when ``name`` is None, else exactly the one named (the library's
+    :func:`quota_constructs.deployments.select_environments` over :data:`ENVIRONMENTS`)."""
+    return deployments.select_environments(ENVIRONMENTS, name)

@@ -7,24 +7,22 @@ directory without cdk.json's feature flags, producing a different template than 
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from quota_constructs import deployments
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-CLI_MARKERS = ("CDK_OUTDIR", "CDK_CONTEXT_JSON")
+CLI_MARKERS = deployments.CLI_MARKERS
 
 
 def app_settings(argv: Sequence[str], environ: Mapping[str, str]) -> dict[str, Any]:
     """Keyword arguments for ``App``: empty under the CLI, cdk.json's context plus ``-c``
-    flags and ``cdk.out`` otherwise."""
-    if any(marker in environ for marker in CLI_MARKERS):
-        return {}
-    context = dict(json.loads((PROJECT_ROOT / "cdk.json").read_text())["context"])
-    context.update(parse_context_flags(argv))
-    return {"context": context, "outdir": str(PROJECT_ROOT / "cdk.out")}
+    flags and ``cdk.out`` otherwise (the library's :func:`quota_constructs.deployments.app_settings`
+    for this repository's cdk.json)."""
+    return deployments.app_settings(argv, environ, cdk_json=PROJECT_ROOT / "cdk.json")
 
 
 def clear_previous_assembly(settings: Mapping[str, Any]) -> None:
@@ -35,22 +33,4 @@ def clear_previous_assembly(settings: Mapping[str, Any]) -> None:
         shutil.rmtree(outdir, ignore_errors=True)
 
 
-def parse_context_flags(argv: Sequence[str]) -> dict[str, str]:
-    """``-c key=value`` / ``--context key=value`` pairs, as the CDK CLI accepts them."""
-    flags: dict[str, str] = {}
-    args = list(argv)
-    while args:
-        arg = args.pop(0)
-        if arg in ("-c", "--context"):
-            if not args:
-                raise SystemExit(f"error: {arg} needs key=value")
-            pair = args.pop(0)
-        elif arg.startswith("--context="):
-            pair = arg.removeprefix("--context=")
-        else:
-            raise SystemExit(f"error: unexpected argument {arg!r}; use -c key=value")
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise SystemExit(f"error: context {pair!r} must be key=value")
-        flags[key] = value
-    return flags
+parse_context_flags = deployments.parse_context_flags

@@ -5,14 +5,13 @@ from __future__ import annotations
 from aws_cdk import App, Stack
 
 from quota_constructs import CapacityLimit, CapacityUnit, QuotaShareSpec, SharingStrategy
+from quota_constructs.deployments import ENVIRONMENT_CONTEXT_KEY, environments_from_context
 
-from .environments import select_environments
+from .environments import ENVIRONMENTS
 from .platform_stack import TrainingPlatformStack
 from .reference_quota_stack import ReferenceQuotaStack
 from .team_share_stack import TeamShareStack
 from .training_quota_stack import TrainingQuotaStack
-
-ENVIRONMENT_CONTEXT_KEY = "env"
 
 
 def add_stacks(app: App) -> list[Stack]:
@@ -20,7 +19,7 @@ def add_stacks(app: App) -> list[Stack]:
     selected = app.node.try_get_context(ENVIRONMENT_CONTEXT_KEY)
     stacks: list[Stack] = [
         TrainingQuotaStack(app, deployment.stack_name, deployment=deployment)
-        for deployment in select_environments(selected)
+        for deployment in environments_from_context(app, ENVIRONMENTS).values()
     ]
     if selected is None:
         stacks.extend(add_examples(app))
@@ -39,8 +38,10 @@ def add_examples(app: App) -> list[Stack]:
         share=QuotaShareSpec(
             name="vision",
             capacity_limits=[CapacityLimit(CapacityUnit.ML_G5_XLARGE, 2)],
-            strategy=SharingStrategy.LEND_AND_BORROW,
-            borrow_limit_percent=100,
+            # Alone on the platform's queue there is nobody to borrow from (LEND_AND_BORROW
+            # would draw the synth's "can borrow nothing" warning): it lends until a second
+            # team's share joins the queue.
+            strategy=SharingStrategy.LEND,
         ),
         max_priority=50,
     )

@@ -33,6 +33,15 @@ COMMANDS: dict[str, Command] = {
         "quota_constructs.simulation.cli",
         "replay a workload against a declaration; HTML report, metrics.json, jobs.csv",
     ),
+    "recommend": Command(
+        "quota_constructs.simulation.recommend_cli",
+        "an allocation meeting every share's service targets on a workload, changing least",
+    ),
+    "history": Command(
+        "quota_constructs.live.history",
+        "export a queue's service jobs as a workload file (read-only: ListServiceJobs, "
+        "DescribeServiceJob)",
+    ),
     "status": Command(
         "quota_constructs.live.status",
         "a live queue per share and instance type: limits, use, borrowing, backlog, head job",

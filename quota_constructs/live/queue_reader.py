@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from quota_constructs.runtime.batch_gateway import NOT_FOUND_CODES, BatchRequestError
+from quota_constructs.runtime.batch_reads import parse_queue_snapshot, runnable_jobs
 from quota_constructs.runtime.errors import QuotaShareLifecycleError
 from quota_constructs.runtime.live_share import LiveShare
 from quota_constructs.runtime.monitoring_gateway import MonitoringGateway
@@ -29,9 +30,6 @@ from quota_constructs.runtime.service_models import MINIMUM_BOTOCORE, REQUIRED_B
 from quota_constructs.runtime.share_arn import QuotaShareArn, job_queue_name_of
 
 SAGEMAKER_TRAINING = "SAGEMAKER_TRAINING"
-RUNNABLE = "RUNNABLE"
-QUOTA_SHARE_FILTER = "QUOTA_SHARE_NAME"
-"""The only ListServiceJobs filter that combines with a job status."""
 RUNNABLE_PAGE_SIZE = 100
 """ListServiceJobs' largest page."""
 RUNNABLE_PAGES = 10
@@ -215,30 +213,16 @@ class QueueReader(MonitoringGateway):
         return sorted(shares, key=lambda share: share.name)
 
     def snapshot_of(self, queue_arn: str) -> Snapshot:
-        response = self.read("GetJobQueueSnapshot", jobQueue=queue_arn)
-        utilization = response.get("queueUtilization") or {}
-        usage: dict[str, dict[str, float]] = {}
-        for entry in (utilization.get("quotaShareUtilization") or {}).get(
-            "topCapacityUtilization"
-        ) or []:
-            share = job_id_of(entry.get("quotaShareName"))
-            units = usage.setdefault(share, {})
-            for item in entry.get("capacityUsage") or []:
-                unit = str(item.get("capacityUnit", ""))
-                units[unit] = units.get(unit, 0.0) + float(item.get("quantity") or 0.0)
-        total: dict[str, float] = {}
-        for item in utilization.get("totalCapacityUsage") or []:
-            unit = str(item.get("capacityUnit", ""))
-            total[unit] = total.get(unit, 0.0) + float(item.get("quantity") or 0.0)
-        fronts: dict[str, FrontJob] = {}
-        for share, jobs in ((response.get("frontOfQuotaShares") or {}).get("quotaShares")
-                            or {}).items():
-            if jobs:
-                fronts[job_id_of(share)] = _front_job(jobs[0])
-        queue_front = tuple(
-            _front_job(job) for job in (response.get("frontOfQueue") or {}).get("jobs") or []
+        # Parsed by the runtime's one read layer (the monitoring and the custom resource's).
+        parsed = parse_queue_snapshot(self.read("GetJobQueueSnapshot", jobQueue=queue_arn))
+        return Snapshot(
+            {share: dict(units) for share, units in parsed.usage.items()},
+            dict(parsed.total_usage),
+            {share: FrontJob(job.job_id, job.at_position_since_ms)
+             for share, job in parsed.heads.items()},
+            tuple(FrontJob(job.job_id, job.at_position_since_ms)
+                  for job in parsed.front_of_queue),
         )
-        return Snapshot(usage, total, fronts, queue_front)
 
     def complete_usage(self, snapshot: Snapshot, shares: Iterable[LiveShare]) -> Snapshot:
         """The snapshot with the usage of shares it leaves out, when it leaves any out.
@@ -274,28 +258,19 @@ class QueueReader(MonitoringGateway):
     def runnable(self, queue_arn: str, share: str, *, max_pages: int = RUNNABLE_PAGES,
                  keep_ids: bool = False) -> RunnableCount:
         """Count ``share``'s RUNNABLE jobs reading at most ``max_pages`` pages."""
-        count, seen, token = 0, set(), None
-        for page_number in range(1, max_pages + 1):
-            if page_number == 2:
+        pages = 0
+
+        def read_page(operation: str, **params: Any) -> dict[str, Any]:
+            nonlocal pages
+            pages += 1
+            if pages == 2:
                 self._progress(f"counting RUNNABLE jobs of quota share {share} ...")
-            page = self.read(
-                "ListServiceJobs", jobQueue=queue_arn, jobStatus=RUNNABLE,
-                maxResults=RUNNABLE_PAGE_SIZE,
-                filters=[{"name": QUOTA_SHARE_FILTER, "values": [share]}],
-                **({"nextToken": token} if token else {}),
-            )
-            for job in page.get("jobSummaryList") or []:
-                # Checked again: a filter or status an endpoint ignored must not count others.
-                if job.get("quotaShareName", share) != share or job.get(
-                    "status", RUNNABLE
-                ) != RUNNABLE or job.get("jobId") in seen:
-                    continue
-                seen.add(str(job.get("jobId")))
-                count += 1
-            token = page.get("nextToken")
-            if not token:
-                return RunnableCount(count, False, tuple(sorted(seen)) if keep_ids else ())
-        return RunnableCount(count, True, tuple(sorted(seen)) if keep_ids else ())
+            return self.read(operation, **params)
+
+        jobs, complete = runnable_jobs(read_page, queue_arn, share, max_pages=max_pages,
+                                       page_size=RUNNABLE_PAGE_SIZE)
+        ids = tuple(sorted(str(job.get("jobId")) for job in jobs)) if keep_ids else ()
+        return RunnableCount(len(jobs), not complete, ids)
 
     def service_job(self, job_id: str) -> dict[str, Any] | None:
         """DescribeServiceJob; None when Batch does not know the job."""
@@ -336,14 +311,6 @@ class QueueReader(MonitoringGateway):
     def _call(self, operation: str, **params: Any) -> dict[str, Any]:
         self.calls += 1
         return super()._call(operation, **params)
-
-
-def _front_job(entry: Mapping[str, Any]) -> FrontJob:
-    since = entry.get("earliestTimeAtPosition")
-    return FrontJob(
-        job_id_of(entry.get("jobArn")),
-        int(since) if isinstance(since, (int, float)) and not isinstance(since, bool) else None,
-    )
 
 
 def _readable(error: BatchRequestError) -> LiveQueueError:

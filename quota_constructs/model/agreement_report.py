@@ -13,8 +13,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
+from .agreement_submission import SubmissionTerms, how_to_submit_markdown, strictest_ceiling
 from .borrowing import UNOWNED, borrow_allowance
 from .capacity import CapacityLimit
+from .deployed_names import DeployedName, PrincipalNames, QueueNames
 from .queue import QuotaAllocation
 from .report import describe_borrow_limit
 from .share import QuotaShareSpec, SharingStrategy
@@ -58,6 +60,28 @@ class QueueAgreement:
     submission_tags: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     shrink_guards: Mapping[str, ShrinkGuard] = field(default_factory=dict)
     budget_enforced: bool | None = None
+    names: QueueNames | None = None
+    """The queue's physical name and ARN, or the stack outputs that hold them."""
+    owner_topics: Mapping[str, DeployedName] = field(default_factory=dict)
+    """By owner: the SNS topic that tells the owner (its ARN, or the output holding it)."""
+
+
+def queue_names_of(queue: QueueAgreement) -> QueueNames:
+    """The queue's names; only its title when the collector gave none."""
+    return queue.names or QueueNames(path=queue.title.strip("`"), name=DeployedName(),
+                                     arn=DeployedName())
+
+
+def submission_terms(queue: QueueAgreement, spec: QuotaShareSpec) -> SubmissionTerms:
+    """What a submission into ``spec`` must carry: the strictest submit ceiling granted (one
+    every submitter may use) and the share's interruption budget."""
+    submits = [g for g in queue.grants.get(spec.name, ()) if g.permission == "submit"]
+    return SubmissionTerms(
+        share=spec.name,
+        queue=queue_names_of(queue).name,
+        max_priority=strictest_ceiling([grant.max_priority for grant in submits]),
+        budget=spec.agreement.interruption_budget if spec.agreement else None,
+    )
 
 
 _STRATEGY = {
@@ -100,7 +124,16 @@ def allocation_agreement_markdown(*, title: str, queues: Sequence[QueueAgreement
 
 def _queue_section(queue: QueueAgreement) -> list[str]:
     allocation = queue.allocation
-    lines = [f"## Job queue {queue.title}", ""]
+    names = queue_names_of(queue)
+    heading = f"`{names.name.value}`" if names.name.value is not None else queue.title
+    lines = [f"## Job queue {heading}", ""]
+    if queue.names is not None:
+        lines += [
+            f"- Construct: `{names.path}`",
+            f"- Name: {names.name.describe()}",
+            f"- ARN: {names.arn.describe()}",
+            "",
+        ]
     if allocation is not None:
         lines.append(f"Service environment: {_limits(allocation.environment_limits)}.")
     else:
@@ -149,6 +182,12 @@ def _share_section(queue: QueueAgreement, spec: QuotaShareSpec) -> list[str]:
     else:
         lines.append(f"- **Owner:** {agreement.owner}")
         lines.append(f"- **Purpose:** {agreement.purpose or 'not stated'}")
+        topic = queue.owner_topics.get(agreement.owner)
+        if topic is not None:
+            lines.append(
+                f"- **Notifications:** SNS topic {topic.describe()} (preemptions, starvation, "
+                "drift; subscribe with `QuotaShareMonitoring.subscribe_owner`)"
+            )
     state = "" if spec.enabled else " The share is DISABLED: it accepts no new jobs."
     # Unknown capacity: who can borrow from whom is unknown, so the strategy's own words stand.
     lends_out = (
@@ -177,6 +216,7 @@ def _share_section(queue: QueueAgreement, spec: QuotaShareSpec) -> list[str]:
             spec, queue.budget_enforced, lends_out, borrows, queue.shrink_guards.get(spec.name)
         )
     ]
+    lines += _targets(spec)
     lines.append("- **Who may submit:**")
     grants = queue.grants.get(spec.name, ())
     lines += [f"  - {item}" for item in _grants(grants)]
@@ -184,6 +224,7 @@ def _share_section(queue: QueueAgreement, spec: QuotaShareSpec) -> list[str]:
         f"  - {item}"
         for item in _what_to_send(spec.name, grants, queue.submission_tags.get(spec.name, {}))
     ]
+    lines += how_to_submit_markdown(submission_terms(queue, spec))
     return lines
 
 
@@ -232,6 +273,16 @@ def _contract(
     return items
 
 
+def _targets(spec: QuotaShareSpec) -> list[str]:
+    """The share's service targets (``ShareAgreement.target_wait_p95``/``max_budget_failures``),
+    which ``quota-constructs recommend`` checks an allocation against."""
+    agreement = spec.agreement
+    if agreement is None or not agreement.has_targets:
+        return []
+    return [f"- **Service targets:** {agreement.describe_targets()} (checked by replaying a "
+            "workload: `quota-constructs recommend`)."]
+
+
 def _grants(grants: Sequence[GrantLike]) -> list[str]:
     if not grants:
         return ["No grants declared in this app (whoever IAM already allows)."]
@@ -242,8 +293,27 @@ def _grants(grants: Sequence[GrantLike]) -> list[str]:
             else f"priority at most {grant.max_priority}"
         )
         what = _PERMISSION.get(grant.permission, grant.permission)
-        items.append(f"`{grant.principal}` may {what} ({ceiling}).")
+        items.append(
+            f"{_principal_text(grant.principal, getattr(grant, 'names', None))} may {what} "
+            f"({ceiling})."
+        )
     return items
+
+
+def _principal_text(label: str, names: PrincipalNames | None) -> str:
+    """The role's real name or ARN where known, else the output that will hold its ARN; the
+    construct path stays beside it, for the reader who knows the code."""
+    if names is None or names.kind == "principal":
+        return f"`{label}`"
+    if names.name.value is not None:
+        real = f"{names.kind} `{names.name.value}`"
+    elif names.arn.value is not None:
+        real = f"{names.kind} `{names.arn.value}`"
+    elif names.arn.output is not None:
+        real = f"{names.kind} whose ARN is {names.arn.output.describe()}"
+    else:
+        return f"`{label}`"
+    return real if f"`{label}`" in real else f"{real} (`{label}`)"
 
 
 def _what_to_send(

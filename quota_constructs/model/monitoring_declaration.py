@@ -35,20 +35,32 @@ from .wire import parse_bool, parse_int, resource_properties, spec_from_properti
 DECLARATION_VERSION = 1
 DECLARATION_SUBJECT = "monitoring declaration"
 _NOT_RENDERED = ("JobQueue", "Tags")
-_AGREEMENT_KEYS = frozenset({"Owner", "Purpose", "Recoverable", "InterruptionBudget"})
+_AGREEMENT_KEYS = frozenset({
+    "Owner", "Purpose", "Recoverable", "InterruptionBudget", "TargetWaitP95Seconds",
+    "MaxBudgetFailures",
+})
 # spec_from_properties wants a queue; the declaration's shares all belong to the monitored one,
 # which the Lambda reads from its environment, so any non-empty placeholder will do.
 _MONITORED_QUEUE = "monitored-job-queue"
 
 
 def agreement_properties(agreement: ShareAgreement) -> dict[str, Any]:
-    """The agreement in the declaration's PascalCase form."""
-    return {
+    """The agreement in the declaration's PascalCase form.
+
+    The service targets are written only when set, so a declaration without them renders as it
+    did before they existed (no template change for existing users).
+    """
+    rendered: dict[str, Any] = {
         "Owner": agreement.owner,
         "Purpose": agreement.purpose,
         "Recoverable": agreement.recoverable,
         "InterruptionBudget": agreement.interruption_budget,
     }
+    if agreement.target_wait_p95 is not None:
+        rendered["TargetWaitP95Seconds"] = agreement.target_wait_p95_seconds
+    if agreement.max_budget_failures is not None:
+        rendered["MaxBudgetFailures"] = agreement.max_budget_failures
+    return rendered
 
 
 def monitoring_declaration(specs: Iterable[QuotaShareSpec]) -> dict[str, Any]:
@@ -119,6 +131,8 @@ def _parse_agreement(raw: Any, *, subject: str) -> ShareAgreement | None:
             subject, "Agreement", unknown, "only the keys " + ", ".join(sorted(_AGREEMENT_KEYS))
         )
     budget = raw.get("InterruptionBudget")
+    wait = raw.get("TargetWaitP95Seconds")
+    failures = raw.get("MaxBudgetFailures")
     agreement = ShareAgreement(
         owner=raw.get("Owner"),  # type: ignore[arg-type]
         purpose=raw.get("Purpose", ""),
@@ -128,8 +142,24 @@ def _parse_agreement(raw: Any, *, subject: str) -> ShareAgreement | None:
         interruption_budget=None if budget is None else parse_int(
             budget, subject=subject, field="Agreement.InterruptionBudget"
         ),
+        target_wait_p95=None if wait is None else _parse_seconds(
+            wait, subject=subject, field="Agreement.TargetWaitP95Seconds"
+        ),
+        max_budget_failures=None if failures is None else parse_int(
+            failures, subject=subject, field="Agreement.MaxBudgetFailures"
+        ),
     )
     return agreement.validate(subject=subject, field="Agreement")
+
+
+def _parse_seconds(raw: Any, *, subject: str, field: str) -> float:
+    # Numbers may arrive as strings (CloudFormation turns every number into one).
+    if isinstance(raw, bool):
+        raise QuotaConfigError(subject, field, raw, "a number of seconds > 0")
+    try:
+        return float(raw)
+    except (TypeError, ValueError):
+        raise QuotaConfigError(subject, field, raw, "a number of seconds > 0") from None
 
 
 def _refuse_tokens(value: Any, *, subject: str, path: str) -> None:

@@ -11,6 +11,7 @@ from .owner_topics import OwnerTopics
 from .quota_share_monitoring import QuotaShareMonitoring
 from .share_alarms import ShareAlarms
 from .share_metrics_function import ShareMetricsFunction
+from .stack_preemptions import StackPreemptions
 from .thresholds import ShareAlarmThresholds
 
 __all__ = [
@@ -21,4 +22,5 @@ __all__ = [
     "ShareAlarmThresholds",
     "ShareAlarms",
     "ShareMetricsFunction",
+    "StackPreemptions",
 ]

@@ -38,8 +38,9 @@ class ShareMetrics:
     def share(
         self, name: str, share: str, *, statistic: str, period: Duration, label: str | None = None
     ) -> cloudwatch.Metric:
-        """A per-share metric (RunnableJobs, OldestRunnableJobAgeSeconds, ShareDrift,
-        Preemptions, JobsOverInterruptionBudget, JobsTerminatedOverBudget)."""
+        """A per-share metric (RunnableJobs, OldestRunnableJobAgeSeconds,
+        HeadJobFitsIdleOwnCapacity, ShareDrift, Preemptions, JobsOverInterruptionBudget,
+        JobsTerminatedOverBudget, BlockedJobs)."""
         return self._metric(
             name, {QUOTA_SHARE_DIMENSION: share}, statistic=statistic, period=period, label=label
         )
@@ -54,8 +55,7 @@ class ShareMetrics:
         period: Duration,
         label: str | None = None,
     ) -> cloudwatch.Metric:
-        """A per-share, per-capacity-unit metric (CapacityInUse, CapacityLimit,
-        BorrowedCapacity, IdleOwnCapacity)."""
+        """A per-share, per-capacity-unit metric (CapacityInUse)."""
         return self._metric(
             name,
             {QUOTA_SHARE_DIMENSION: share, CAPACITY_UNIT_DIMENSION: unit},
@@ -75,6 +75,10 @@ class ShareMetrics:
             period=period,
             label=kind,
         )
+
+    def queue(self, name: str, *, statistic: str, period: Duration) -> cloudwatch.Metric:
+        """A per-queue metric (MonitorHealthy)."""
+        return self._metric(name, {}, statistic=statistic, period=period, label=None)
 
     def aws_batch(self, name: str, *, statistic: str, period: Duration) -> cloudwatch.Metric:
         """An AWS/Batch metric of the queue."""

@@ -12,9 +12,8 @@ from constructs import Construct
 
 from ..model import QuotaShareSpec
 from ..runtime.monitoring_contract import (
-    BORROWED_CAPACITY,
+    BLOCKED_JOBS,
     CAPACITY_IN_USE,
-    CAPACITY_LIMIT,
     JOBS_OVER_BUDGET,
     JOBS_TERMINATED_OVER_BUDGET,
     OLDEST_RUNNABLE_JOB_AGE,
@@ -89,8 +88,14 @@ class QuotaShareDashboard(Construct):
                 height=HEIGHT,
             ),
         )
+        self._metrics = metrics
+        self._period = period
         for spec in shares:
-            self.resource.add_widgets(*self._share_row(metrics, spec, period))
+            self.add_share(spec)
+
+    def add_share(self, spec: QuotaShareSpec) -> None:
+        """One more row, for ``spec``."""
+        self.resource.add_widgets(*self._share_row(self._metrics, spec, self._period))
 
     def add_alarms(self, alarms: Sequence[cloudwatch.IAlarm]) -> None:
         """Show ``alarms`` (their state at a glance) below the shares."""
@@ -109,18 +114,24 @@ class QuotaShareDashboard(Construct):
         share = spec.name
         owner = f" ({spec.agreement.owner})" if spec.agreement is not None else ""
         capacity: list[cloudwatch.IMetric] = []
-        for unit in spec.units:
-            for name, label in (
-                (CAPACITY_IN_USE, "in use"),
-                (CAPACITY_LIMIT, "own limit"),
-                (BORROWED_CAPACITY, "borrowed"),
-            ):
-                capacity.append(
-                    metrics.unit(
-                        name, share, unit, statistic="Maximum", period=period,
-                        label=f"{label} {unit}",
-                    )
-                )
+        for index, unit in enumerate(spec.units):
+            used = f"used{index}"
+            in_use = metrics.unit(
+                CAPACITY_IN_USE, share, unit, statistic="Maximum", period=period,
+                label=f"in use {unit}",
+            )
+            limit = spec.limit_of(unit)
+            capacity.append(in_use)
+            # The own limit is a constant of the declaration and borrowed capacity follows from
+            # it: derived here by metric math rather than published (and paid for) every minute.
+            capacity.append(cloudwatch.MathExpression(
+                expression=f"{used} * 0 + {limit}", using_metrics={used: in_use},
+                label=f"own limit {unit}", period=period,
+            ))
+            capacity.append(cloudwatch.MathExpression(
+                expression=f"IF({used} > {limit}, {used} - {limit}, 0)",
+                using_metrics={used: in_use}, label=f"borrowed {unit}", period=period,
+            ))
         return [
             cloudwatch.GraphWidget(
                 title=f"{share}{owner}: capacity in use, own limit, borrowed",
@@ -134,13 +145,13 @@ class QuotaShareDashboard(Construct):
                 left=[
                     metrics.share(
                         RUNNABLE_JOBS, share, statistic="Maximum", period=period,
-                        label="RUNNABLE jobs",
+                        label="RUNNABLE jobs (at the count cap: at least)",
                     )
                 ],
                 right=[
                     metrics.share(
                         OLDEST_RUNNABLE_JOB_AGE, share, statistic="Maximum", period=period,
-                        label="oldest RUNNABLE wait (s)",
+                        label="first RUNNABLE job's wait at the front (s)",
                     ),
                     metrics.share(
                         SHARE_DRIFT, share, statistic="Maximum", period=period,
@@ -153,7 +164,7 @@ class QuotaShareDashboard(Construct):
                 height=HEIGHT,
             ),
             cloudwatch.GraphWidget(
-                title=f"{share}: preemptions by kind, jobs over budget",
+                title=f"{share}: preemptions by kind, jobs over budget or blocking",
                 left=[
                     metrics.preemption_kind(PREEMPTIONS, share, kind, period=period)
                     for kind in PREEMPTION_KINDS
@@ -165,6 +176,7 @@ class QuotaShareDashboard(Construct):
                     for name, label in (
                         (JOBS_OVER_BUDGET, "over budget"),
                         (JOBS_TERMINATED_OVER_BUDGET, "terminated over budget"),
+                        (BLOCKED_JOBS, "blocking the queue"),
                     )
                 ],
                 stacked=True,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Final
 
-from aws_cdk import Duration, Stack
+from aws_cdk import Duration
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
@@ -17,19 +17,17 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from .._l1_resources import default_policy
-from ..nag_acknowledgments import acknowledge, acknowledge_wildcard_resource
 from ..runtime.monitoring_contract import (
     EVENT_SOURCE,
     JOB_EVENTS_HANDLER,
-    PREEMPTION_COMPLETED_DETAIL_TYPE,
-    PREEMPTION_STARTED_DETAIL_TYPE,
+    QUEUE_BLOCKED_DETAIL_TYPE,
     STATE_CHANGE_DETAIL_TYPE,
+    STATE_CHANGE_STATUSES,
 )
-from ._function import acknowledge_xray, monitoring_function
+from ._function import acknowledge_xray, allow_publishing_to_owner, monitoring_function
 
 # DescribeServiceJob defines no resource type: IAM accepts only "*" for it.
 DESCRIBE_ACTIONS: Final = ("batch:DescribeServiceJob",)
-TERMINATE_ACTIONS: Final = ("batch:TerminateServiceJob",)
 
 TIMEOUT: Final = Duration.seconds(30)
 # EventBridge retries delivery to Lambda with backoff; past this the event goes to the DLQ.
@@ -39,6 +37,10 @@ DELIVERY_MAX_AGE: Final = Duration.hours(2)
 # the handler is idempotent per event, so a retry never notifies twice for one preemption.
 INVOKE_RETRIES: Final = 2
 INVOKE_MAX_AGE: Final = Duration.hours(1)
+DEFAULT_CONCURRENCY: Final = 2
+"""Reserved concurrency: a preemption storm queues invocations (Lambda keeps asynchronous
+events up to ``INVOKE_MAX_AGE``) instead of calling DescribeServiceJob hundreds of times at once
+and throttling the account's Batch API."""
 
 
 class JobEventsFunction(Construct):
@@ -47,13 +49,19 @@ class JobEventsFunction(Construct):
     Rules (each delivering with retries, then to ``dead_letter_queue``):
 
     - ``StateChangeRule``: ``Batch Service Job State Change`` events whose ``detail.jobQueue``
-      is this queue's ARN; other queues' jobs never reach the function.
-    - ``PreemptionRule``: ``Batch Service Job Preemption Started`` / ``Completed``. These
-      events carry no queue, so every preemption of the account and region is delivered and
-      the handler looks the job up (``DescribeServiceJob``) and ignores other queues' jobs.
+      is this queue's ARN and whose ``detail.status`` is FAILED; other queues' jobs and other
+      statuses never reach the function.
+    - ``QueueBlockedRule``: ``Batch Service Job Queue Blocked`` events of this queue
+      (``detail.jobQueue``): a job at the front that can never start.
+    Preemption events carry no queue: they go to the stack's one preemptions function
+    (:class:`StackPreemptions`), which looks each job up once for every queue the stack
+    monitors.
 
-    The role (``Role``) may describe service jobs, publish to ``owner_topics`` and, only with
-    ``enforce_interruption_budget``, terminate service jobs of the queue's account and region.
+    The function runs at most ``concurrency`` invocations at once (reserved concurrency;
+    None = unreserved, for accounts whose concurrency quota cannot spare it).
+
+    The role (``Role``) may describe service jobs and publish to ``owner_topics``; it never
+    terminates a job (budgets are enforced on preemptions, by the stack's preemptions function).
     """
 
     def __init__(
@@ -65,15 +73,16 @@ class JobEventsFunction(Construct):
         job_queue_arn: str,
         environment: dict[str, str],
         owner_topics: Mapping[str, sns.ITopic],
-        enforce_interruption_budget: bool,
         log_retention: logs.RetentionDays,
         dead_letter_queue: sqs.IQueue,
         layers: Sequence[lambda_.ILayerVersion] = (),
+        concurrency: int | None = DEFAULT_CONCURRENCY,
     ) -> None:
         super().__init__(scope, id)
         self.function, self.role, self.log_group = monitoring_function(
             self,
             code=code,
+            reserved_concurrency=concurrency,
             handler=JOB_EVENTS_HANDLER,
             description=f"AWS Batch quota shares: job events to owners ({self.node.path})",
             timeout=TIMEOUT,
@@ -87,33 +96,11 @@ class JobEventsFunction(Construct):
         self.role.add_to_principal_policy(
             iam.PolicyStatement(actions=list(DESCRIBE_ACTIONS), resources=["*"])
         )
+        self._published = 0
         for topic in owner_topics.values():
-            topic.grant_publish(self.role)
-        if owner_topics:
-            acknowledge(
-                default_policy(self.role),
-                "AwsSolutions-IAM5[Action::kms:GenerateDataKey*]",
-                "Added by sns.Topic.grant_publish for an owner topic's KMS key: publishing to "
-                "an encrypted topic needs a data key (GenerateDataKey and its no-plaintext "
-                "variant), on that topic's key only.",
-            )
+            self.allow_publishing(topic)
         policy_reasons = ["batch:DescribeServiceJob (read-only, to find a preempted job's "
                           "queue and share) defines no resource type either"]
-        if enforce_interruption_budget:
-            service_jobs = Stack.of(self).format_arn(
-                service="batch", resource="service-job", resource_name="*"
-            )
-            self.role.add_to_principal_policy(
-                iam.PolicyStatement(actions=list(TERMINATE_ACTIONS), resources=[service_jobs])
-            )
-            acknowledge_wildcard_resource(
-                default_policy(self.role),
-                service_jobs,
-                "enforce_interruption_budget=True: the handler terminates jobs past their "
-                "share's interruption budget. Service jobs exist only at run time and AWS "
-                "Batch has no job-queue condition key, so any service job of this account and "
-                "region; the handler terminates only jobs it found on this queue.",
-            )
         acknowledge_xray(default_policy(self.role), "; ".join(policy_reasons) + ".")
 
         def target() -> targets.LambdaFunction:
@@ -127,22 +114,30 @@ class JobEventsFunction(Construct):
         self.state_change_rule = events.Rule(
             self,
             "StateChangeRule",
-            description=f"Service-job state changes of this queue only ({self.node.path})",
+            description=f"Failed service jobs of this queue only ({self.node.path})",
             event_pattern=events.EventPattern(
                 source=[EVENT_SOURCE],
                 detail_type=[STATE_CHANGE_DETAIL_TYPE],
-                # The documented sample event carries the queue's ARN in detail.jobQueue.
+                # The documented sample event carries the queue's ARN in detail.jobQueue; only
+                # the statuses an owner is told about invoke the function.
+                detail={"jobQueue": [job_queue_arn], "status": list(STATE_CHANGE_STATUSES)},
+            ),
+            targets=[target()],
+        )
+        self.queue_blocked_rule = events.Rule(
+            self,
+            "QueueBlockedRule",
+            description=f"Jobs blocking this queue ({self.node.path})",
+            event_pattern=events.EventPattern(
+                source=[EVENT_SOURCE],
+                detail_type=[QUEUE_BLOCKED_DETAIL_TYPE],
+                # The documented sample carries the queue's ARN in detail.jobQueue.
                 detail={"jobQueue": [job_queue_arn]},
             ),
             targets=[target()],
         )
-        self.preemption_rule = events.Rule(
-            self,
-            "PreemptionRule",
-            description=f"Service-job preemptions, filtered to this queue by {self.node.path}",
-            event_pattern=events.EventPattern(
-                source=[EVENT_SOURCE],
-                detail_type=[PREEMPTION_STARTED_DETAIL_TYPE, PREEMPTION_COMPLETED_DETAIL_TYPE],
-            ),
-            targets=[target()],
-        )
+
+    def allow_publishing(self, topic: sns.ITopic) -> None:
+        """Let the function publish to an owner's topic (and use its key)."""
+        allow_publishing_to_owner(self.role, topic, first=self._published == 0)
+        self._published += 1

@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Final
 
-from aws_cdk import Duration, RemovalPolicy
-from aws_cdk import aws_iam as iam
+from aws_cdk import Duration, RemovalPolicy, Stack
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
 from ..model import QuotaConfigError
+from .alarm_delivery import alarm_key_statement, alarm_publish_statement
 
 MAX_DISPLAY_NAME: Final = 100
 
@@ -23,8 +23,9 @@ class OwnerTopics(Construct):
     The key is scheduled for deletion (after 7 days) when the monitoring is removed.
     A customer managed key rather than AWS's ``alias/aws/sns``: CloudWatch alarms can publish
     to an encrypted topic only when the key's policy lets ``cloudwatch.amazonaws.com`` use it,
-    and the AWS managed key's policy cannot be changed. Subscribe people or a chat integration
-    to ``topics[owner]`` after deploying.
+    and the AWS managed key's policy cannot be changed. Each topic's policy and the key's
+    policy let only this stack's alarms of this account publish (see :mod:`.alarm_delivery`).
+    Subscribe people or a chat integration to ``topics[owner]`` after deploying.
     """
 
     def __init__(self, scope: Construct, id: str, *, owners: Iterable[str]) -> None:
@@ -39,31 +40,34 @@ class OwnerTopics(Construct):
             removal_policy=RemovalPolicy.DESTROY,
             pending_window=Duration.days(7),
         )
-        self.key.add_to_resource_policy(
-            iam.PolicyStatement(
-                principals=[iam.ServicePrincipal("cloudwatch.amazonaws.com")],
-                actions=["kms:Decrypt", "kms:GenerateDataKey*"],
-                resources=["*"],
-            )
-        )
+        # Only this stack's alarms, of this account: the key serves no other CloudWatch use.
+        self.key.add_to_resource_policy(alarm_key_statement(Stack.of(self)))
         self.topics: dict[str, sns.ITopic] = {}
-        ids: dict[str, str] = {}
+        self._ids: dict[str, str] = {}
         for owner in owners:
-            if owner in self.topics:
-                continue
-            # "/" separates construct paths; every other character may stay.
-            topic_id = owner.replace("/", "-")
-            if topic_id in ids:
-                raise QuotaConfigError(
-                    f"owner {owner!r}", "agreement.owner", owner,
-                    f"a name that differs from {ids[topic_id]!r} in more than '/' and '-' "
-                    "(each owner's topic is named after the owner)",
-                )
-            ids[topic_id] = owner
-            self.topics[owner] = sns.Topic(
-                self,
-                topic_id,
-                display_name=f"Quota shares: {owner}"[:MAX_DISPLAY_NAME],
-                master_key=self.key,
-                enforce_ssl=True,
+            self.add(owner)
+
+    def add(self, owner: str) -> sns.ITopic:
+        """The owner's topic, created on first use."""
+        if owner in self.topics:
+            return self.topics[owner]
+        # "/" separates construct paths; every other character may stay.
+        topic_id = owner.replace("/", "-")
+        if topic_id in self._ids:
+            raise QuotaConfigError(
+                f"owner {owner!r}", "agreement.owner", owner,
+                f"a name that differs from {self._ids[topic_id]!r} in more than '/' and '-' "
+                "(each owner's topic is named after the owner)",
             )
+        self._ids[topic_id] = owner
+        topic = sns.Topic(
+            self,
+            topic_id,
+            display_name=f"Quota shares: {owner}"[:MAX_DISPLAY_NAME],
+            master_key=self.key,
+            enforce_ssl=True,
+        )
+        # The topic policy replaces SNS's default one: without this, no alarm could publish.
+        topic.add_to_resource_policy(alarm_publish_statement(topic.topic_arn, Stack.of(self)))
+        self.topics[owner] = topic
+        return topic

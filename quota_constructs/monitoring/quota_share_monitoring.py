@@ -4,9 +4,10 @@ the shares' owners, one dashboard, alarms per share."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
-from aws_cdk import Annotations, Duration, Stack
+from aws_cdk import Annotations, Aspects, Duration, Lazy, Stack
+from aws_cdk import aws_chatbot as chatbot
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as actions
 from aws_cdk import aws_lambda as lambda_
@@ -16,7 +17,8 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from .._construct_props import check_flag, child_path
-from ..job_queue import ITrainingJobQueue
+from .._share_ledger import ledger_of
+from ..job_queue import IHasTrainingJobQueue, ITrainingJobQueue
 from ..model import (
     QuotaConfigError,
     QuotaShareSpec,
@@ -24,33 +26,48 @@ from ..model import (
     monitoring_declaration_json,
     share_subject,
 )
+from ..model.capacity import check_count
+from ..model.deployed_names import DeployedName
 from ..nag_acknowledgments import acknowledge
+from ..quota_share import QuotaShare
+from ..runtime.batch_reads import MAX_LISTING_PAGES, MAX_PAGE_SIZE
+from ..runtime.deployed_config import DEPLOYED_CONFIG_TAG_KEY, config_fingerprint
 from ..runtime.monitoring_contract import (
     DECLARATION_FILE_ENV,
     DEFAULT_METRIC_NAMESPACE,
+    DEFAULT_RUNNABLE_COUNT_CAP,
     ENFORCE_BUDGET_ENV,
     JOB_QUEUE_ARN_ENV,
     JOB_QUEUE_NAME_ENV,
     METRIC_NAMESPACE_ENV,
+    MONITOR_HEALTHY,
     OWNER_TOPICS_ENV,
 )
-from ._asset import DECLARATION_FILE, monitoring_asset_directory
+from ..runtime.share_config import ShareConfig
+from ..share_options import ShareProvisioning
+from ._asset import DECLARATION_FILE, LateMonitoringCode, monitoring_asset_directory
+from ._function import AtSynthesis, LazyText
 from ._metrics import ShareMetrics
+from ._monitor_registry import claim_queue
+from .alarm_delivery import allow_alarms_to_publish
 from .dashboard import QuotaShareDashboard
-from .job_events_function import JobEventsFunction
+from .job_events_function import DEFAULT_CONCURRENCY, JobEventsFunction
+from .outputs import add_monitoring_outputs
+from .owner_subscriptions import OwnerSubscriptions
 from .owner_topics import OwnerTopics
 from .share_alarms import ShareAlarms
 from .share_metrics_function import ShareMetricsFunction
+from .stack_preemptions import MonitoredQueue, StackPreemptions
 from .thresholds import ShareAlarmThresholds
-
-if TYPE_CHECKING:
-    from ..quota_managed_queue import QuotaManagedTrainingQueue
 
 DEFAULT_SCHEDULE: Final = Duration.minutes(1)
 DEFAULT_LOG_RETENTION: Final = logs.RetentionDays.ONE_MONTH
 # Alarm and graph period: five one-minute measurements smooth out a single slow API call.
 MIN_PERIOD: Final = Duration.minutes(5)
 MAX_SCHEDULE_MINUTES: Final = 60
+# Two periods in a row: one failed run (a deployment, a single throttled minute) does not page.
+HEALTH_EVALUATION_PERIODS: Final = 2
+MAX_JOB_EVENTS_CONCURRENCY: Final = 100
 NO_OWNER_WARNING_ID: Final = "quota_constructs:monitoring-no-owner"
 _NAMESPACE_ALLOWED = "1 to 255 characters, not starting with 'AWS/'"
 
@@ -67,14 +84,16 @@ class QuotaShareMonitoring(Construct):
     encryption, TLS only: events EventBridge could not deliver and invocations that failed
     after their retries), ``OwnerTopics`` (when topics are created here), ``ShareMetrics``
     (:class:`ShareMetricsFunction`), ``JobEvents`` (:class:`JobEventsFunction`),
-    ``Dashboard`` (:class:`QuotaShareDashboard`), ``Alarms/<share>`` (:class:`ShareAlarms`)
-    and ``DeadLetters`` (an alarm: something failed after every retry and waits in the
-    dead-letter queue).
+    ``Dashboard`` (:class:`QuotaShareDashboard`), ``Alarms/<share>`` (:class:`ShareAlarms`),
+    ``DeadLetters`` (an alarm: something new arrived in the dead-letter queue),
+    ``MonitorHealth`` (an alarm: the metrics function could not read AWS Batch or did not
+    run; missing data breaching) and ``Code`` (the functions' code, staged at synthesis).
 
     :param job_queue: the monitored queue.
-    :param shares: the shares to watch. Default: the queue's ``quota_share_specs`` when this
-        construct is created (create it after the shares), required for a queue whose shares
-        this app does not declare.
+    :param shares: the shares to watch. Default: every share the app declares on the queue,
+        resolved when the app is synthesized (a share added after this construct is watched
+        too); required for a queue whose shares this app does not declare. One queue has one
+        monitor: a second one of the same queue is refused.
     :param owner_topics: the topic that reaches each owner, by owner name; must cover every
         owner of ``shares``. Default: one topic per owner, created here (``OwnerTopics``).
     :param metrics_schedule: time between two per-share measurements. Default 1 minute;
@@ -95,11 +114,20 @@ class QuotaShareMonitoring(Construct):
     :param namespace: CloudWatch namespace of the custom metrics. Default
         ``QuotaConstructs/Batch``.
     :param log_retention: how long both functions' logs are kept. Default one month.
-    :param operations_topic: where ``DeadLetters`` (the monitoring itself failing) notifies.
-        Default: nowhere; the alarm still shows on the dashboard.
+    :param operations_topic: where ``DeadLetters`` (something failed after every retry) and
+        ``MonitorHealth`` (the metrics function could not read AWS Batch, or did not run)
+        notify, into ALARM and back to OK. Default: nowhere; the alarms still show on the
+        dashboard.
     :param handler_layers: Lambda layers for both functions. Default: none (not needed for
         the quota-share API: the functions carry the AWS Batch model they were synthesized
         with, whatever the runtime's botocore).
+    :param runnable_count_cap: the most RUNNABLE jobs counted per share and run (one
+        ListServiceJobs call per 100, only for shares with a waiting job). Default 100; a
+        ``RunnableJobs`` value equal to the cap means at least that many. 0: not counted (no
+        ``RunnableJobs`` metric, no ListServiceJobs call).
+    :param job_events_concurrency: reserved concurrency of the job-events function, so a
+        preemption storm queues rather than throttles the account's AWS Batch API. Default 2;
+        None: unreserved (for accounts whose concurrency quota cannot spare it).
     """
 
     def __init__(
@@ -107,7 +135,7 @@ class QuotaShareMonitoring(Construct):
         scope: Construct,
         id: str,
         *,
-        job_queue: ITrainingJobQueue | QuotaManagedTrainingQueue,
+        job_queue: ITrainingJobQueue | IHasTrainingJobQueue,
         shares: Sequence[QuotaShareSpec] | None = None,
         owner_topics: Mapping[str, sns.ITopic] | None = None,
         metrics_schedule: Duration = DEFAULT_SCHEDULE,
@@ -122,18 +150,18 @@ class QuotaShareMonitoring(Construct):
         log_retention: logs.RetentionDays = DEFAULT_LOG_RETENTION,
         operations_topic: sns.ITopic | None = None,
         handler_layers: Sequence[lambda_.ILayerVersion] = (),
+        runnable_count_cap: int = DEFAULT_RUNNABLE_COUNT_CAP,
+        job_events_concurrency: int | None = DEFAULT_CONCURRENCY,
     ) -> None:
         # Everything is checked before the construct exists, so a mistake leaves nothing behind.
         subject = f"monitoring {child_path(scope, id)}"
         queue = _training_job_queue(job_queue, subject=subject)
-        specs = tuple(queue.quota_share_specs if shares is None else shares)
-        if not specs:
-            raise QuotaConfigError(
-                subject, "shares", list(specs),
-                "at least one QuotaShareSpec (the queue declares none in this app yet: "
-                "create the monitoring after its shares, or pass shares=[...])",
-            )
-        declaration = monitoring_declaration_json(specs)
+        explicit = None if shares is None else tuple(shares)
+        if explicit is not None:
+            if not explicit:
+                raise QuotaConfigError(subject, "shares", [], "at least one QuotaShareSpec")
+            monitoring_declaration_json(explicit)  # every value literal, names unique
+        specs = explicit if explicit is not None else tuple(queue.quota_share_specs)
         for name, value in (
             ("enforce_interruption_budget", enforce_interruption_budget),
             ("metrics_enabled", metrics_enabled),
@@ -148,6 +176,11 @@ class QuotaShareMonitoring(Construct):
                 "False when job_events_enabled is False (budgets are enforced on job events)",
             )
         schedule_minutes = _check_schedule(metrics_schedule, subject=subject)
+        check_count(runnable_count_cap, subject=subject, field="runnable_count_cap", minimum=0,
+                    maximum=MAX_LISTING_PAGES * MAX_PAGE_SIZE)
+        if job_events_concurrency is not None:
+            check_count(job_events_concurrency, subject=subject, field="job_events_concurrency",
+                        minimum=1, maximum=MAX_JOB_EVENTS_CONCURRENCY)
         if not isinstance(namespace, str) or not 1 <= len(namespace) <= 255 or (
             namespace.startswith("AWS/")
         ):
@@ -155,30 +188,34 @@ class QuotaShareMonitoring(Construct):
         if thresholds is not None and not isinstance(thresholds, ShareAlarmThresholds):
             raise QuotaConfigError(subject, "thresholds", thresholds, "a ShareAlarmThresholds")
         default_thresholds = (thresholds or ShareAlarmThresholds()).validate(subject=subject)
-        per_share = _check_share_thresholds(share_thresholds or {}, specs, subject=subject)
-        owners = sorted({s.agreement.owner for s in specs if s.agreement is not None})
-        _check_owner_topics(owner_topics, owners, subject=subject)
+        per_share = _check_share_thresholds(
+            share_thresholds or {}, explicit, subject=subject
+        )
+        _check_owner_topics(owner_topics, _owners(specs), subject=subject)
         if operations_topic is not None:
             _check_topic(operations_topic, subject=subject, field="operations_topic")
+        claim_queue(queue, subject=subject, path=child_path(scope, id))
         super().__init__(scope, id)
 
         self.job_queue: Final = queue
-        self.shares: Final = specs
+        self.shares: tuple[QuotaShareSpec, ...] = specs
+        """The monitored shares: ``shares``, or every share the app declares on the queue
+        (complete once the app is synthesized)."""
         self.enforces_interruption_budget: Final[bool | None] = (
             enforce_interruption_budget if job_events_enabled else None
         )
         """True: jobs past their budget are terminated; False: only their owner is told;
         None: budgets are not watched (job events are off)."""
-        for spec in specs:
-            if spec.agreement is None:
-                Annotations.of(self).add_warning_v2(
-                    NO_OWNER_WARNING_ID,
-                    f"{share_subject(spec.name)} has no agreement (owner): it is measured, "
-                    "but nobody is told when its jobs are preempted or it is starved",
-                )
-        self.owner_topics: Final[dict[str, sns.ITopic]] = self._owner_topics(
-            owners, owner_topics
-        )
+        self._subject = subject
+        self._explicit_shares = explicit
+        self._given_topics = owner_topics
+        self._thresholds = default_thresholds
+        self._share_thresholds = per_share
+        self._watched: dict[str, QuotaShareSpec] = {}
+        self._owner_topics_construct: OwnerTopics | None = None
+        self.owner_topics: Final[dict[str, sns.ITopic]] = {}
+        """The topic reaching each owner of a monitored share."""
+        self._owner_topic_names: dict[str, DeployedName] = {}
 
         self.dead_letter_queue: Final = sqs.Queue(
             self,
@@ -198,8 +235,11 @@ class QuotaShareMonitoring(Construct):
         ):
             acknowledge(dlq_resource, rule, reason)
 
-        code = lambda_.Code.from_asset(monitoring_asset_directory(declaration))
+        # The code (runtime + declaration of the monitored shares) is staged when the app is
+        # synthesized, once every share of the queue is declared.
+        self._code = LateMonitoringCode(self)
         metrics = ShareMetrics(namespace, queue.job_queue_name)
+        self._metrics = metrics
         environment = {
             JOB_QUEUE_ARN_ENV: queue.job_queue_arn,
             JOB_QUEUE_NAME_ENV: queue.job_queue_name,
@@ -210,10 +250,11 @@ class QuotaShareMonitoring(Construct):
             ShareMetricsFunction(
                 self,
                 "ShareMetrics",
-                code=code,
+                code=self._code.code,
                 job_queue_arn=queue.job_queue_arn,
                 environment=environment,
                 schedule=Duration.minutes(schedule_minutes),
+                runnable_count_cap=runnable_count_cap,
                 log_retention=log_retention,
                 dead_letter_queue=self.dead_letter_queue,
                 layers=handler_layers,
@@ -221,53 +262,71 @@ class QuotaShareMonitoring(Construct):
             if metrics_enabled
             else None
         )
+        stack = Stack.of(self)
         self.job_events: Final[JobEventsFunction | None] = (
             JobEventsFunction(
                 self,
                 "JobEvents",
-                code=code,
+                code=self._code.code,
                 job_queue_arn=queue.job_queue_arn,
                 environment={
                     **environment,
-                    OWNER_TOPICS_ENV: Stack.of(self).to_json_string(
+                    OWNER_TOPICS_ENV: Lazy.string(LazyText(lambda: stack.to_json_string(
                         {owner: topic.topic_arn for owner, topic in self.owner_topics.items()}
-                    ),
+                    ))),
                     ENFORCE_BUDGET_ENV: "true" if enforce_interruption_budget else "false",
                 },
-                owner_topics=self.owner_topics,
-                enforce_interruption_budget=enforce_interruption_budget,
+                owner_topics={},
                 log_retention=log_retention,
                 dead_letter_queue=self.dead_letter_queue,
                 layers=handler_layers,
+                concurrency=job_events_concurrency,
             )
             if job_events_enabled
             else None
         )
 
+        for part in (self.share_metrics, self.job_events):
+            if part is not None:
+                self._code.used_by(part.function)
+        self.preemptions: StackPreemptions | None = None
+        """The stack's preemptions function, shared by every monitor of the stack (None when
+        job events are off)."""
+        if job_events_enabled:
+            self.preemptions = StackPreemptions.of_stack(
+                self, dead_letter_queue=self.dead_letter_queue, log_retention=log_retention,
+                layers=handler_layers, concurrency=job_events_concurrency,
+            )
+            self.preemptions.register(MonitoredQueue(
+                job_queue_arn=queue.job_queue_arn,
+                job_queue_name=queue.job_queue_name,
+                namespace=namespace,
+                enforce_interruption_budget=enforce_interruption_budget,
+                resolve=self._final_declaration,
+            ))
         period = Duration.minutes(max(schedule_minutes, int(MIN_PERIOD.to_minutes())))
+        self._period = period
+        self._share_metrics_on = metrics_enabled
+        self._job_events_on = job_events_enabled
         self.dashboard: Final[QuotaShareDashboard | None] = (
-            QuotaShareDashboard(self, "Dashboard", metrics=metrics, shares=specs, period=period)
+            QuotaShareDashboard(self, "Dashboard", metrics=metrics, shares=(), period=period)
             if dashboard_enabled
             else None
         )
         self.alarms: Final[dict[str, ShareAlarms]] = {}
-        if alarms_enabled and (metrics_enabled or job_events_enabled):
-            alarms_scope = Construct(self, "Alarms")
-            for spec in specs:
-                owner = spec.agreement.owner if spec.agreement is not None else None
-                self.alarms[spec.name] = ShareAlarms(
-                    alarms_scope,
-                    spec.name,
-                    spec=spec,
-                    metrics=metrics,
-                    thresholds=per_share.get(spec.name, default_thresholds),
-                    period=period,
-                    share_metrics=metrics_enabled,
-                    job_events=job_events_enabled,
-                    owner_topic=self.owner_topics.get(owner) if owner else None,
-                )
-            dead_letters = self.dead_letter_queue.metric_approximate_number_of_messages_visible(
-                period=MIN_PERIOD, statistic="Maximum"
+        self._alarms_scope = (
+            Construct(self, "Alarms")
+            if alarms_enabled and (metrics_enabled or job_events_enabled) else None
+        )
+        self._operations_alarms: list[cloudwatch.Alarm] = []
+        self.monitor_health_alarm: cloudwatch.Alarm | None = None
+        self.dead_letters_alarm: cloudwatch.Alarm | None = None
+        if self._alarms_scope is not None:
+            # Messages *arriving* (SendMessage by EventBridge or Lambda), not messages sitting:
+            # nobody drains this queue, so a visible-count alarm would stay in ALARM for the
+            # 14 days of retention and never fire again.
+            dead_letters = self.dead_letter_queue.metric_number_of_messages_sent(
+                period=MIN_PERIOD, statistic="Sum"
             ).create_alarm(
                 self,
                 "DeadLetters",
@@ -279,20 +338,156 @@ class QuotaShareMonitoring(Construct):
                 threshold=1,
                 comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
                 evaluation_periods=1,
-                # SQS publishes this metric every few minutes for an active queue; none means
-                # nothing arrived.
+                # SQS publishes nothing for a period in which nothing was sent.
                 treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
             )
-            if operations_topic is not None:
-                dead_letters.add_alarm_action(actions.SnsAction(operations_topic))
-            self.dead_letters_alarm: cloudwatch.Alarm | None = dead_letters
-            if self.dashboard is not None:
-                self.dashboard.add_alarms(
-                    [alarm for group in self.alarms.values() for alarm in group.alarms]
-                    + [dead_letters]
+            self.dead_letters_alarm = dead_letters
+            self._operations_alarms.append(dead_letters)
+            if metrics_enabled:
+                self.monitor_health_alarm = self._monitor_health_alarm(
+                    metrics, period, queue.node.path
                 )
+                self._operations_alarms.append(self.monitor_health_alarm)
+            if operations_topic is not None:
+                for alarm in self._operations_alarms:
+                    alarm.add_alarm_action(actions.SnsAction(operations_topic))
+                    alarm.add_ok_action(actions.SnsAction(operations_topic))
+        # Topics this construct did not create: add CloudWatch's grant where the app owns them,
+        # warn (saying what to add) where it does not.
+        given = list((owner_topics or {}).values()) + (
+            [operations_topic] if operations_topic is not None else []
+        )
+        granted: list[sns.ITopic] = []
+        for topic in given:
+            if not any(topic is seen for seen in granted):
+                granted.append(topic)
+                allow_alarms_to_publish(topic, self)
+        for spec in specs:
+            self._watch(spec)
+        Aspects.of(self).add(AtSynthesis(self, self.resolve_shares))
+
+    def _watch(self, spec: QuotaShareSpec) -> None:
+        """Measure, show, alarm on and tell the owner of one more share."""
+        self._watched[spec.name] = spec
+        topic: sns.ITopic | None = None
+        if spec.agreement is None:
+            Annotations.of(self).add_warning_v2(
+                NO_OWNER_WARNING_ID,
+                f"{share_subject(spec.name)} has no agreement (owner): it is measured, "
+                "but nobody is told when its jobs are preempted or it is starved",
+            )
         else:
-            self.dead_letters_alarm = None
+            topic = self._owner_topic(spec.agreement.owner)
+        if self.dashboard is not None:
+            self.dashboard.add_share(spec)
+        if self._alarms_scope is not None:
+            self.alarms[spec.name] = ShareAlarms(
+                self._alarms_scope,
+                spec.name,
+                spec=spec,
+                metrics=self._metrics,
+                thresholds=self._share_thresholds.get(spec.name, self._thresholds),
+                period=self._period,
+                share_metrics=self._share_metrics_on,
+                job_events=self._job_events_on,
+                owner_topic=topic,
+            )
+
+    def _owner_topic(self, owner: str) -> sns.ITopic:
+        if owner in self.owner_topics:
+            return self.owner_topics[owner]
+        if self._given_topics is not None:
+            _check_owner_topics(self._given_topics, [owner], subject=self._subject)
+            topic = self._given_topics[owner]
+        else:
+            if self._owner_topics_construct is None:
+                self._owner_topics_construct = OwnerTopics(self, "OwnerTopics", owners=())
+            topic = self._owner_topics_construct.add(owner)
+        self.owner_topics[owner] = topic
+        if self.job_events is not None:
+            # Only the owners of monitored shares: the function may publish to no other topic.
+            self.job_events.allow_publishing(topic)
+        return topic
+
+    def _record_deployed_configurations(self, specs: Sequence[QuotaShareSpec]) -> None:
+        """Tag each monitored share the custom resource provisions (in any stack of the app)
+        with the fingerprint of the configuration its own deployment declares, so the metrics
+        function judges drift against what was last deployed, not only against this stack's
+        declaration (see :mod:`quota_constructs.runtime.deployed_config`). Shares provisioned
+        natively by CloudFormation are left alone: a tag change there may replace the share."""
+        ledger = ledger_of(self.job_queue)
+        names = {spec.name for spec in specs}
+        for construct in self.node.root.node.find_all():
+            if (
+                isinstance(construct, QuotaShare)
+                and construct.provisioning is ShareProvisioning.CUSTOM_RESOURCE
+                and construct.spec.name in names
+                and ledger is not None
+                and ledger_of(construct.job_queue) is ledger
+            ):
+                construct.tags.set_tag(
+                    DEPLOYED_CONFIG_TAG_KEY,
+                    config_fingerprint(ShareConfig.declared(construct.spec)),
+                )
+
+    def _final_declaration(self) -> tuple[str, Mapping[str, sns.ITopic]]:
+        self.resolve_shares()
+        return monitoring_declaration_json(self.shares), dict(self.owner_topics)
+
+    def resolve_shares(self) -> None:
+        """Watch every share the queue declares by now (run when the app is synthesized; a
+        share added after this construct was created is monitored like the others), then stage
+        the functions' code with the final declaration."""
+        if self._code.staged:
+            return
+        final = self._explicit_shares or tuple(self.job_queue.quota_share_specs)
+        if not final:
+            raise QuotaConfigError(
+                self._subject, "shares", [],
+                "at least one QuotaShareSpec: the app declares no share on the monitored queue "
+                "(declare its shares, or pass shares=[...])",
+            )
+        _check_share_thresholds(self._share_thresholds, final, subject=self._subject)
+        for spec in final:
+            if spec.name not in self._watched:
+                self._watch(spec)
+        self.shares = final
+        self._record_deployed_configurations(final)
+        self._code.stage(monitoring_asset_directory(monitoring_declaration_json(final)))
+        if self.dashboard is not None:
+            self.dashboard.add_alarms(
+                [alarm for group in self.alarms.values() for alarm in group.alarms]
+                + self._operations_alarms
+            )
+        # Last: the outputs name every owner topic, those of shares added late included.
+        self._owner_topic_names = add_monitoring_outputs(self)
+
+    @property
+    def owner_topic_names(self) -> Mapping[str, DeployedName]:
+        """Each owner topic's ARN, or the stack output that holds it (for the agreement); the
+        monitored shares are resolved first, as synthesis would."""
+        self.resolve_shares()
+        return self._owner_topic_names
+
+    def _monitor_health_alarm(
+        self, metrics: ShareMetrics, period: Duration, queue_path: str
+    ) -> cloudwatch.Alarm:
+        healthy = metrics.queue(MONITOR_HEALTHY, statistic="Minimum", period=period)
+        return healthy.create_alarm(
+            self,
+            "MonitorHealth",
+            alarm_description=(
+                f"The quota-share monitoring of {queue_path} could not read AWS Batch (access "
+                "denied, sustained throttling, a timeout) or did not run at all: per-share "
+                "metrics are missing, so the Starved and Drift alarms cannot fire. Read the "
+                "ShareMetrics function's log (share_metrics_call_failed)."
+            ),
+            threshold=1,
+            comparison_operator=cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+            evaluation_periods=HEALTH_EVALUATION_PERIODS,
+            # Every run publishes the figure: none at all means the monitor is not running.
+            treat_missing_data=cloudwatch.TreatMissingData.BREACHING,
+        )
 
     @property
     def metrics_function(self) -> lambda_.IFunction | None:
@@ -304,20 +499,49 @@ class QuotaShareMonitoring(Construct):
         """The job-events function; None when ``job_events_enabled`` is False."""
         return self.job_events.function if self.job_events is not None else None
 
+    def subscribe_owner(
+        self, owner: str, subscription: sns.ITopicSubscription
+    ) -> sns.Subscription:
+        """Subscribe ``subscription`` (``aws_sns_subscriptions.EmailSubscription``,
+        ``SqsSubscription``, ``LambdaSubscription``, ``UrlSubscription``) to ``owner``'s
+        topic, with a dead-letter queue that passes cdk-nag (``OwnerSubscriptions``)."""
+        topic = self._declared_owner_topic(owner)
+        return self._subscriptions().subscribe(topic, subscription)
+
+    def add_chat_channel(
+        self, owner: str, channel: chatbot.SlackChannelConfiguration
+    ) -> None:
+        """Let AWS Chatbot post ``owner``'s notifications to ``channel`` (the topic is added
+        to the channel's notification topics; Chatbot subscribes itself, no dead-letter
+        queue is involved)."""
+        topic = self._declared_owner_topic(owner)
+        channel.add_notification_topic(topic)
+
+    def _declared_owner_topic(self, owner: str) -> sns.ITopic:
+        """The topic of ``owner``, also of a share declared after this construct (its topic is
+        created now rather than at synthesis, so a subscription can be attached to it)."""
+        if isinstance(owner, str) and owner not in self.owner_topics and not self._code.staged:
+            declared = self._explicit_shares or tuple(self.job_queue.quota_share_specs)
+            if any(s.agreement is not None and s.agreement.owner == owner for s in declared):
+                self._owner_topic(owner)
+        topic = self.owner_topics.get(owner) if isinstance(owner, str) else None
+        if topic is None:
+            raise QuotaConfigError(
+                f"monitoring {self.node.path}", "owner", owner,
+                f"one of the monitored shares' owners: {', '.join(sorted(self.owner_topics))}",
+            )
+        return topic
+
+    def _subscriptions(self) -> OwnerSubscriptions:
+        found = self.node.try_find_child("OwnerSubscriptions")
+        if isinstance(found, OwnerSubscriptions):
+            return found
+        return OwnerSubscriptions(self, "OwnerSubscriptions")
+
     def alarms_of(self, share: str) -> tuple[cloudwatch.IAlarm, ...]:
         """The alarms of ``share`` (empty when alarms are off)."""
         group = self.alarms.get(share)
         return tuple(group.alarms) if group is not None else ()
-
-    def _owner_topics(
-        self, owners: Sequence[str], given: Mapping[str, sns.ITopic] | None
-    ) -> dict[str, sns.ITopic]:
-        if given is None:
-            if not owners:
-                return {}
-            return dict(OwnerTopics(self, "OwnerTopics", owners=owners).topics)
-        # Only the owners of monitored shares: the function may publish to no other topic.
-        return {owner: given[owner] for owner in owners}
 
 
 def _check_topic(topic: object, *, subject: str, field: str) -> None:
@@ -348,12 +572,12 @@ def _check_owner_topics(
 
 
 def _training_job_queue(job_queue: object, *, subject: str) -> ITrainingJobQueue:
-    from ..quota_managed_queue import QuotaManagedTrainingQueue
-
-    if isinstance(job_queue, QuotaManagedTrainingQueue):
-        return job_queue.job_queue
     if isinstance(job_queue, ITrainingJobQueue):
         return job_queue
+    if isinstance(job_queue, IHasTrainingJobQueue) and isinstance(
+        job_queue.job_queue, ITrainingJobQueue
+    ):
+        return job_queue.job_queue
     raise QuotaConfigError(
         subject, "job_queue", job_queue,
         "a QuotaManagedTrainingQueue, a TrainingJobQueue or one of its from_... imports",
@@ -374,14 +598,15 @@ def _check_schedule(schedule: object, *, subject: str) -> int:
 
 def _check_share_thresholds(
     given: Mapping[str, ShareAlarmThresholds],
-    specs: Sequence[QuotaShareSpec],
+    specs: Sequence[QuotaShareSpec] | None,
     *,
     subject: str,
 ) -> dict[str, ShareAlarmThresholds]:
-    names = {spec.name for spec in specs}
+    """Each value checked; the names too once the monitored shares are known (``specs``)."""
+    names = {spec.name for spec in specs or ()}
     checked: dict[str, ShareAlarmThresholds] = {}
     for name, value in given.items():
-        if name not in names:
+        if specs is not None and name not in names:
             raise QuotaConfigError(
                 subject, "share_thresholds", name,
                 f"the name of a monitored share ({', '.join(sorted(names))})",
@@ -392,3 +617,7 @@ def _check_share_thresholds(
             )
         checked[name] = value.validate(subject=share_subject(name), field="share_thresholds")
     return checked
+
+
+def _owners(specs: Sequence[QuotaShareSpec]) -> list[str]:
+    return sorted({spec.agreement.owner for spec in specs if spec.agreement is not None})

@@ -13,7 +13,7 @@ from constructs import Construct
 
 from ..model import QuotaShareSpec
 from ..runtime.monitoring_contract import (
-    IDLE_OWN_CAPACITY,
+    HEAD_JOB_FITS_IDLE_OWN,
     JOBS_OVER_BUDGET,
     OLDEST_RUNNABLE_JOB_AGE,
     PREEMPTIONS,
@@ -28,10 +28,11 @@ PREEMPTION_PERIOD: Final = Duration.hours(1)
 class ShareAlarms(Construct):
     """Alarms of one share (children, each created only where it applies):
 
-    - ``Starved``: the oldest RUNNABLE job has waited longer than ``starved_after`` while part
-      of the share's own limit stayed idle for a whole period (metric math over
-      ``OldestRunnableJobAgeSeconds`` and ``IdleOwnCapacity`` of every unit). Missing data is
-      *not breaching*: no data means no waiting job (or no measurement), never starvation.
+    - ``Starved``: the share's first RUNNABLE job has waited at the front longer than
+      ``starved_after`` while the share's own idle capacity *of that job's instance type*
+      could hold it (its instance count), at every measurement of a period (metric math over
+      ``OldestRunnableJobAgeSeconds`` and ``HeadJobFitsIdleOwnCapacity``). Missing data is
+      *not breaching*: a silent monitor is the monitor-health alarm's to report.
     - ``OverBudget`` (shares whose agreement sets an interruption budget): a job was preempted
       more often than the budget allows (``JobsOverInterruptionBudget`` > 0). Not breaching
       when missing: the count is only published when it happens.
@@ -115,33 +116,32 @@ class ShareAlarms(Construct):
     ) -> cloudwatch.Alarm:
         share = spec.name
         wait = int(thresholds.starved_after.to_seconds())
-        using: dict[str, cloudwatch.IMetric] = {
-            "age": metrics.share(OLDEST_RUNNABLE_JOB_AGE, share, statistic="Maximum", period=period)
-        }
-        for index, unit in enumerate(spec.units):
-            # Minimum over the period: the capacity stayed idle the whole time.
-            using[f"idle{index}"] = metrics.unit(
-                IDLE_OWN_CAPACITY, share, unit, statistic="Minimum", period=period
-            )
-        idle = " + ".join(name for name in using if name != "age")
+        # Minimum over the period, both: the head job waited longer than the threshold, and
+        # would have fitted in the share's idle own capacity of its type, at every measurement.
         expression = cloudwatch.MathExpression(
-            expression=f"IF(age > {wait} AND ({idle}) > 0, 1, 0)",
-            using_metrics=using,
+            expression=f"IF(wait > {wait} AND fits >= 1, 1, 0)",
+            using_metrics={
+                "wait": metrics.share(OLDEST_RUNNABLE_JOB_AGE, share, statistic="Minimum",
+                                      period=period),
+                "fits": metrics.share(HEAD_JOB_FITS_IDLE_OWN, share, statistic="Minimum",
+                                      period=period),
+            },
             period=period,
-            label="starved (1 = jobs wait while own capacity is idle)",
+            label="starved (1 = the head job waits while its type's own capacity is idle)",
         )
         return expression.create_alarm(
             self,
             "Starved",
             alarm_description=(
-                f"Jobs of {whose} have waited longer than "
-                f"{thresholds.starved_after.to_human_string()} while part of its own limit "
-                "stayed idle: check the share's RUNNABLE jobs (status reason) and who holds "
-                "its lent capacity."
+                f"The first waiting job of {whose} has waited longer than "
+                f"{thresholds.starved_after.to_human_string()} although the share's own idle "
+                "capacity of that job's instance type could hold it: check the job's status "
+                "reason and who holds the share's lent capacity."
             ),
             threshold=1,
             comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
             evaluation_periods=1,
+            # No data: nothing measured (the health alarm pages for that), never starvation.
             treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
         )
 

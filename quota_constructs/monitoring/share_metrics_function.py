@@ -16,17 +16,18 @@ from constructs import Construct
 
 from .._l1_resources import default_policy
 from ..nag_acknowledgments import acknowledge_wildcard_resource
-from ..runtime.monitoring_contract import SHARE_METRICS_HANDLER
+from ..runtime.monitoring_contract import RUNNABLE_COUNT_CAP_ENV, SHARE_METRICS_HANDLER
 from ._function import acknowledge_xray, monitoring_function
 
 # Read-only, from the AWS Batch service authorization reference.
 QUEUE_READ_ACTIONS: Final = ("batch:GetJobQueueSnapshot", "batch:ListQuotaShares")
 SHARE_READ_ACTIONS: Final = ("batch:DescribeQuotaShare",)
-# ListServiceJobs defines no resource type: IAM accepts only "*" for it.
-UNSCOPED_READ_ACTIONS: Final = ("batch:ListServiceJobs",)
+# ListServiceJobs and DescribeServiceJob define no resource type: IAM accepts only "*" for them.
+UNSCOPED_READ_ACTIONS: Final = ("batch:DescribeServiceJob", "batch:ListServiceJobs")
 
-# One run reads a snapshot, up to 20 shares and their RUNNABLE jobs; bounded well below the
-# one-minute default schedule so that runs do not pile up behind a slow API.
+# One run reads a snapshot, the shares, and per share with a waiting job its first job and one
+# bounded count; bounded well below the one-minute default schedule so that runs do not pile up
+# behind a slow API.
 TIMEOUT: Final = Duration.seconds(50)
 
 
@@ -53,6 +54,7 @@ class ShareMetricsFunction(Construct):
         job_queue_arn: str,
         environment: dict[str, str],
         schedule: Duration,
+        runnable_count_cap: int,
         log_retention: logs.RetentionDays,
         dead_letter_queue: sqs.IQueue,
         layers: Sequence[lambda_.ILayerVersion] = (),
@@ -64,7 +66,7 @@ class ShareMetricsFunction(Construct):
             handler=SHARE_METRICS_HANDLER,
             description=f"AWS Batch quota shares: per-share metrics ({self.node.path})",
             timeout=TIMEOUT,
-            environment=environment,
+            environment={**environment, RUNNABLE_COUNT_CAP_ENV: str(runnable_count_cap)},
             log_retention=log_retention,
             dead_letter_queue=dead_letter_queue,
             retry_attempts=0,
@@ -106,6 +108,7 @@ class ShareMetricsFunction(Construct):
         )
         acknowledge_xray(
             policy,
-            "and batch:ListServiceJobs (read-only, to count each share's RUNNABLE jobs) "
-            "defines no resource type either.",
+            "and batch:ListServiceJobs / batch:DescribeServiceJob (read-only: a bounded count of "
+            "each share's RUNNABLE jobs, and the instance type and count of each share's first "
+            "waiting job) define no resource type either.",
         )

@@ -16,6 +16,7 @@ from botocore import xform_name
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
+from .batch_reads import MAX_LISTING_PAGES, list_service_jobs, paginate, read_queue_snapshot
 from .errors import QuotaShareLifecycleError
 from .live_share import LiveShare
 from .retry import RetryPolicy, call_with_retries, is_retryable
@@ -32,8 +33,7 @@ from .share_writes import Progress, ShareWrite, is_busy_refusal
 from .structured_log import log
 
 NOT_FOUND_CODES = frozenset({"ClientException", "ResourceNotFoundException", "NotFoundException"})
-PAGE_LIMIT = 100
-"""Pages read from one listing at most, so a misbehaving paginator cannot loop forever."""
+PAGE_LIMIT = MAX_LISTING_PAGES
 
 
 @dataclass(frozen=True)
@@ -193,42 +193,17 @@ class BatchGateway:
     def jobs(self, arn: QuotaShareArn, statuses: Iterable[str],
              limit: int = 1000) -> tuple[list[ServiceJob], bool]:
         """The share's jobs in ``statuses`` (at most ``limit``), and whether there were more."""
-        found: list[ServiceJob] = []
-        seen: set[str] = set()
-        for status in statuses:
-            for summary in self._pages(
-                "ListServiceJobs",
-                "jobSummaryList",
-                jobQueue=arn.job_queue_arn,
-                jobStatus=status,
-                filters=[{"name": "QUOTA_SHARE_NAME", "values": [arn.share_name]}],
-            ):
-                if len(found) >= limit:
-                    return found, True
-                job = ServiceJob.from_api(summary)
-                # Checked again here: a filter or status the endpoint ignored must not make
-                # other shares' jobs, or finished ones, count.
-                if (
-                    summary.get("quotaShareName", arn.share_name) == arn.share_name
-                    and summary.get("status", status) == status
-                    and job.job_id not in seen
-                ):
-                    seen.add(job.job_id)
-                    found.append(job)
-        return found, False
+        found, more = list_service_jobs(
+            self._call, arn.job_queue_arn, arn.share_name, statuses, limit=limit
+        )
+        return [ServiceJob.from_api(summary) for summary in found], more
 
     def snapshot_usage(self, arn: QuotaShareArn) -> dict[str, float] | None:
         """Capacity the share holds per unit (GetJobQueueSnapshot), None if it is not listed."""
-        response = self._call("GetJobQueueSnapshot", jobQueue=arn.job_queue_arn)
-        utilization = (response.get("queueUtilization") or {}).get("quotaShareUtilization") or {}
-        for entry in utilization.get("topCapacityUtilization") or []:
-            if entry.get("quotaShareName") in (arn.share_name, arn.arn):
-                usage: dict[str, float] = {}
-                for item in entry.get("capacityUsage") or []:
-                    unit = str(item.get("capacityUnit", ""))
-                    usage[unit] = usage.get(unit, 0.0) + float(item.get("quantity", 0.0))
-                return usage
-        return None
+        snapshot = read_queue_snapshot(self._call, arn.job_queue_arn)
+        if arn.share_name not in snapshot.usage:
+            return None
+        return dict(snapshot.usage_of(arn.share_name))
 
     # -- writes (see :mod:`.share_writes`) ------------------------------------------------------
 
@@ -280,17 +255,14 @@ class BatchGateway:
             return error.code in NOT_FOUND_CODES
 
     def _pages(self, operation: str, key: str, **params: Any) -> list[dict[str, Any]]:
-        items: list[dict[str, Any]] = []
-        token: str | None = None
-        for _ in range(PAGE_LIMIT):
-            page = self._call(operation, **params, **({"nextToken": token} if token else {}))
-            items.extend(page.get(key) or [])
-            token = page.get("nextToken")
-            if not token:
-                return items
-        raise QuotaShareLifecycleError(
-            f"AWS Batch {operation} returned more than {PAGE_LIMIT} pages; giving up"
-        )
+        # Acting on part of a listing (a share not found because it is on page 101) would be
+        # wrong, so the custom resource refuses rather than truncates.
+        listing = paginate(self._call, operation, key, **params)
+        if not listing.complete:
+            raise QuotaShareLifecycleError(
+                f"AWS Batch {operation} returned more than {PAGE_LIMIT} pages; giving up"
+            )
+        return list(listing.items)
 
     def _call(self, operation: str, **params: Any) -> dict[str, Any]:
         return self._request(operation, params, self._policy)

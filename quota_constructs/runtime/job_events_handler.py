@@ -5,9 +5,12 @@ One notification per preemption. *Preemption Completed* is the event that acts: 
 Started* only logs, so the pair never notifies twice. Neither carries a queue or a share, so the
 job is looked up (DescribeServiceJob) and jobs of other queues are ignored.
 
-*Service Job State Change* tells an owner what they must act on: a job that can never start
-(RUNNABLE with ``MISCONFIGURATION:...``), or one that FAILED after exhausting its preemption
-retries. A FAILED job the monitor itself terminated is not reported again.
+*Service Job Queue Blocked* (AWS Batch user guide, "Service job queue blocked events") is a job
+at the front that can never start (``MISCONFIGURATION:...``); it names the queue but not the
+share, so the job is looked up, its owner told once per job, and the share's ``BlockedJobs``
+count published. *Service Job State Change* (FAILED only, filtered by the rule) tells an owner
+about a job that FAILED after exhausting its preemption retries. A FAILED job the monitor
+itself terminated is not reported again.
 
 Failures raise, so Lambda's asynchronous retries and then the dead-letter queue take over. The
 order makes a retry safe: look up, terminate (only an active job), notify, publish metrics,
@@ -17,25 +20,29 @@ are dropped by :class:`EventMemory` (see there for what remains at-least-once).
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from typing import Any
 
 from .emf import COUNT, MetricRecord, emit
 from .event_memory import EventMemory
-from .monitor_settings import MonitorSettings
+from .monitor_settings import MonitorConfigurationError, MonitorSettings
 from .monitoring_contract import (
+    BLOCKED_JOBS,
     ENFORCE_BUDGET_ENV,
     JOB_QUEUE_ARN_ENV,
     JOB_QUEUE_DIMENSION,
     JOB_QUEUE_NAME_ENV,
     JOBS_OVER_BUDGET,
     JOBS_TERMINATED_OVER_BUDGET,
+    MONITORED_QUEUES_ENV,
     OWNER_TOPICS_ENV,
     PREEMPTION_COMPLETED_DETAIL_TYPE,
     PREEMPTION_KIND_DIMENSION,
     PREEMPTION_STARTED_DETAIL_TYPE,
     PREEMPTIONS,
+    QUEUE_BLOCKED_DETAIL_TYPE,
     QUOTA_SHARE_DIMENSION,
     STATE_CHANGE_DETAIL_TYPE,
 )
@@ -51,10 +58,6 @@ from .owner_messages import (
 from .preemption import Preemption
 from .structured_log import log
 
-STUCK_REASONS = (
-    "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED",
-    "MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE",
-)
 FINISHED_STATUSES = frozenset({"SUCCEEDED", "FAILED"})
 # A duplicate is the same event under the same configuration; a monitor pointed elsewhere (or a
 # test's fresh fake) is not a duplicate.
@@ -65,6 +68,53 @@ _FINGERPRINT_VARIABLES = (JOB_QUEUE_ARN_ENV, JOB_QUEUE_NAME_ENV, OWNER_TOPICS_EN
 MEMORY = EventMemory()
 
 
+def preemptions_handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
+    """Preemption events of every queue monitored in one stack: one lookup per preemption,
+    then the monitor of the job's queue acts as :func:`handler` would."""
+    detail_type = event.get("detail-type")
+    job_arn = _job_arn(event)
+    fields = {"event_id": event.get("id"), "detail_type": detail_type, "job_arn": job_arn}
+    log("job_event", **fields)
+    if detail_type == PREEMPTION_STARTED_DETAIL_TYPE:
+        return _outcome("logged", fields)
+    if detail_type != PREEMPTION_COMPLETED_DETAIL_TYPE:
+        return _outcome("ignored: not a preemption event", fields)
+    if not job_arn:
+        return _outcome("ignored: no service job ARN", fields)
+    queues = monitored_queues()
+    batch = MonitoringGateway.from_context(context)
+    job: dict[str, Any] | None = batch.describe_job(_job_id(job_arn))
+    if job is None:
+        return _outcome("ignored: AWS Batch does not know the job", fields)
+    settings = next((s for s in queues if s.queue.holds(job.get("jobQueue"))), None)
+    if settings is None:
+        return _outcome("ignored: another job queue", fields, job_queue=job.get("jobQueue"))
+    monitor = _Monitor(settings, context, batch=batch, known_job=job)
+    return monitor.preemption_completed(event, job_arn, fields)
+
+
+def monitored_queues() -> list[MonitorSettings]:
+    """The settings of every queue the preemptions function serves."""
+    raw = os.environ.get(MONITORED_QUEUES_ENV, "")
+    try:
+        entries = json.loads(raw)
+    except ValueError:
+        entries = None
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise MonitorConfigurationError(
+            f"{MONITORED_QUEUES_ENV} is not a JSON list of objects: {raw[:300]!r}"
+        )
+    # Each entry holds one queue's variables; the rest (code root, endpoints) is the function's.
+    return [
+        MonitorSettings.from_environment({
+            **os.environ,
+            **{name: value if isinstance(value, str) else json.dumps(value)
+               for name, value in entry.items()},
+        })
+        for entry in entries
+    ]
+
+
 def handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
     detail_type = event.get("detail-type")
     job_arn = _job_arn(event)
@@ -73,22 +123,31 @@ def handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
     if detail_type == PREEMPTION_STARTED_DETAIL_TYPE:
         # Counted and reported once, from the Completed event that follows.
         return _outcome("logged", fields)
-    if detail_type not in (PREEMPTION_COMPLETED_DETAIL_TYPE, STATE_CHANGE_DETAIL_TYPE):
+    if detail_type not in (PREEMPTION_COMPLETED_DETAIL_TYPE, STATE_CHANGE_DETAIL_TYPE,
+                           QUEUE_BLOCKED_DETAIL_TYPE):
         return _outcome("ignored: not a service-job event", fields)
     if not job_arn:
         return _outcome("ignored: no service job ARN", fields)
     monitor = _Monitor(MonitorSettings.from_environment(), context)
     if detail_type == PREEMPTION_COMPLETED_DETAIL_TYPE:
         return monitor.preemption_completed(event, job_arn, fields)
+    if detail_type == QUEUE_BLOCKED_DETAIL_TYPE:
+        return monitor.queue_blocked(event, job_arn, fields)
     return monitor.state_changed(event, job_arn, fields)
 
 
 class _Monitor:
-    def __init__(self, settings: MonitorSettings, context: Any) -> None:
+    def __init__(self, settings: MonitorSettings, context: Any,
+                 batch: MonitoringGateway | None = None,
+                 known_job: dict[str, Any] | None = None) -> None:
         self.settings = settings
-        self.batch = MonitoringGateway.from_context(context)
+        self.batch = batch or MonitoringGateway.from_context(context)
+        self._known_job = known_job
         self._notifier: Notifier | None = None
-        self.fingerprint = "|".join(os.environ.get(name, "") for name in _FINGERPRINT_VARIABLES)
+        self.fingerprint = "|".join(
+            [os.environ.get(name, "") for name in _FINGERPRINT_VARIABLES]
+            + [settings.queue.arn, settings.queue.name]
+        )
 
     @property
     def notifier(self) -> Notifier:
@@ -155,6 +214,37 @@ class _Monitor:
             records.append(contract)
         return records
 
+    # -- a job blocking the queue ---------------------------------------------------------------
+
+    def queue_blocked(self, event: Mapping[str, Any], job_arn: str,
+                      fields: dict[str, Any]) -> dict[str, Any]:
+        detail = event.get("detail") or {}
+        queue = detail.get("jobQueue")
+        if queue and not self.settings.queue.holds(queue):
+            return _outcome("ignored: another job queue", fields, job_queue=queue)
+        job = self._job_of_this_queue(job_arn, fields)
+        if job is None:
+            return _outcome(fields.pop("outcome"), fields)
+        share = str(job.get("quotaShareName") or "")
+        fields.update(quota_share=share)
+        # Once per job (AWS may report a blocked queue again while the job stays at the front).
+        key = f"blocked/{job_arn}/{job.get('createdAt')}"
+        if MEMORY.seen(self._memory_key(key)):
+            return _outcome("duplicate", fields)
+        reason = str(detail.get("statusReason") or job.get("statusReason") or "no reason given")
+        self._notify(topic=self.settings.topic_of(self.settings.agreement_of(share)),
+                     fields=fields,
+                     message=stuck_message(job=job, job_arn=job_arn, share=share,
+                                           queue=self.settings.queue.name, reason=reason,
+                                           key=key))
+        record = MetricRecord(self.settings.namespace, {
+            JOB_QUEUE_DIMENSION: self.settings.queue.name, QUOTA_SHARE_DIMENSION: share,
+        })
+        record.put(BLOCKED_JOBS, 1, COUNT)
+        emit([record])
+        MEMORY.remember(self._memory_key(key))
+        return _outcome("reported", fields)
+
     # -- state changes --------------------------------------------------------------------------
 
     def state_changed(self, event: Mapping[str, Any], job_arn: str,
@@ -163,8 +253,8 @@ class _Monitor:
         status = str(detail.get("status") or "")
         reason = str(detail.get("statusReason") or "")
         fields.update(status=status)
-        stuck = status == "RUNNABLE" and any(code in reason for code in STUCK_REASONS)
-        if not stuck and status != "FAILED":
+        if status != "FAILED":
+            # A job that can never start is reported from the Queue Blocked event instead.
             return _outcome("ignored: nothing for an owner", fields)
         if TERMINATION_REASON_PREFIX in reason:
             return _outcome("ignored: terminated by this monitor, owner already told", fields)
@@ -181,27 +271,22 @@ class _Monitor:
             return _outcome("duplicate", fields)
         topic = self.settings.topic_of(self.settings.agreement_of(share))
         queue_name = self.settings.queue.name
-        if stuck:
-            message = stuck_message(job=job, job_arn=job_arn, share=share, queue=queue_name,
-                                    reason=reason, key=key)
-        else:
-            preemption = Preemption.from_summary(job.get("preemptionSummary") or {})
-            retries = (job.get("preemptionConfiguration") or {}).get(
-                "preemptionRetriesBeforeTermination")
-            if TERMINATION_REASON_PREFIX in str(job.get("statusReason") or ""):
-                return _outcome("ignored: terminated by this monitor, owner already told",
-                                fields)
-            exhausted = preemption is not None and (
-                (isinstance(retries, int) and preemption.attempt_count > retries)
-                or "preempt" in reason.lower()
-            )
-            if preemption is None or not exhausted:
-                return _outcome("ignored: failed, not for preemptions", fields)
-            message = failed_after_preemptions_message(
-                job=job, job_arn=job_arn, share=share, queue=queue_name,
-                count=preemption.attempt_count,
-                retries=retries if isinstance(retries, int) else None, key=key,
-            )
+        preemption = Preemption.from_summary(job.get("preemptionSummary") or {})
+        retries = (job.get("preemptionConfiguration") or {}).get(
+            "preemptionRetriesBeforeTermination")
+        if TERMINATION_REASON_PREFIX in str(job.get("statusReason") or ""):
+            return _outcome("ignored: terminated by this monitor, owner already told", fields)
+        exhausted = preemption is not None and (
+            (isinstance(retries, int) and preemption.attempt_count > retries)
+            or "preempt" in reason.lower()
+        )
+        if preemption is None or not exhausted:
+            return _outcome("ignored: failed, not for preemptions", fields)
+        message = failed_after_preemptions_message(
+            job=job, job_arn=job_arn, share=share, queue=queue_name,
+            count=preemption.attempt_count,
+            retries=retries if isinstance(retries, int) else None, key=key,
+        )
         self._notify(topic=topic, fields=fields, message=message)
         MEMORY.remember(self._memory_key(key))
         return _outcome("reported", fields)
@@ -210,7 +295,10 @@ class _Monitor:
 
     def _job_of_this_queue(self, job_arn: str, fields: dict[str, Any]) -> dict[str, Any] | None:
         """The job, or None (with ``fields["outcome"]`` saying why) to ignore the event."""
-        job: dict[str, Any] | None = self.batch.describe_job(_job_id(job_arn))
+        job: dict[str, Any] | None = (
+            self._known_job if self._known_job is not None
+            else self.batch.describe_job(_job_id(job_arn))
+        )
         if job is None:
             fields["outcome"] = "ignored: AWS Batch does not know the job"
             return None

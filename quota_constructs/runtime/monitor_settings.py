@@ -23,11 +23,13 @@ from .errors import QuotaShareLifecycleError
 from .monitoring_contract import (
     DECLARATION_FILE_ENV,
     DEFAULT_METRIC_NAMESPACE,
+    DEFAULT_RUNNABLE_COUNT_CAP,
     ENFORCE_BUDGET_ENV,
     JOB_QUEUE_ARN_ENV,
     JOB_QUEUE_NAME_ENV,
     METRIC_NAMESPACE_ENV,
     OWNER_TOPICS_ENV,
+    RUNNABLE_COUNT_CAP_ENV,
 )
 from .share_arn import job_queue_name_of
 from .structured_log import log
@@ -72,6 +74,7 @@ class MonitorSettings:
     namespace: str = DEFAULT_METRIC_NAMESPACE
     owner_topics: Mapping[str, str] = field(default_factory=dict)
     enforce_budget: bool = False
+    runnable_count_cap: int = DEFAULT_RUNNABLE_COUNT_CAP
 
     @classmethod
     def from_environment(cls, environ: Mapping[str, str] | None = None) -> MonitorSettings:
@@ -89,6 +92,7 @@ class MonitorSettings:
             namespace=env.get(METRIC_NAMESPACE_ENV, "").strip() or DEFAULT_METRIC_NAMESPACE,
             owner_topics=_owner_topics(env.get(OWNER_TOPICS_ENV, "")),
             enforce_budget=env.get(ENFORCE_BUDGET_ENV, "").strip().lower() == "true",
+            runnable_count_cap=_count_cap(env.get(RUNNABLE_COUNT_CAP_ENV, "")),
         )
 
     def share(self, name: str) -> QuotaShareSpec | None:
@@ -151,3 +155,14 @@ def _owner_topics(raw: str) -> dict[str, str]:
         log("owner_topics_unreadable", variable=OWNER_TOPICS_ENV, value=raw[:500])
         return {}
     return dict(topics)
+
+
+def _count_cap(raw: str) -> int:
+    text = raw.strip()
+    if not text:
+        return DEFAULT_RUNNABLE_COUNT_CAP
+    if not text.isdigit():
+        raise MonitorConfigurationError(
+            f"{RUNNABLE_COUNT_CAP_ENV} is {raw!r}: expected a whole number of jobs (0 = no count)"
+        )
+    return int(text)

@@ -12,9 +12,14 @@ from typing import Final
 
 # -- entry points (module.function inside the Lambda asset) ------------------------------------
 SHARE_METRICS_HANDLER: Final = "quota_constructs.runtime.share_metrics_handler.handler"
-"""Scheduled: reads the queue snapshot, the live shares and RUNNABLE jobs; publishes EMF."""
+"""Scheduled: reads the queue snapshot, the live shares, each share's head job and a bounded
+count of RUNNABLE jobs; publishes EMF."""
 JOB_EVENTS_HANDLER: Final = "quota_constructs.runtime.job_events_handler.handler"
 """EventBridge target: service-job state changes and preemption started/completed."""
+
+PREEMPTIONS_HANDLER: Final = "quota_constructs.runtime.job_events_handler.preemptions_handler"
+"""EventBridge target of one stack's preemption events, for every queue monitored in the stack:
+each preemption is looked up once (DescribeServiceJob), whatever the number of queues."""
 
 # -- environment variables ----------------------------------------------------------------------
 JOB_QUEUE_ARN_ENV: Final = "QUOTA_MONITOR_JOB_QUEUE_ARN"
@@ -29,6 +34,15 @@ OWNER_TOPICS_ENV: Final = "QUOTA_MONITOR_OWNER_TOPICS"
 METRIC_NAMESPACE_ENV: Final = "QUOTA_MONITOR_NAMESPACE"
 ENFORCE_BUDGET_ENV: Final = "QUOTA_MONITOR_ENFORCE_INTERRUPTION_BUDGET"
 """``"true"`` only when the user opted in to terminating jobs past their share's budget."""
+RUNNABLE_COUNT_CAP_ENV: Final = "QUOTA_MONITOR_RUNNABLE_COUNT_CAP"
+"""The most RUNNABLE jobs counted per share and run; ``0`` = not counted."""
+DEFAULT_RUNNABLE_COUNT_CAP: Final = 100
+"""One ListServiceJobs page per share with a waiting job."""
+
+MONITORED_QUEUES_ENV: Final = "QUOTA_MONITOR_QUEUES"
+"""The preemptions function's: a JSON list, one object per monitored queue, each mapping the
+per-queue variables above (queue ARN and name, declaration file, namespace, owner topics,
+budget enforcement) to their values for that queue."""
 
 DEFAULT_METRIC_NAMESPACE: Final = "QuotaConstructs/Batch"
 
@@ -40,28 +54,43 @@ CAPACITY_UNIT_DIMENSION: Final = "CapacityUnit"
 PREEMPTION_KIND_DIMENSION: Final = "PreemptionKind"
 
 # -- metrics per queue, share and capacity unit (share_metrics_handler) ------------------------
+# Only what cannot be derived is published: a share's own limit is a constant of the
+# declaration, and borrowed / idle own capacity follow from in-use and that constant by metric
+# math (the dashboard and the alarms do it).
 CAPACITY_IN_USE: Final = "CapacityInUse"
-CAPACITY_LIMIT: Final = "CapacityLimit"
-"""The share's own declared limit for the unit."""
-BORROWED_CAPACITY: Final = "BorrowedCapacity"
-"""In use above the share's own limit."""
-IDLE_OWN_CAPACITY: Final = "IdleOwnCapacity"
-"""Own limit not in use by the share (lent out when the strategy lends)."""
-UNIT_METRICS: Final = (CAPACITY_IN_USE, CAPACITY_LIMIT, BORROWED_CAPACITY, IDLE_OWN_CAPACITY)
+UNIT_METRICS: Final = (CAPACITY_IN_USE,)
 
 # -- metrics per queue and share (share_metrics_handler) ---------------------------------------
 RUNNABLE_JOBS: Final = "RunnableJobs"
+"""RUNNABLE jobs counted, at most the count cap: a value equal to the cap means at least that
+many (the count is one bounded listing, so a run's cost never grows with the backlog)."""
 OLDEST_RUNNABLE_JOB_AGE: Final = "OldestRunnableJobAgeSeconds"
+"""How long the share's first RUNNABLE job (``frontOfQuotaShares``) has waited at the front of
+the share: now minus the later of its ``earliestTimeAtPosition`` and the end of its latest
+preempted attempt. 0 when nothing waits."""
+HEAD_JOB_FITS_IDLE_OWN: Final = "HeadJobFitsIdleOwnCapacity"
+"""1 when the share's first RUNNABLE job would fit in the share's own idle capacity of the
+job's own instance type (own limit minus in use, at least the job's instance count); else 0."""
 SHARE_DRIFT: Final = "ShareDrift"
 """1 when the live share differs from the declaration, is INVALID or is missing; else 0."""
-SHARE_METRICS: Final = (RUNNABLE_JOBS, OLDEST_RUNNABLE_JOB_AGE, SHARE_DRIFT)
+SHARE_METRICS: Final = (RUNNABLE_JOBS, OLDEST_RUNNABLE_JOB_AGE, HEAD_JOB_FITS_IDLE_OWN,
+                        SHARE_DRIFT)
+
+# -- metric per queue (share_metrics_handler) --------------------------------------------------
+MONITOR_HEALTHY: Final = "MonitorHealthy"
+"""Published by every run, with the JobQueue dimension only: 1 when every AWS Batch read of the
+run succeeded, 0 when any failed or ran out of time. Its absence means the function did not run
+or crashed; the health alarm treats missing data as breaching."""
 
 # -- metrics per queue and share from job events (job_events_handler) --------------------------
 PREEMPTIONS: Final = "Preemptions"
 """Published with (JobQueue, QuotaShare) and with (JobQueue, QuotaShare, PreemptionKind)."""
 JOBS_OVER_BUDGET: Final = "JobsOverInterruptionBudget"
 JOBS_TERMINATED_OVER_BUDGET: Final = "JobsTerminatedOverBudget"
-EVENT_METRICS: Final = (PREEMPTIONS, JOBS_OVER_BUDGET, JOBS_TERMINATED_OVER_BUDGET)
+BLOCKED_JOBS: Final = "BlockedJobs"
+"""Jobs of the share reported blocking the queue (``Batch Service Job Queue Blocked``), once per
+job."""
+EVENT_METRICS: Final = (PREEMPTIONS, JOBS_OVER_BUDGET, JOBS_TERMINATED_OVER_BUDGET, BLOCKED_JOBS)
 
 CROSS_SHARE: Final = "CROSS_SHARE"
 IN_SHARE: Final = "IN_SHARE"
@@ -73,3 +102,9 @@ EVENT_SOURCE: Final = "aws.batch"
 STATE_CHANGE_DETAIL_TYPE: Final = "Batch Service Job State Change"
 PREEMPTION_STARTED_DETAIL_TYPE: Final = "Batch Service Job Preemption Started"
 PREEMPTION_COMPLETED_DETAIL_TYPE: Final = "Batch Service Job Preemption Completed"
+QUEUE_BLOCKED_DETAIL_TYPE: Final = "Batch Service Job Queue Blocked"
+"""AWS Batch user guide, "Service job queue blocked events": detail like DescribeServiceJob
+(``jobQueue``, ``status`` RUNNABLE, ``statusReason``), resources[0] the service job."""
+STATE_CHANGE_STATUSES: Final = ("FAILED",)
+"""The only state change an owner is told about (a job failed after its preemption retries);
+the rule filters on it so no other state change invokes the function."""

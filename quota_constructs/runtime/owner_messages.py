@@ -109,8 +109,11 @@ def stuck_message(*, job: Mapping[str, Any], job_arn: str, share: str, queue: st
     if "QUOTA_MANAGEMENT_LIMIT_EXCEEDED" in reason:
         why = (f"it needs more capacity than quota share {share} can ever reach (its own limit "
                "plus what it may borrow, or more than the other shares could lend)")
-    else:
+    elif "SERVICE_ENVIRONMENT_MAX_RESOURCE" in reason:
         why = "it needs more capacity than the service environment has"
+    else:
+        why = ("AWS Batch reports it at the front of the job queue, blocking it, for the "
+               "reason below")
     return OwnerMessage(
         subject=f"Job {name} cannot start in quota share {share}",
         body="\n".join([

@@ -1,30 +1,41 @@
 """Per-share figures from what AWS Batch reports, as EMF records (no I/O here).
 
 Every input may be missing (its call failed or ran out of time): a missing input removes only
-the metrics computed from it, never the others.
+the metrics computed from it, never the others; :data:`MONITOR_HEALTHY` says that one was.
+
+Starvation is judged on the share's *head* job (its first RUNNABLE job, the one AWS Batch
+considers next): it is starved when it has waited at the front longer than the threshold while
+the share's own idle capacity of that job's instance type could hold it. Two figures feed the
+alarm: the head's wait (:data:`OLDEST_RUNNABLE_JOB_AGE`) and whether it fits
+(:data:`HEAD_JOB_FITS_IDLE_OWN`).
+
+Assumption (AWS documents ``earliestTimeAtPosition`` as "when the job transitioned to its
+current position", not what a preemption does to it): a job requeued after a preemption waits
+from the end of its preempted attempt, whichever of the two is later, so a job put back a
+moment ago never counts as having waited since its submission.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from quota_constructs.model import QuotaShareSpec
 
+from .batch_reads import PositionedJob, RunnableCount, ServiceJobDetail
 from .emf import COUNT, NONE, SECONDS, MetricRecord
 from .live_share import LiveShare
 from .monitoring_contract import (
-    BORROWED_CAPACITY,
     CAPACITY_IN_USE,
-    CAPACITY_LIMIT,
     CAPACITY_UNIT_DIMENSION,
-    IDLE_OWN_CAPACITY,
+    HEAD_JOB_FITS_IDLE_OWN,
     JOB_QUEUE_DIMENSION,
+    MONITOR_HEALTHY,
     OLDEST_RUNNABLE_JOB_AGE,
     QUOTA_SHARE_DIMENSION,
     RUNNABLE_JOBS,
     SHARE_DRIFT,
 )
-from .monitoring_gateway import RunnableJobs
 from .share_config import ShareConfig
 
 DRIFTED_STATUSES = frozenset({"INVALID", "DELETING"})
@@ -46,44 +57,92 @@ def drift_of(spec: QuotaShareSpec, live: LiveShare | None) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class HeadJob:
+    """The share's first RUNNABLE job as the snapshot placed it and DescribeServiceJob told."""
+
+    position: PositionedJob
+    detail: ServiceJobDetail | None
+    """None when DescribeServiceJob failed: the wait is known, whether it fits is not."""
+
+    def waiting_since_ms(self) -> int | None:
+        times = [self.position.at_position_since_ms]
+        if self.detail is not None:
+            times.append(self.detail.last_preempted_at_ms)
+        known = [t for t in times if t is not None]
+        return max(known) if known else None
+
+    def fits(self, own_limits: Mapping[str, float], in_use: Mapping[str, float]) -> bool | None:
+        """Whether the share's own idle capacity of the job's type(s) could hold it."""
+        if self.detail is None or not self.detail.capacity:
+            return None
+        return all(
+            needed <= max(0.0, own_limits.get(unit, 0.0) - in_use.get(unit, 0.0))
+            for unit, needed in self.detail.capacity.items()
+        )
+
+
+def own_limits(spec: QuotaShareSpec, live: LiveShare | None) -> dict[str, float]:
+    """The share's own limit per instance type: the live one when known (it is what AWS Batch
+    schedules by), else the declared one."""
+    if live is not None and live.config.limits:
+        return {unit: float(count) for unit, count in live.config.limits.items()}
+    return {limit.capacity_unit: float(limit.max_capacity) for limit in spec.capacity_limits}
+
+
 def share_records(
     spec: QuotaShareSpec,
     *,
     namespace: str,
     job_queue_name: str,
     usage: Mapping[str, float] | None,
+    head: HeadJob | None,
+    head_known: bool,
     live: LiveShare | None,
     live_known: bool,
-    runnable: RunnableJobs | None,
+    drift: bool | None,
+    runnable: RunnableCount | None,
     now_ms: int,
 ) -> list[MetricRecord]:
     """The records of one share: one per capacity unit, and one for the share.
 
-    ``usage`` is None when the snapshot is unknown; ``live_known`` is False when the live
-    shares are unknown (then there is no drift figure rather than a false one); ``runnable`` is
-    None when the share's RUNNABLE jobs are unknown.
+    ``usage`` is None when the snapshot is unknown (then ``head_known`` is False too: no wait
+    and no fit is published rather than a false "nothing waits"); ``live_known`` is False when
+    the live shares are unknown (the declared limits are used); ``drift`` is None when it is
+    unknown (no figure rather than a false one); ``runnable`` is None when the count is unknown
+    or not taken.
     """
     share_dims = {JOB_QUEUE_DIMENSION: job_queue_name, QUOTA_SHARE_DIMENSION: spec.name}
     records: list[MetricRecord] = []
-    units = [limit.capacity_unit for limit in spec.capacity_limits]
-    units += sorted(unit for unit in (usage or {}) if unit not in units)
-    for unit in units:
-        record = MetricRecord(namespace, {**share_dims, CAPACITY_UNIT_DIMENSION: unit})
-        own = spec.limit_of(unit)
-        record.put(CAPACITY_LIMIT, own, COUNT)
-        if usage is not None:
-            in_use = usage.get(unit, 0.0)
-            record.put(CAPACITY_IN_USE, in_use, COUNT)
-            record.put(BORROWED_CAPACITY, max(0.0, in_use - own), COUNT)
-            record.put(IDLE_OWN_CAPACITY, max(0.0, own - in_use), COUNT)
-        records.append(record)
+    if usage is not None:
+        units = [limit.capacity_unit for limit in spec.capacity_limits]
+        units += sorted(unit for unit in usage if unit not in units)
+        for unit in units:
+            record = MetricRecord(namespace, {**share_dims, CAPACITY_UNIT_DIMENSION: unit})
+            record.put(CAPACITY_IN_USE, usage.get(unit, 0.0), COUNT)
+            records.append(record)
     share = MetricRecord(namespace, share_dims)
     if runnable is not None:
         share.put(RUNNABLE_JOBS, runnable.count, COUNT)
-        oldest = runnable.oldest_created_at_ms
-        age = 0.0 if oldest is None else max(0.0, (now_ms - oldest) / 1000.0)
-        share.put(OLDEST_RUNNABLE_JOB_AGE, round(age, 3), SECONDS)
-    if live_known:
-        share.put(SHARE_DRIFT, 0 if drift_of(spec, live) is None else 1, NONE)
+    if head_known and usage is not None:
+        if head is None:
+            share.put(OLDEST_RUNNABLE_JOB_AGE, 0.0, SECONDS)
+            share.put(HEAD_JOB_FITS_IDLE_OWN, 0, NONE)
+        else:
+            since = head.waiting_since_ms()
+            if since is not None:
+                share.put(OLDEST_RUNNABLE_JOB_AGE, round(max(0.0, (now_ms - since) / 1000.0), 3),
+                          SECONDS)
+            fits = head.fits(own_limits(spec, live if live_known else None), usage)
+            if fits is not None:
+                share.put(HEAD_JOB_FITS_IDLE_OWN, 1 if fits else 0, NONE)
+    if drift is not None:
+        share.put(SHARE_DRIFT, 1 if drift else 0, NONE)
     records.append(share)
     return records
+
+
+def health_record(namespace: str, job_queue_name: str, healthy: bool) -> MetricRecord:
+    record = MetricRecord(namespace, {JOB_QUEUE_DIMENSION: job_queue_name})
+    record.put(MONITOR_HEALTHY, 1 if healthy else 0, NONE)
+    return record

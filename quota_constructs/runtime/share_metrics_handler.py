@@ -1,24 +1,44 @@
-"""Scheduled entry point: per-share capacity, waiting jobs and drift, published as EMF.
+"""Scheduled entry point: per-share capacity, head-of-share waits, drift and monitor health, as EMF.
 
-Every minute (by default) it reads the queue's snapshot (capacity in use per share and unit),
-the live shares (for drift) and each declared share's RUNNABLE jobs, and prints one EMF record
-per share and unit and one per share. The calls run side by side, each with its own retries,
-and the handler stops waiting for them shortly before the function would time out: a slow or
-failing call costs only the data points computed from it. It never raises for a failed Batch
-call, because a scheduled invocation that fails is retried and would publish twice.
+One run, whatever the backlog (every figure from :mod:`.batch_reads`):
+
+1. ``GetJobQueueSnapshot`` (one call): capacity in use per share and instance type, and each
+   share's first RUNNABLE job with the time it reached the front; beside it the live shares
+   (``ListQuotaShares``, one page for up to 100 shares) for drift and live limits.
+2. For each share with a waiting job: ``DescribeServiceJob`` of that one job (its instance type
+   and count, its latest preemption) and, unless switched off, one bounded ``ListServiceJobs``
+   count of RUNNABLE jobs (``runnable_count_cap``). A share with nothing waiting costs no call.
+
+So a run costs at most 2 + 2 x shares calls (42 for 20 shares), never more for a longer queue.
+The calls run side by side, each with its own retries, and the handler stops waiting shortly
+before the function would time out: a slow or failing call costs only the data points computed
+from it, and the run's :data:`MONITOR_HEALTHY` record (always printed) says 0. It never raises
+for a failed Batch call, because the scheduled invocation would publish twice.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any, TypeVar
 
+from .batch_gateway import BatchRequestError
+from .batch_reads import QueueSnapshot, RunnableCount, ServiceJobDetail
+from .deployed_config import deployed_as_is
 from .emf import emit
+from .live_share import LiveShare
 from .monitor_settings import MonitorSettings
-from .monitoring_gateway import LiveShares, MonitoringGateway, QueueSnapshot, RunnableJobs
-from .share_metrics import drift_of, share_records
+from .monitoring_contract import (
+    DEFAULT_METRIC_NAMESPACE,
+    JOB_QUEUE_ARN_ENV,
+    JOB_QUEUE_NAME_ENV,
+    METRIC_NAMESPACE_ENV,
+)
+from .monitoring_gateway import LiveShares, MonitoringGateway
+from .share_arn import QuotaShareArn, job_queue_name_of
+from .share_metrics import HeadJob, drift_of, health_record, share_records
 from .structured_log import log
 
 T = TypeVar("T")
@@ -31,67 +51,140 @@ MARGIN_SECONDS = 1.0
 
 
 def handler(event: Any, context: Any) -> dict[str, Any]:
-    settings = MonitorSettings.from_environment()
-    gateway = MonitoringGateway.from_context(context)
+    try:
+        settings = MonitorSettings.from_environment()
+        gateway = MonitoringGateway.from_context(context)
+    except Exception:
+        # A monitor that cannot even start is unhealthy, and says so before failing.
+        _emit_unhealthy_from_environment()
+        raise
+    return _measure(settings, gateway, _budget_seconds(context))
+
+
+def _measure(settings: MonitorSettings, gateway: MonitoringGateway,
+             budget: float) -> dict[str, Any]:
     queue = settings.queue
-    budget = _budget_seconds(context)
+    deadline = time.monotonic() + budget
     log("share_metrics_start", job_queue=queue.reference, shares=len(settings.shares),
         budget_seconds=round(budget, 1))
-
+    names = {spec.name for spec in settings.shares}
+    missing: list[str] = []
     pool = ThreadPoolExecutor(max_workers=MAX_WORKERS, thread_name_prefix="share-metrics")
     try:
         snapshot_call = pool.submit(gateway.snapshot, queue.reference)
-        live_call = pool.submit(
-            gateway.live_shares, queue.reference, {spec.name for spec in settings.shares}
-        )
-        runnable_calls = {
-            spec.name: pool.submit(gateway.runnable_jobs, queue.reference, spec.name)
-            for spec in settings.shares
-        }
-        calls: list[Future[Any]] = [snapshot_call, live_call, *runnable_calls.values()]
-        wait(calls, timeout=budget)
+        live_call = pool.submit(gateway.live_shares, queue.reference, names)
+        wait([snapshot_call], timeout=_left(deadline))
+        snapshot: QueueSnapshot | None = _result(snapshot_call, "GetJobQueueSnapshot", missing)
+        detail_calls: dict[str, Future[ServiceJobDetail]] = {}
+        count_calls: dict[str, Future[RunnableCount]] = {}
+        if snapshot is not None:
+            for spec in settings.shares:
+                first = snapshot.head_of(spec.name)
+                if first is None:
+                    continue
+                detail_calls[spec.name] = pool.submit(gateway.job_detail, first.job_id)
+                if settings.runnable_count_cap > 0:
+                    count_calls[spec.name] = pool.submit(
+                        gateway.runnable_count, queue.reference, spec.name,
+                        settings.runnable_count_cap,
+                    )
+        pending: list[Future[Any]] = [live_call, *detail_calls.values(), *count_calls.values()]
+        wait(pending, timeout=_left(deadline))
     finally:
         # Calls still running are abandoned, not awaited: their data points are lost, the
         # others are published now.
         pool.shutdown(wait=False, cancel_futures=True)
 
-    missing: list[str] = []
-    snapshot: QueueSnapshot | None = _result(snapshot_call, "GetJobQueueSnapshot", missing)
     live: LiveShares | None = _result(live_call, "ListQuotaShares", missing)
     now_ms = int(time.time() * 1000)
     records = []
     drifted = []
     for spec in settings.shares:
-        runnable: RunnableJobs | None = _result(
-            runnable_calls[spec.name], f"ListServiceJobs({spec.name})", missing
-        )
         live_share = live.get(spec.name) if live is not None else None
         live_known = live is not None and live.knows(spec.name)
         if live is not None and not live_known:
             missing.append(f"DescribeQuotaShare({spec.name})")
         if live_known:
             reason = drift_of(spec, live_share)
-            if reason is not None:
+            if reason is not None and live_share is not None and reason.startswith("live "):
+                # Differs from this monitor's declaration: was it deployed that way (a team's
+                # stack deployed on its own)? The share's own tag says.
+                deployed = _deployed_as_is(gateway, live_share, deadline)
+                if deployed is None:
+                    missing.append(f"DescribeQuotaShare({spec.name})")
+                    live_known = False
+                elif deployed:
+                    log("share_differs_as_deployed", quota_share=spec.name, reason=reason)
+                    reason = None
+            if reason is not None and live_known:
                 drifted.append(spec.name)
                 log("share_drift", quota_share=spec.name, reason=reason)
+        drift = (spec.name in drifted) if live_known else None
+        position = snapshot.head_of(spec.name) if snapshot is not None else None
+        head: HeadJob | None = None
+        runnable: RunnableCount | None = None
+        if position is not None:
+            detail = _result(detail_calls[spec.name],
+                             f"DescribeServiceJob({spec.name} head)", missing)
+            head = HeadJob(position, detail)
+            if spec.name in count_calls:
+                runnable = _result(count_calls[spec.name], f"ListServiceJobs({spec.name})",
+                                   missing)
+                if runnable is not None and runnable.capped:
+                    log("runnable_count_capped", quota_share=spec.name, counted=runnable.count)
+        elif snapshot is not None and settings.runnable_count_cap > 0:
+            # The snapshot names no first RUNNABLE job for the share: nothing waits.
+            runnable = RunnableCount(0, capped=False)
         records += share_records(
             spec,
             namespace=settings.namespace,
             job_queue_name=queue.name,
             usage=snapshot.usage_of(spec.name) if snapshot is not None else None,
+            head=head,
+            head_known=snapshot is not None,
             live=live_share,
-            live_known=live_known,
+            live_known=live is not None and live.knows(spec.name),
+            drift=drift,
             runnable=runnable,
             now_ms=now_ms,
         )
     if live is not None:
-        undeclared = sorted(set(live.shares) - {spec.name for spec in settings.shares})
+        undeclared = sorted(set(live.shares) - names)
         if undeclared:
             log("undeclared_shares", job_queue=queue.reference, quota_shares=undeclared)
+    records.append(health_record(settings.namespace, queue.name, healthy=not missing))
     written = emit(records)
-    summary = {"records": written, "missing": missing, "drifted": drifted}
+    summary = {"records": written, "missing": missing, "drifted": drifted,
+               "healthy": not missing}
     log("share_metrics_done", **summary)
     return summary
+
+
+def _deployed_as_is(gateway: MonitoringGateway, live: LiveShare, deadline: float) -> bool | None:
+    """Whether the share's tags record its live configuration as deployed; None if unknown."""
+    arn = QuotaShareArn.parse(live.arn)
+    if arn is None or _left(deadline) < MARGIN_SECONDS:
+        return None
+    try:
+        described = gateway.describe(arn)
+    except BatchRequestError as error:
+        log("share_metrics_call_failed", call="DescribeQuotaShare", error=error.code,
+            detail=error.detail[:500])
+        return None
+    return described is not None and deployed_as_is(described)
+
+
+def _emit_unhealthy_from_environment() -> None:
+    name = os.environ.get(JOB_QUEUE_NAME_ENV, "").strip() or job_queue_name_of(
+        os.environ.get(JOB_QUEUE_ARN_ENV, "").strip()
+    )
+    if name:
+        namespace = os.environ.get(METRIC_NAMESPACE_ENV, "").strip() or DEFAULT_METRIC_NAMESPACE
+        emit([health_record(namespace, name, healthy=False)])
+
+
+def _left(deadline: float) -> float:
+    return max(0.0, deadline - time.monotonic())
 
 
 def _result(call: Future[T], what: str, missing: list[str]) -> T | None:

@@ -128,6 +128,7 @@ from .inputs import (
     SimulationOptions,
     VictimOrder,
 )
+from .recommend import Pin, Recommendation, recommend
 from .results import (
     JOB_RECORD_FIELDS,
     Attempt,
@@ -138,6 +139,7 @@ from .results import (
     SimulationResult,
 )
 from .simulate import compare_policies, simulate
+from .targets import ServiceTarget, TargetOutcome
 
 __all__ = [
     "JOB_RECORD_FIELDS",
@@ -147,14 +149,19 @@ __all__ = [
     "HeadOfLine",
     "JobOutcome",
     "NeverRunnable",
+    "Pin",
     "PolicyComparison",
     "PriorityChange",
+    "Recommendation",
     "RequeuePlace",
+    "ServiceTarget",
     "ShareFigures",
     "SimJob",
     "SimulationOptions",
     "SimulationResult",
+    "TargetOutcome",
     "VictimOrder",
     "compare_policies",
+    "recommend",
     "simulate",
 ]

@@ -26,7 +26,8 @@ from typing import Any, TextIO
 
 from ..model import CapacityLimit, QuotaConfigError, QuotaShareSpec
 from . import compare_policies
-from .inputs import HeadOfLine, NeverRunnable, RequeuePlace, SimulationOptions
+from .inputs import NeverRunnable
+from .options_cli import add_option_arguments, options_from
 from .report import write_report
 from .report.summary import findings
 from .workloads import (
@@ -141,6 +142,22 @@ def declaration_of(reference: str, name: str) -> Declaration:
     return Declaration(name, tuple(limits), tuple(shares))
 
 
+def alternatives_of(
+    references: Sequence[str],
+) -> dict[str, tuple[Sequence[CapacityLimit], Sequence[QuotaShareSpec]]]:
+    """``--compare [NAME=]MODULE:ATTRIBUTE`` values as named declarations."""
+    found: dict[str, tuple[Sequence[CapacityLimit], Sequence[QuotaShareSpec]]] = {}
+    for text in references:
+        name, sep, reference = text.partition("=")
+        if not sep:
+            name, reference = text, text
+        if name in found:
+            raise QuotaConfigError("simulate", "--compare", text, "a name used once")
+        declaration = declaration_of(reference, name)
+        found[name] = (declaration.capacity_limits, declaration.shares)
+    return found
+
+
 def environment(name: str) -> Declaration:
     environments = resolve(ENVIRONMENTS)
     if name not in environments:
@@ -175,24 +192,16 @@ def parser(prog: str = "quota-constructs simulate") -> argparse.ArgumentParser:
                    "reservers 0.5× their allocation")
     p.add_argument("--save-workload", type=Path, metavar="FILE",
                    help="also write the (synthetic) workload to this .csv or .json file")
+    p.add_argument("--compare", action="append", default=[], metavar="[NAME=]MODULE:ATTRIBUTE",
+                   help="also replay another declaration (capacity_limits and shares) on the "
+                   "same jobs, named NAME (default: the reference) in the report and "
+                   "metrics.json (repeatable)")
     p.add_argument("--out", type=Path, default=Path(DEFAULT_OUT),
                    help=f"output directory ({DEFAULT_OUT}/)")
     p.add_argument("--title", default=None, help="report title")
-    rules = p.add_argument_group("assumptions where AWS is silent (see the simulation package)")
-    rules.add_argument("--blocked-jobs", action="store_true",
-                       help="a job the declaration can never run stays RUNNABLE and is reported "
-                       "as blocked, as in AWS (for replays of real history); default: refuse "
-                       "the workload")
-    rules.add_argument("--head-of-line", choices=[h.value for h in HeadOfLine],
-                       default=HeadOfLine.PER_SHARE_AND_TYPE.value,
-                       help="which waiting job holds back those behind it "
-                       "(PER_SHARE_AND_TYPE)")
-    rules.add_argument("--requeue", choices=[r.value for r in RequeuePlace],
-                       default=RequeuePlace.ORIGINAL.value,
-                       help="where a preempted job waits again (ORIGINAL place)")
-    rules.add_argument("--no-unowned-borrowing", action="store_true",
-                       help="capacity no share owns is not borrowable (default: it is)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    # Every assumption where AWS is silent, derived from SimulationOptions (as recommend has).
+    add_option_arguments(p)
     return p
 
 
@@ -202,6 +211,7 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "quota-constructs sim
     err_stream = stderr or sys.stderr
     args = parser(prog).parse_args(argv)
     progress = Progress(err_stream, quiet=args.quiet)
+    options = options_from(args)
     try:
         if args.declaration:
             declaration = declaration_of(args.declaration, args.declaration)
@@ -223,14 +233,9 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "quota-constructs sim
             shares=declaration.shares,
             jobs=workload.jobs,
             priority_changes=workload.priority_changes,
-            options=SimulationOptions(
-                never_runnable=NeverRunnable.BLOCK if args.blocked_jobs
-                else NeverRunnable.REJECT,
-                head_of_line=HeadOfLine(args.head_of_line),
-                requeue_place=RequeuePlace(args.requeue),
-                unowned_capacity_borrowable=not args.no_unowned_borrowing,
-            ),
+            options=options,
             progress=progress.step,
+            alternatives=alternatives_of(args.compare),
         )
         files = write_report(
             args.out,
@@ -248,7 +253,8 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "quota-constructs sim
         if args.workload is not None and not isinstance(error, WorkloadError):
             print(f"  (a job of {args.workload}, checked against the declaration)",
                   file=err_stream)
-            if error.field in ("instance_count", "instance_type") and not args.blocked_jobs:
+            blocking = options.never_runnable is NeverRunnable.BLOCK
+            if error.field in ("instance_count", "instance_type") and not blocking:
                 print("  (replaying real history? --blocked-jobs keeps such a job RUNNABLE, as "
                       "AWS does, and reports it as blocked)", file=err_stream)
         return 2
@@ -266,7 +272,10 @@ def _workload(
 ) -> tuple[Workload, dict[str, Any]]:
     if args.workload is not None:
         progress.note(f"reading {args.workload}")
-        workload = read_workload(args.workload)
+        # Checked against the declaration while reading, so every job of an unknown share or
+        # instance type is reported with its line, not the first one found by simulate.
+        workload = read_workload(args.workload, shares=declaration.shares,
+                                 capacity_limits=declaration.capacity_limits)
         return workload, {
             "source": str(args.workload),
             "jobs": len(workload.jobs),

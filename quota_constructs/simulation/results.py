@@ -379,3 +379,5 @@ class PolicyComparison:
     declared: SimulationResult
     hard_partition: SimulationResult
     shared_pool: SimulationResult
+    alternatives: Mapping[str, SimulationResult] = field(default_factory=dict)
+    """Other declarations replayed on the same jobs, by the name the report gives them."""

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from ..model import CapacityLimit, QuotaShareSpec
+from ..model import CapacityLimit, QuotaConfigError, QuotaShareSpec
 from .arrangements import hard_partition, shared_pool
 from .engine import run
 from .figures import share_figures, span
@@ -49,15 +49,24 @@ def compare_policies(
     priority_changes: Iterable[PriorityChange] = (),
     options: SimulationOptions = DEFAULT_OPTIONS,
     progress: Callable[[str, int, int], None] | None = None,
+    alternatives: Mapping[str, tuple[Sequence[CapacityLimit], Sequence[QuotaShareSpec]]] = {},
 ) -> PolicyComparison:
-    """The workload under the declared shares, a hard partition and one shared FIFO pool.
+    """The workload under the declared shares, a hard partition and one shared FIFO pool, and
+    under each of ``alternatives`` (name -> (capacity_limits, shares)), which must declare the
+    shares the jobs name.
 
     ``progress`` is called as ``progress(arrangement, jobs_ended, jobs_total)``. Every
     arrangement's figures are measured over one window: the first submission to the last end
-    under any of the three, so a share running the same jobs is not made to look busier under
-    the arrangement that finishes first.
+    under any of them (alternatives included), so a share running the same jobs is not made
+    to look busier under the arrangement that finishes first.
     """
     _check_options(options)
+    jobs = list(jobs)
+    priority_changes = list(priority_changes)
+    for name in alternatives:
+        if name in ("declared", "hard_partition", "shared_pool") or not name:
+            raise QuotaConfigError("compare", "alternative name", name,
+                                   "a name other than declared, hard_partition, shared_pool")
     problem = compile_problem(
         capacity_limits=capacity_limits,
         shares=shares,
@@ -73,6 +82,13 @@ def compare_policies(
         "hard_partition": (partition, run(partition, options, _named(progress, "hard_partition"))),
         "shared_pool": (pool, run(pool, options, _named(progress, "shared_pool"))),
     }
+    for name, (limits, specs) in alternatives.items():
+        other = compile_problem(
+            capacity_limits=limits, shares=specs, jobs=jobs, priority_changes=priority_changes,
+            unowned_capacity_borrowable=options.unowned_capacity_borrowable,
+            never_runnable=options.never_runnable,
+        )
+        runs[name] = (other, run(other, options, _named(progress, name)))
     spans = [span(data) for _, data in runs.values() if data.job_ids]
     window = (min(s[0] for s in spans), max(s[1] for s in spans)) if spans else (0.0, 0.0)
     return PolicyComparison(
@@ -82,6 +98,9 @@ def compare_policies(
             not_runnable=dropped, declared=problem,
         ),
         shared_pool=_result("shared_pool", *runs["shared_pool"], window=window),
+        alternatives={
+            name: _result(name, *runs[name], window=window) for name in alternatives
+        },
     )
 
 

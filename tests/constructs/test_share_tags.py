@@ -95,3 +95,19 @@ def test_too_many_tags_with_tags_of_fail_the_synth_naming_the_share(
     message = str(caught.value)
     assert f"quota share 'vision': tags got '{limit + 1} tags'" in message
     assert f"at most {limit}" in message
+
+
+def test_the_monitors_drift_tag_counts_and_the_error_says_so() -> None:
+    """A monitored custom-resource share carries the monitor's deployed-config tag: 48 tags of
+    the user's own plus that one no longer fit, and the message names the tag that tipped it."""
+    stack = cdk.Stack(cdk.App(), "Monitored", env=ENV)
+    queue = QuotaManagedTrainingQueue(
+        stack, "Queue", capacity_limits=[CapacityLimit(G5, 2)],
+        shares=[spec("vision", tags={f"spec{i}": "v" for i in range(48)})],
+    )
+    queue.add_monitoring()
+    with pytest.raises(RuntimeError) as caught:
+        Template.from_stack(stack)
+    message = str(caught.value)
+    assert "quota share 'vision': tags got '49 tags'" in message
+    assert "quota-constructs:deployed-config" in message and "QuotaShareMonitoring" in message

@@ -112,7 +112,9 @@ def test_grants_list_who_may_submit_with_priority_ceilings() -> None:
         in qs1
     qs2 = section(render(), "QS2")
     assert "No grants declared in this app" in qs2
-    assert "quotaShareName" not in qs2
+    # No grant, so nothing a grant requires; the how-to-submit block still shows the call.
+    assert "Every submission names the share" not in qs2
+    assert 'quotaShareName="QS2"' in qs2 and "no priority ceiling" in qs2
 
 
 def test_grants_say_what_a_submission_must_carry() -> None:
@@ -123,7 +125,7 @@ def test_grants_say_what_a_submission_must_carry() -> None:
     assert "a `schedulingPriority` no higher than it" in qs1
     assert "drops a priority of 0" in qs1
     without_ceiling = render(grants={"QS1": [Grant("Team/Submitter", "submit", None)]})
-    assert "schedulingPriority" not in section(without_ceiling, "QS1")
+    assert "Under a priority ceiling" not in section(without_ceiling, "QS1")
 
 
 def test_reserve_and_disabled_shares_say_so() -> None:

@@ -1,5 +1,6 @@
 """The EventBridge events AWS Batch documents for service jobs (AWS Batch user guide, "Service job
-state change events" and "Service job preemption events"), and an EventBridge pattern matcher.
+state change events", "Service job queue blocked events" and "Service job preemption events"),
+and an EventBridge pattern matcher.
 
 The samples are the documented ones with the account and region of these tests; the matcher
 implements the exact-value subset of EventBridge pattern matching that the monitoring rules use
@@ -97,6 +98,42 @@ PREEMPTION_COMPLETED: dict[str, Any] = {
         "status": "RUNNABLE",
     },
 }
+
+# AWS Batch user guide, "Service job queue blocked events" (the documented sample, its queue
+# renamed to this module's QUEUE_ARN's HappyPathJobQueue, which it already is).
+QUEUE_BLOCKED: dict[str, Any] = {
+    "version": "0",
+    "id": "c8f9c4b5-76e5-d76a-f980-7011e206042b",
+    "detail-type": "Batch Service Job Queue Blocked",
+    "source": "aws.batch",
+    "account": "123456789012",
+    "time": "2022-01-11T23:36:40Z",
+    "region": "us-east-1",
+    "resources": [
+        "arn:aws:batch:us-east-1:123456789012:service-job/4c7599ae-0a82-49aa-ba5a-4727fcce14a8"
+    ],
+    "detail": {
+        "attempts": [],
+        "createdAt": 1641944200058,
+        "jobArn": "arn:aws:batch:us-east-1:123456789012:service-job/"
+        "4c7599ae-0a82-49aa-ba5a-4727fcce14a8",
+        "jobId": "6271dfdf-d8a7-41b1-a4d2-55a2224f5375",
+        "jobName": "event-test",
+        "jobQueue": QUEUE_ARN,
+        "serviceJobType": "SAGEMAKER_TRAINING",
+        "status": "RUNNABLE",
+        "statusReason": "blocked-reason",
+        "timeoutConfig": {"attemptDurationSeconds": 60},
+    },
+}
+
+
+def with_status(event: dict[str, Any], status: str) -> dict[str, Any]:
+    """``event`` with its ``detail.status`` set to ``status``."""
+    changed = copy.deepcopy(event)
+    changed["detail"]["status"] = status
+    return changed
+
 
 # A state change of a classic (non-service) Batch job on the same queue name: another detail type.
 CLASSIC_JOB_STATE_CHANGE: dict[str, Any] = {

@@ -55,8 +55,10 @@ def test_one_agreement_per_stack_with_shares_grants_and_enforcement(tmp_path: Pa
     assert written == [directory / "TrainingQuotas-prod.md", directory / "Platform.md"]
     text = written[0].read_text()
     assert "## Job queue `TrainingQueue/JobQueue`" in text
-    assert "`TrainingQuotas-prod/Submitter` may submit jobs (priority at most 40)." in text
-    assert ("`TrainingQuotas-prod/Submitter` may change the priorities of this share's jobs "
+    # A role CloudFormation names: the stack output that holds its ARN, beside its path.
+    assert ("role whose ARN is stack output `SubmitterArn` of `TrainingQuotas-prod` "
+            "(`TrainingQuotas-prod/Submitter`) may submit jobs (priority at most 40).") in text
+    assert ("(`TrainingQuotas-prod/Submitter`) may change the priorities of this share's jobs "
             "(any priority).") in text
     # What the team must send: the tag grant_submit requires, as the share states it.
     assert f"`tags={{\"{SHARE_TAG_KEY}\": \"QS1\"}}`" in text
@@ -102,7 +104,7 @@ def test_a_queue_imported_twice_has_one_agreement_with_what_either_import_declar
     assert written == [tmp_path / "agreements" / "TeamA.md"]
     text = written[0].read_text()
     assert f"### {SHARES[0].name}" in text and f"### {SHARES[1].name}" in text
-    assert "`TeamB/Submitter` may submit jobs (any priority)." in text
+    assert "(`TeamB/Submitter`) may submit jobs (any priority)." in text
     assert "is terminated by the monitoring" in text
 
 

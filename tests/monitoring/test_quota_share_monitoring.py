@@ -11,8 +11,9 @@ from typing import Any
 
 import aws_cdk as cdk
 import pytest
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sns as sns
-from aws_cdk.assertions import Template
+from aws_cdk.assertions import Annotations, Match, Template
 from cdk_nag import AwsSolutionsChecks, ServerlessChecks
 from cfnlint.api import ManualArgs, lint
 
@@ -31,7 +32,7 @@ from quota_constructs.model import monitoring_declaration_json
 from quota_constructs.monitoring._asset import DECLARATION_FILE
 from quota_constructs.runtime import monitoring_contract as contract
 
-from ..constructs.support import G5, G6, assert_config_error, logical_id, policy_statements, spec
+from ..constructs.support import G5, G6, logical_id, policy_statements, spec
 from . import sample_events as events
 
 ENV = cdk.Environment(account="123456789012", region="us-east-1")
@@ -208,23 +209,45 @@ def test_log_groups_are_kept_one_month_by_default(built: Any) -> None:
 
 def event_patterns(monitoring: QuotaShareMonitoring) -> dict[str, dict[str, Any]]:
     job_events = monitoring.job_events
-    assert job_events is not None
+    assert job_events is not None and monitoring.preemptions is not None
     rules = template(monitoring).to_json()["Resources"]
     return {
         name: rules[logical_id(rule)]["Properties"]["EventPattern"]
         for name, rule in (("state", job_events.state_change_rule),
-                           ("preemption", job_events.preemption_rule))
+                           ("preemption", monitoring.preemptions.preemption_rule),
+                           ("blocked", job_events.queue_blocked_rule))
     }
 
 
 def test_state_changes_of_this_queue_match_and_of_other_queues_do_not(built: Any) -> None:
     patterns = event_patterns(built.imported)
-    assert events.matches(patterns["state"], events.STATE_CHANGE)
-    assert not events.matches(
-        patterns["state"], events.on_queue(events.STATE_CHANGE, events.OTHER_QUEUE_ARN)
-    )
-    assert not events.matches(patterns["state"], events.CLASSIC_JOB_STATE_CHANGE)
+    failed = events.with_status(events.STATE_CHANGE, "FAILED")
+    assert events.matches(patterns["state"], failed)
+    assert not events.matches(patterns["state"], events.on_queue(failed, events.OTHER_QUEUE_ARN))
+    assert not events.matches(patterns["state"], events.with_status(
+        events.CLASSIC_JOB_STATE_CHANGE, "FAILED"))
     assert not events.matches(patterns["state"], events.PREEMPTION_STARTED)
+
+
+@pytest.mark.parametrize("status", ["SUBMITTED", "PENDING", "RUNNABLE", "SCHEDULED",
+                                    "STARTING", "RUNNING", "SUCCEEDED"])
+def test_state_changes_are_filtered_by_status_in_the_pattern(built: Any, status: str) -> None:
+    patterns = event_patterns(built.imported)
+    assert not events.matches(patterns["state"], events.with_status(events.STATE_CHANGE, status))
+
+
+def test_the_documented_queue_blocked_event_reaches_the_function(built: Any) -> None:
+    patterns = event_patterns(built.imported)
+    assert events.matches(patterns["blocked"], events.QUEUE_BLOCKED)
+    assert not events.matches(
+        patterns["blocked"], events.on_queue(events.QUEUE_BLOCKED, events.OTHER_QUEUE_ARN))
+    for other in ("state", "preemption"):
+        assert not events.matches(patterns[other], events.QUEUE_BLOCKED)
+    rules = template(built.imported).to_json()["Resources"]
+    assert built.imported.job_events is not None
+    rule = rules[logical_id(built.imported.job_events.queue_blocked_rule)]["Properties"]
+    assert rule["Targets"][0]["Arn"] == cdk.Stack.of(built.imported).resolve(
+        built.imported.job_events.function.function_arn)
 
 
 def test_preemption_events_match_the_preemption_rule_only(built: Any) -> None:
@@ -238,9 +261,9 @@ def test_preemption_events_match_the_preemption_rule_only(built: Any) -> None:
 def test_state_change_pattern_names_the_created_queue_by_arn(built: Any) -> None:
     queue = built.watched.job_queue
     patterns = event_patterns(built.watched)
-    assert patterns["state"]["detail"] == {
-        "jobQueue": [cdk.Stack.of(queue).resolve(queue.job_queue_arn)]
-    }
+    arn = cdk.Stack.of(queue).resolve(queue.job_queue_arn)
+    assert patterns["state"]["detail"] == {"jobQueue": [arn], "status": ["FAILED"]}
+    assert patterns["blocked"]["detail"] == {"jobQueue": [arn]}
 
 
 def test_event_deliveries_retry_then_park_in_the_dead_letter_queue(built: Any) -> None:
@@ -250,7 +273,7 @@ def test_event_deliveries_retry_then_park_in_the_dead_letter_queue(built: Any) -
         target = rule["Properties"]["Targets"][0]
         assert target["DeadLetterConfig"] == {"Arn": dlq}
     configs = resources(built.watched, "AWS::Lambda::EventInvokeConfig")
-    assert len(configs) == 2
+    assert len(configs) == 3  # metrics, job events, the stack's preemptions
     for config in configs.values():
         assert config["Properties"]["DestinationConfig"]["OnFailure"]["Destination"] == dlq
 
@@ -282,6 +305,7 @@ def test_metrics_function_may_only_read_this_queue(built: Any) -> None:
         "batch:ListQuotaShares": [queue_arn],
         "batch:DescribeQuotaShare": [{"Fn::Join": ["", [queue_arn, "/quota-share/*"]]}],
         "batch:ListServiceJobs": ["*"],
+        "batch:DescribeServiceJob": ["*"],
     }
     others = {name.split(":")[0] for name in allowed} - {"batch"}
     assert others == {"logs", "xray", "sqs"}
@@ -310,7 +334,12 @@ def test_events_function_publishes_only_to_the_owners_and_never_terminates_by_de
 
 
 def test_termination_is_granted_only_with_enforcement(built: Any) -> None:
-    allowed = actions_of(policy_statements(built.enforcing.job_events.role))
+    """Only the stack's preemptions function terminates (budgets are counted on preemptions);
+    the per-queue job-events function never may, enforcement or not."""
+    assert built.enforcing.preemptions is not None
+    allowed = actions_of(policy_statements(built.enforcing.preemptions.role))
+    assert "batch:TerminateServiceJob" not in actions_of(
+        policy_statements(built.enforcing.job_events.role))
     assert allowed["batch:TerminateServiceJob"] == [
         {"Fn::Join": ["", ["arn:", {"Ref": "AWS::Partition"},
                            ":batch:us-east-1:123456789012:service-job/*"]]}
@@ -384,28 +413,19 @@ def test_a_share_without_owner_alarms_silently_and_is_warned_about(built: Any) -
     assert len(warnings) == 1
 
 
-def test_starved_is_jobs_waiting_while_own_capacity_idles(built: Any) -> None:
-    starved = alarms_by_id(built.watched, "QS1")["Starved"]
-    expression = next(q["Expression"] for q in starved["Metrics"] if "Expression" in q)
-    assert expression == "IF(age > 1800 AND (idle0) > 0, 1, 0)"
-    stats = {q["Id"]: (q["MetricStat"]["Metric"]["MetricName"], q["MetricStat"]["Stat"])
-             for q in starved["Metrics"] if "MetricStat" in q}
-    assert stats == {"age": (contract.OLDEST_RUNNABLE_JOB_AGE, "Maximum"),
-                     "idle0": (contract.IDLE_OWN_CAPACITY, "Minimum")}
-    assert starved["TreatMissingData"] == "notBreaching"
-    assert starved["Threshold"] == 1
-
-
-def test_starved_sums_idle_capacity_of_every_unit(built: Any) -> None:
-    starved = alarms_by_id(built.imported, "Multi")["Starved"]
-    expression = next(q["Expression"] for q in starved["Metrics"] if "Expression" in q)
-    assert expression == "IF(age > 1800 AND (idle0 + idle1) > 0, 1, 0)"
-    units = sorted(
-        next(d["Value"] for d in q["MetricStat"]["Metric"]["Dimensions"]
-             if d["Name"] == contract.CAPACITY_UNIT_DIMENSION)
-        for q in starved["Metrics"] if q["Id"].startswith("idle")
-    )
-    assert units == [G5, G6]
+def test_starved_is_the_head_job_waiting_while_it_fits_in_idle_own_capacity(
+    built: Any,
+) -> None:
+    for monitoring, share in ((built.watched, "QS1"), (built.imported, "Multi")):
+        starved = alarms_by_id(monitoring, share)["Starved"]
+        expression = next(q["Expression"] for q in starved["Metrics"] if "Expression" in q)
+        assert expression == "IF(wait > 1800 AND fits >= 1, 1, 0)"
+        stats = {q["Id"]: (q["MetricStat"]["Metric"]["MetricName"], q["MetricStat"]["Stat"])
+                 for q in starved["Metrics"] if "MetricStat" in q}
+        assert stats == {"wait": (contract.OLDEST_RUNNABLE_JOB_AGE, "Minimum"),
+                         "fits": (contract.HEAD_JOB_FITS_IDLE_OWN, "Minimum")}
+        assert starved["TreatMissingData"] == "notBreaching"
+        assert starved["Threshold"] == 1
 
 
 def test_drift_and_preemption_alarms(built: Any) -> None:
@@ -439,20 +459,119 @@ def test_thresholds_are_overridable_per_share(built: Any) -> None:
     alarms = alarms_by_id(built.enforcing, "QS2")
     assert "Preemptions" not in alarms
     expression = next(q["Expression"] for q in alarms["Starved"]["Metrics"] if "Expression" in q)
-    assert expression.startswith("IF(age > 300 ")
+    assert expression.startswith("IF(wait > 300 ")
     # A ten-minute schedule widens the period to ten minutes.
     assert alarms["Drift"]["Period"] == 600
 
 
-def test_dead_letters_alarm_tells_operations_when_given(built: Any) -> None:
+def test_dead_letters_alarm_fires_on_messages_arriving_and_tells_operations(
+    built: Any,
+) -> None:
     rendered = template(built.enforcing).to_json()["Resources"]
     alarm = rendered[logical_id(built.enforcing.dead_letters_alarm)]["Properties"]
-    assert alarm["MetricName"] == "ApproximateNumberOfMessagesVisible"
+    assert (alarm["Namespace"], alarm["MetricName"], alarm["Statistic"]) == (
+        "AWS/SQS", "NumberOfMessagesSent", "Sum")
+    assert (alarm["Threshold"], alarm["ComparisonOperator"]) == (
+        1, "GreaterThanOrEqualToThreshold")
     assert alarm["AlarmActions"] == ["arn:aws:sns:us-east-1:123456789012:platform-ops"]
     assert alarm["TreatMissingData"] == "notBreaching"
     quiet = template(built.watched).to_json()["Resources"][
         logical_id(built.watched.dead_letters_alarm)]["Properties"]
     assert "AlarmActions" not in quiet
+
+
+def test_each_monitored_queue_has_a_health_alarm_treating_missing_as_breaching(
+    built: Any,
+) -> None:
+    stack = cdk.Stack.of(built.enforcing)
+    alarm = template(built.enforcing).to_json()["Resources"][
+        logical_id(built.enforcing.monitor_health_alarm)]["Properties"]
+    assert (alarm["Namespace"], alarm["MetricName"], alarm["Statistic"]) == (
+        contract.DEFAULT_METRIC_NAMESPACE, contract.MONITOR_HEALTHY, "Minimum")
+    assert alarm["Dimensions"] == [{
+        "Name": contract.JOB_QUEUE_DIMENSION,
+        "Value": stack.resolve(built.enforcing.job_queue.job_queue_name)}]
+    assert (alarm["Threshold"], alarm["ComparisonOperator"]) == (1, "LessThanThreshold")
+    assert alarm["TreatMissingData"] == "breaching"
+    assert alarm["AlarmActions"] == ["arn:aws:sns:us-east-1:123456789012:platform-ops"]
+    assert built.quiet.monitor_health_alarm is None  # no metrics function, nothing to watch
+
+
+def _cloudwatch_conditions(statement: dict[str, Any], stack: cdk.Stack) -> bool:
+    conditions = statement.get("Condition", {})
+    account = conditions.get("StringEquals", {}).get("aws:SourceAccount")
+    source = conditions.get("ArnLike", {}).get("aws:SourceArn")
+    # Alarms CloudFormation names after this stack, of this account and region only.
+    return account == "123456789012" and source == {"Fn::Join": ["", [
+        "arn:", {"Ref": "AWS::Partition"},
+        f":cloudwatch:us-east-1:123456789012:alarm:{stack.stack_name}-*"]]}
+
+
+def _allows(statement: dict[str, Any], actions: set[str]) -> bool:
+    granted = statement["Action"] if isinstance(statement["Action"], list) else [
+        statement["Action"]]
+    return (statement["Effect"] == "Allow"
+            and statement.get("Principal") == {"Service": "cloudwatch.amazonaws.com"}
+            and actions <= set(granted))
+
+
+def test_every_alarm_can_publish_to_its_topic_and_use_its_key(built: Any) -> None:
+    checked = 0
+    for stack in [c for c in built.app.node.children if isinstance(c, cdk.Stack)]:
+        rendered = Template.from_stack(stack).to_json()["Resources"]
+        policies = [r["Properties"] for r in rendered.values()
+                    if r["Type"] == "AWS::SNS::TopicPolicy"]
+        for alarm in (r["Properties"] for r in rendered.values()
+                      if r["Type"] == "AWS::CloudWatch::Alarm"):
+            for action in alarm.get("AlarmActions", []) + alarm.get("OKActions", []):
+                if isinstance(action, str):
+                    continue  # an imported topic: warned about, checked below
+                topic_id = action["Ref"]
+                [policy] = [p for p in policies if action in p["Topics"]]
+                assert any(
+                    _allows(s, {"sns:Publish"}) and _cloudwatch_conditions(s, stack)
+                    for s in policy["PolicyDocument"]["Statement"]), topic_id
+                key_id = rendered[topic_id]["Properties"]["KmsMasterKeyId"]["Fn::GetAtt"][0]
+                key = rendered[key_id]["Properties"]["KeyPolicy"]["Statement"]
+                cloudwatch = [s for s in key if s.get("Principal") == {
+                    "Service": "cloudwatch.amazonaws.com"}]
+                assert cloudwatch and all(
+                    _allows(s, {"kms:Decrypt", "kms:GenerateDataKey*"})
+                    and _cloudwatch_conditions(s, stack) for s in cloudwatch), key_id
+                checked += 1
+    assert checked > 0
+
+
+def test_a_topic_the_app_does_not_define_gets_a_warning_saying_what_to_add(
+    built: Any,
+) -> None:
+    warnings = [
+        m for m in Annotations.from_stack(
+            cdk.Stack.of(built.enforcing)).find_warning("*", Match.any_value())
+        if "quota_constructs:alarm-topic-not-managed" in str(m.entry.data)
+    ]
+    assert len(warnings) == 1
+    assert "platform-ops" in str(warnings[0].entry.data)
+    assert "aws:SourceAccount" in str(warnings[0].entry.data)
+
+
+def test_a_topic_defined_in_the_app_gets_the_grant_on_topic_and_key() -> None:
+    app = cdk.App()
+    stack = cdk.Stack(app, "Delivered", env=ENV)
+    key = kms.Key(stack, "OpsKey", enable_key_rotation=True)
+    operations = sns.Topic(stack, "Ops", master_key=key, enforce_ssl=True)
+    monitoring = managed(stack).add_monitoring(operations_topic=operations)
+    rendered = Template.from_stack(stack).to_json()["Resources"]
+    topic_id = logical_id(operations)
+    [policy] = [r["Properties"] for r in rendered.values()
+                if r["Type"] == "AWS::SNS::TopicPolicy" and {"Ref": topic_id} in
+                r["Properties"]["Topics"]]
+    assert any(_allows(s, {"sns:Publish"}) and _cloudwatch_conditions(s, stack)
+               for s in policy["PolicyDocument"]["Statement"])
+    key_policy = rendered[logical_id(key)]["Properties"]["KeyPolicy"]["Statement"]
+    assert any(_allows(s, {"kms:Decrypt", "kms:GenerateDataKey*"})
+               and _cloudwatch_conditions(s, stack) for s in key_policy)
+    assert monitoring.monitor_health_alarm is not None
 
 
 # -- switches ----------------------------------------------------------------------------------
@@ -493,10 +612,13 @@ def test_dashboard_shows_every_share_and_the_aws_batch_queue_metrics(built: Any)
         assert f'\\"AWS/Batch\\",\\"{name}\\",\\"JobQueueName\\",\\"HappyPathJobQueue\\"' in body
     for share in ("QS1", "QS2", "QS3", "Multi"):
         assert f"{share}: RUNNABLE jobs" in body
-    for metric in (contract.CAPACITY_IN_USE, contract.CAPACITY_LIMIT,
-                   contract.BORROWED_CAPACITY, contract.RUNNABLE_JOBS,
-                   contract.OLDEST_RUNNABLE_JOB_AGE, contract.PREEMPTIONS):
+    for metric in (contract.CAPACITY_IN_USE, contract.RUNNABLE_JOBS,
+                   contract.OLDEST_RUNNABLE_JOB_AGE, contract.PREEMPTIONS,
+                   contract.BLOCKED_JOBS):
         assert metric in body
+    # The own limit and what is borrowed are derived by metric math, not published.
+    assert "used1 * 0 + 2" in body  # Multi's own limit of two ml.g6.xlarge
+    assert "IF(used1 > 2, used1 - 2, 0)" in body
     for kind in contract.PREEMPTION_KINDS:
         assert f'\\"{contract.PREEMPTION_KIND_DIMENSION}\\",\\"{kind}\\"' in body
 
@@ -537,8 +659,6 @@ def scratch_queue() -> QuotaManagedTrainingQueue:
         ({"metrics_schedule": cdk.Duration.seconds(30)}, "metrics_schedule", "whole minutes"),
         ({"metrics_schedule": cdk.Duration.hours(2)}, "metrics_schedule", "1 to 60"),
         ({"owner_topics": {}}, "owner_topics", "missing: product, research"),
-        ({"share_thresholds": {"QS9": ShareAlarmThresholds()}}, "share_thresholds",
-         "a monitored share"),
         ({"namespace": "AWS/Batch"}, "namespace", "not starting with 'AWS/'"),
         ({"alarms_enabled": "yes"}, "alarms_enabled", "True or False"),
         ({"thresholds": ShareAlarmThresholds(starved_after=cdk.Duration.seconds(90))},
@@ -559,12 +679,80 @@ def test_bad_props_name_the_monitoring_and_the_field(
 
 
 def test_a_queue_without_declared_shares_needs_them_given() -> None:
-    stack = cdk.Stack(cdk.App(), "Scratch")
+    app = cdk.App()
+    stack = cdk.Stack(app, "Scratch")
     queue = TrainingJobQueue.from_job_queue_arn(stack, "Queue", events.QUEUE_ARN)
+    QuotaShareMonitoring(stack, "Monitoring", job_queue=queue)
+    # Shares may still be declared after the monitor: the check is made at synthesis.
+    with pytest.raises(Exception) as raised:
+        app.synth()
+    assert "monitoring Scratch/Monitoring" in str(raised.value)
+    assert "pass shares=[...]" in str(raised.value)
+
+
+def test_thresholds_of_a_share_never_declared_are_refused_at_synthesis() -> None:
+    app = cdk.App()
+    queue = managed(cdk.Stack(app, "Scratch"))
+    queue.add_monitoring(share_thresholds={"QS9": ShareAlarmThresholds()})
+    with pytest.raises(Exception) as raised:
+        app.synth()
+    assert "share_thresholds" in str(raised.value) and "a monitored share" in str(raised.value)
+
+
+def _synthesized(app: cdk.App, stack: cdk.Stack) -> dict[str, Any]:
+    assembly = app.synth()
+    rendered: dict[str, Any] = assembly.get_stack_by_name(stack.stack_name).template
+    return rendered
+
+
+def test_a_share_added_after_the_monitoring_is_monitored(tmp_path: Path) -> None:
+    app = cdk.App(outdir=str(tmp_path))
+    stack = cdk.Stack(app, "Late", env=ENV)
+    queue = managed(stack, shares=SHARES[:1])
+    monitoring = queue.add_monitoring()
+    late = spec("QS2", SharingStrategy.LEND, agreement=PRODUCT)
+    queue.job_queue.add_quota_share("QS2", spec=late)
+    rendered = _synthesized(app, stack)
+
+    assert [s.name for s in monitoring.shares] == ["QS1", "QS2"]
+    assert {"Starved", "Drift"} <= {a.node.id for a in monitoring.alarms_of("QS2")}
+    assert "product" in monitoring.owner_topics  # the late share's owner gets a topic
+    # The functions' code carries the declaration of both shares.
+    props = rendered["Resources"][logical_id(monitoring.metrics_function)]["Properties"]
+    asset = tmp_path / f"asset.{props['Code']['S3Key'].removesuffix('.zip')}"
+    declared = json.loads((asset / DECLARATION_FILE).read_text())
+    assert [share["QuotaShareName"] for share in declared["Shares"]] == ["QS1", "QS2"]
+    body = json.dumps(rendered["Resources"][logical_id(monitoring.dashboard)])
+    assert "QS2: RUNNABLE jobs" in body
+    # The job-events function may publish to, and is told about, the late owner's topic.
+    events_env = rendered["Resources"][logical_id(monitoring.job_events_function)][
+        "Properties"]["Environment"]["Variables"]
+    assert "product" in json.dumps(events_env[contract.OWNER_TOPICS_ENV])
+
+
+def test_a_second_monitor_of_one_queue_is_refused() -> None:
+    app = cdk.App()
+    stack = cdk.Stack(app, "Twice", env=ENV)
+    queue = managed(stack)
+    queue.add_monitoring()
     with pytest.raises(QuotaConfigError) as raised:
-        QuotaShareMonitoring(stack, "Monitoring", job_queue=queue)
-    assert_config_error(raised.value, "monitoring Scratch/Monitoring", "shares", [],
-                        "pass shares=[...]")
+        QuotaShareMonitoring(stack, "Again", job_queue=queue.job_queue)
+    assert raised.value.field == "job_queue"
+    assert "Twice/TrainingQueue/Monitoring already watches it" in raised.value.allowed
+    # Also through an import of the same queue, in another stack.
+    other = cdk.Stack(app, "Team", env=ENV)
+    imported = TrainingJobQueue.from_job_queue_arn(other, "Queue", events.QUEUE_ARN)
+    QuotaShareMonitoring(other, "Monitoring", job_queue=imported, shares=list(SHARES))
+    again = TrainingJobQueue.from_job_queue_arn(other, "SameQueue", events.QUEUE_ARN)
+    with pytest.raises(QuotaConfigError):
+        QuotaShareMonitoring(other, "Second", job_queue=again, shares=list(SHARES))
+
+
+def test_two_apps_in_one_process_do_not_see_each_others_monitors() -> None:
+    for _ in range(2):
+        stack = cdk.Stack(cdk.App(), "Once", env=ENV)
+        queue = TrainingJobQueue.from_job_queue_arn(stack, "Queue", events.QUEUE_ARN)
+        QuotaShareMonitoring(stack, "Monitoring", job_queue=queue, shares=list(SHARES))
 
 
 def test_job_queue_must_be_a_training_queue() -> None:
@@ -572,3 +760,25 @@ def test_job_queue_must_be_a_training_queue() -> None:
     with pytest.raises(QuotaConfigError) as raised:
         QuotaShareMonitoring(stack, "Monitoring", job_queue="my-queue")  # type: ignore[arg-type]
     assert raised.value.field == "job_queue"
+
+
+def test_each_custom_resource_share_records_the_configuration_it_deploys() -> None:
+    from quota_constructs.runtime.deployed_config import (
+        DEPLOYED_CONFIG_TAG_KEY,
+        config_fingerprint,
+    )
+    from quota_constructs.runtime.share_config import ShareConfig
+
+    app = cdk.App()
+    stack = cdk.Stack(app, "Recorded", env=ENV)
+    queue = managed(stack)
+    queue.add_monitoring()
+    unmonitored = managed(cdk.Stack(app, "Unmonitored", env=ENV))
+    app.synth()
+    rendered = Template.from_stack(stack).to_json()["Resources"]
+    for spec_ in SHARES:
+        tags = rendered[logical_id(queue.share(spec_.name))]["Properties"]["Tags"]
+        assert tags[DEPLOYED_CONFIG_TAG_KEY] == config_fingerprint(ShareConfig.declared(spec_))
+    other = Template.from_stack(cdk.Stack.of(unmonitored)).to_json()["Resources"]
+    tags = other[logical_id(unmonitored.share("QS1"))]["Properties"].get("Tags") or {}
+    assert DEPLOYED_CONFIG_TAG_KEY not in tags

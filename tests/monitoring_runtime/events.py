@@ -11,6 +11,7 @@ from typing import Any
 from quota_constructs.runtime.monitoring_contract import (
     PREEMPTION_COMPLETED_DETAIL_TYPE,
     PREEMPTION_STARTED_DETAIL_TYPE,
+    QUEUE_BLOCKED_DETAIL_TYPE,
     STATE_CHANGE_DETAIL_TYPE,
 )
 
@@ -81,3 +82,14 @@ def state_change(job: FakeServiceJob, status: str, reason: str,
             "statusReason": reason,
         },
     }
+
+
+def queue_blocked(job: FakeServiceJob, reason: str,
+                  event_id: str = "c8f9c4b5-76e5-d76a-f980-7011e206042b",
+                  time: str = "2022-01-11T23:36:40Z") -> dict[str, Any]:
+    """A Queue Blocked event shaped as AWS Batch's documented sample (user guide, "Service job
+    queue blocked events"): the job at the front, its queue, RUNNABLE, the reason."""
+    event = state_change(job, "RUNNABLE", reason, event_id=event_id, time=time)
+    event["detail-type"] = QUEUE_BLOCKED_DETAIL_TYPE
+    event["detail"]["timeoutConfig"] = {"attemptDurationSeconds": 60}
+    return event

@@ -67,6 +67,8 @@ class FakeServiceJob(FakeJob):
     status_reason: str = ""
     started_at: int | None = None
     attempts: list[PreemptedAttempt] = field(default_factory=list)
+    runnable_since: int = 0
+    """When the job last became RUNNABLE (submitted, or put back after a preemption)."""
 
     @property
     def arn(self) -> str:
@@ -103,6 +105,9 @@ class MonitoringFakeBatch(FakeBatch):
     share_faults: dict[str, deque[Fault]] = field(default_factory=dict)
     terse_listing: bool = False
     """ListQuotaShares answers names, ARNs and statuses only (as an endpoint might)."""
+    position_kept_on_requeue: bool = False
+    """AWS does not document what a preemption does to ``earliestTimeAtPosition``: False, the
+    requeued job's time restarts when it is put back; True, it keeps its submission time."""
 
     # -- test helpers -------------------------------------------------------------------------
 
@@ -133,6 +138,7 @@ class MonitoringFakeBatch(FakeBatch):
                 priority=priority,
                 retries_before_termination=retries_before_termination,
                 started_at=created + 1000 if status in DISPATCHED else None,
+                runnable_since=created,
             )
             self.jobs.append(job)
             return job
@@ -156,6 +162,7 @@ class MonitoringFakeBatch(FakeBatch):
                 job.status_reason = "Job failed: preemption retries exhausted"
             else:
                 job.status = "RUNNABLE"
+                job.runnable_since = stopped
             self.preempted_jobs.append(job_id)
             return job
 
@@ -211,6 +218,44 @@ class MonitoringFakeBatch(FakeBatch):
             page["quotaShares"] = [{k: item[k] for k in keep} for item in page["quotaShares"]]
         return page
 
+    # -- the queue snapshot -------------------------------------------------------------------
+
+    def _GetJobQueueSnapshot(self, p: dict[str, Any]) -> dict[str, Any]:
+        """Usage as the base fake reports it, plus the fronts (API reference,
+        GetJobQueueSnapshot): each share's first RUNNABLE job and the queue's first 100, with
+        the time each reached its position. This fake orders a share's RUNNABLE jobs by
+        priority (higher first), then by when they became RUNNABLE, and the queue's the same
+        way; a job reaches the front of its share when the one before it leaves, which this
+        fake simplifies to "when it became RUNNABLE" unless a job ahead of it left later."""
+        response = super()._GetJobQueueSnapshot(p)
+        queue = self._queue(p.get("jobQueue", ""))
+        waiting = [job for job in self.jobs if isinstance(job, FakeServiceJob)
+                   and job.queue_arn == queue.arn and job.status == "RUNNABLE"]
+        heads: dict[str, FakeServiceJob] = {}
+        for job in waiting:
+            best = heads.get(job.share_name)
+            if best is None or _order(job) < _order(best):
+                heads[job.share_name] = job
+        front = sorted(waiting, key=_order)[:100]
+        response["frontOfQuotaShares"] = {
+            "quotaShares": {
+                share: [{"jobArn": job.arn, "earliestTimeAtPosition": self._at_front(job)}]
+                for share, job in heads.items()
+            },
+            "lastUpdatedAt": now_ms(),
+        }
+        response["frontOfQueue"] = {
+            "jobs": [{"jobArn": job.arn, "earliestTimeAtPosition": self._at_front(job)}
+                     for job in front],
+            "lastUpdatedAt": now_ms(),
+        }
+        return response
+
+    def _at_front(self, job: FakeServiceJob) -> int:
+        if self.position_kept_on_requeue:
+            return job.created_at
+        return job.runnable_since
+
     # -- service jobs -------------------------------------------------------------------------
 
     def _DescribeServiceJob(self, p: dict[str, Any]) -> dict[str, Any]:
@@ -232,6 +277,10 @@ class MonitoringFakeBatch(FakeBatch):
             if job.job_id == job_id and isinstance(job, FakeServiceJob):
                 return job
         raise BatchError(f"Job {job_id} not found")
+
+
+def _order(job: FakeServiceJob) -> tuple[int, int, str]:
+    return (-job.priority, job.runnable_since, job.job_id)
 
 
 class MonitoringFakeBatchServer(FakeBatchServer):

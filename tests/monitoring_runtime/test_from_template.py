@@ -32,8 +32,10 @@ from quota_constructs.runtime.monitoring_contract import (
     JOB_EVENTS_HANDLER,
     JOB_QUEUE_ARN_ENV,
     JOB_QUEUE_NAME_ENV,
+    MONITORED_QUEUES_ENV,
     OWNER_TOPICS_ENV,
     PREEMPTIONS,
+    PREEMPTIONS_HANDLER,
     RUNNABLE_JOBS,
     SHARE_DRIFT,
     SHARE_METRICS_HANDLER,
@@ -78,6 +80,8 @@ class DeployedFunction:
 class DeployedMonitor:
     metrics: DeployedFunction
     events: DeployedFunction
+    preemptions: DeployedFunction
+    """The stack's one function for preemption events (of every monitored queue)."""
     topics: tuple[str, ...]
     """Logical ids of the owner topics the stack creates."""
     queue: str
@@ -110,7 +114,8 @@ def _monitor_of(template: Mapping[str, Any], outdir: Path) -> DeployedMonitor:
         if resource["Type"] != "AWS::Lambda::Function":
             continue
         props = resource["Properties"]
-        if props.get("Handler") in (SHARE_METRICS_HANDLER, JOB_EVENTS_HANDLER):
+        if props.get("Handler") in (SHARE_METRICS_HANDLER, JOB_EVENTS_HANDLER,
+                                    PREEMPTIONS_HANDLER):
             functions[props["Handler"]] = DeployedFunction(
                 handler=props["Handler"],
                 asset=outdir / resource["Metadata"]["aws:asset:path"],
@@ -119,7 +124,7 @@ def _monitor_of(template: Mapping[str, Any], outdir: Path) -> DeployedMonitor:
     [queue] = [lid for lid, r in resources.items() if r["Type"] == "AWS::Batch::JobQueue"]
     topics = tuple(lid for lid, r in resources.items() if r["Type"] == "AWS::SNS::Topic")
     return DeployedMonitor(functions[SHARE_METRICS_HANDLER], functions[JOB_EVENTS_HANDLER],
-                           topics, queue)
+                           functions[PREEMPTIONS_HANDLER], topics, queue)
 
 
 def _resolve(value: Any, refs: Mapping[str, str]) -> Any:
@@ -158,8 +163,10 @@ def run_function(function: DeployedFunction, monitor: Monitor, deployed: Deploye
     refs.update({lid: monitor.sns.add_topic(lid) for lid in deployed.topics})
     environment = {name: str(_resolve(value, refs))
                    for name, value in function.environment.items()}
-    assert environment[JOB_QUEUE_ARN_ENV] == monitor.training
-    assert environment[JOB_QUEUE_NAME_ENV] == "training"
+    for settings in (json.loads(environment[MONITORED_QUEUES_ENV])
+                     if MONITORED_QUEUES_ENV in environment else [environment]):
+        assert settings[JOB_QUEUE_ARN_ENV] == monitor.training
+        assert settings[JOB_QUEUE_NAME_ENV] == "training"
     scratch = monitor.directory / "lambda-tmp"  # Lambda's /tmp, kept between invocations
     scratch.mkdir(exist_ok=True)
     process_env = {
@@ -218,13 +225,14 @@ def test_a_preemption_reaches_its_owner_once_and_termination_needs_the_opt_in(
     completed = preemption_completed(job)
 
     # Each delivery in its own process; the last is a duplicate of the Completed event.
-    runs = [run_function(target.events, monitor, target, event)
+    runs = [run_function(target.preemptions, monitor, target, event)
             for event in (started, completed, completed)]
 
     assert [r.result["outcome"] for r in runs] == [
         "logged", "terminated" if terminated else "reported", "duplicate"]
     [message] = monitor.sns.published
-    assert message.topic_arn == json.loads(runs[1].environment[OWNER_TOPICS_ENV])["nlp-team"]
+    [settings] = json.loads(runs[1].environment[MONITORED_QUEUES_ENV])
+    assert message.topic_arn == settings[OWNER_TOPICS_ENV]["nlp-team"]
     assert message.subject.startswith(
         "Job qs2-job terminated" if terminated else "Job qs2-job over the interruption budget")
     assert monitor.batch.count("TerminateServiceJob") == terminated
@@ -241,7 +249,7 @@ def test_another_queues_job_is_ignored_by_the_deployed_function(
     monitor.batch.preempt(job.job_id)
     target = deployed["Enforcing"]
 
-    run = run_function(target.events, monitor, target, preemption_completed(job))
+    run = run_function(target.preemptions, monitor, target, preemption_completed(job))
 
     assert run.result["outcome"] == "ignored: another job queue"
     assert monitor.sns.published == []
@@ -262,7 +270,7 @@ def test_the_deployed_functions_use_the_batch_model_they_carry_on_an_old_botocor
     ).stdout.split()
     assert bundled == [OLD_BOTOCORE, "False"]
     target = deployed["Enforcing"]
-    for function in (target.metrics, target.events):
+    for function in (target.metrics, target.events, target.preemptions):
         assert list(function.asset.glob(
             "quota_constructs/runtime/botocore_data/batch/*/service-2.json"))
     monitor.create_shares(SHARES)
@@ -272,7 +280,7 @@ def test_the_deployed_functions_use_the_batch_model_they_carry_on_an_old_botocor
     monitor.batch.preempt(job.job_id)
 
     metrics = run_function(target.metrics, monitor, target, {}, python=old_python)
-    events = run_function(target.events, monitor, target, preemption_completed(job),
+    events = run_function(target.preemptions, monitor, target, preemption_completed(job),
                           python=old_python)
 
     points = data_points(metrics.stdout)

@@ -9,6 +9,7 @@ import pytest
 from quota_constructs.runtime import job_events_handler
 from quota_constructs.runtime.batch_gateway import BatchRequestError
 from quota_constructs.runtime.monitoring_contract import (
+    BLOCKED_JOBS,
     JOBS_OVER_BUDGET,
     JOBS_TERMINATED_OVER_BUDGET,
     OWNER_TOPICS_ENV,
@@ -17,7 +18,7 @@ from quota_constructs.runtime.monitoring_contract import (
 
 from .conftest import G5, Monitor, context
 from .emf_lines import DataPoint, data_points, values
-from .events import preemption_completed, preemption_started, state_change
+from .events import preemption_completed, preemption_started, queue_blocked, state_change
 from .fake_service_jobs import FakeServiceJob
 
 
@@ -127,15 +128,16 @@ def test_another_queues_job_is_ignored(
     job = monitor.batch.add_service_job(monitor.research, "QS2", "RUNNING", {G5: 1})
 
     outcomes = preempt_and_deliver(monitor, job)
-    changed = deliver(state_change(job, "RUNNABLE",
-                                   "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED"))
+    blocked = deliver(queue_blocked(job, "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED"))
+    failed = deliver(state_change(job, "FAILED", "preempted too often"))
 
     assert outcomes[1]["outcome"] == "ignored: another job queue"
-    assert changed["outcome"] == "ignored: another job queue"
+    assert blocked["outcome"] == "ignored: another job queue"
+    assert failed["outcome"] == "ignored: another job queue"
     assert monitor.sns.published == []
     assert values(emitted(capsys), PREEMPTIONS) == []
     assert monitor.batch.count("TerminateServiceJob") == 0
-    # The state change names its queue: no lookup was needed to ignore it.
+    # The blocked and state-change events name their queue: no lookup was needed to ignore them.
     assert monitor.batch.count("DescribeServiceJob") == 1
 
 
@@ -285,20 +287,48 @@ def test_a_share_without_a_topic_is_counted_but_nobody_told(
     ["MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED",
      "MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE"],
 )
-def test_a_job_that_can_never_start_is_reported_to_its_owner(
-    monitor: Monitor, reason: str
+def test_a_job_blocking_the_queue_is_reported_to_its_owner_once(
+    monitor: Monitor, reason: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monitor.create_shares()
     job = monitor.batch.add_service_job(monitor.training, "QS2", "RUNNABLE", {G5: 4},
                                         name="too-big")
-    event = state_change(job, "RUNNABLE", reason)
+    capsys.readouterr()
 
-    outcomes = [deliver(event), deliver(event)]
+    # AWS may report the blocked queue again (another event id, a later time): one notice.
+    outcomes = [deliver(queue_blocked(job, reason)),
+                deliver(queue_blocked(job, reason, event_id="other", time="2022-01-12T00:00:00Z"))]
 
     assert [o["outcome"] for o in outcomes] == ["reported", "duplicate"]
     [message] = monitor.sns.to(monitor.topics["nlp-team"])
     assert message.subject == "Job too-big cannot start in quota share QS2"
     assert reason in message.message
+    points = emitted(capsys)
+    assert values(points, BLOCKED_JOBS, QuotaShare="QS2") == [1]
+    assert values(points, BLOCKED_JOBS, QuotaShare="QS1") == []
+
+
+def test_two_blocking_jobs_are_two_notices_and_counted_per_share(
+    monitor: Monitor, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monitor.create_shares()
+    first = monitor.batch.add_service_job(monitor.training, "QS1", "RUNNABLE", {G5: 9})
+    second = monitor.batch.add_service_job(monitor.training, "QS1", "RUNNABLE", {G5: 9})
+    capsys.readouterr()
+    for job in (first, second):
+        deliver(queue_blocked(job, "MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE"))
+    assert len(monitor.sns.to(monitor.topics["vision-team"])) == 2
+    assert values(emitted(capsys), BLOCKED_JOBS, QuotaShare="QS1") == [1, 1]
+
+
+def test_a_runnable_state_change_notifies_nobody(monitor: Monitor) -> None:
+    # The rule no longer delivers it; were it delivered, it must not double the blocked notice.
+    monitor.create_shares()
+    job = monitor.batch.add_service_job(monitor.training, "QS2", "RUNNABLE", {G5: 4})
+    outcome = deliver(state_change(job, "RUNNABLE",
+                                   "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED"))
+    assert outcome["outcome"] == "ignored: nothing for an owner"
+    assert monitor.sns.published == []
 
 
 def test_a_job_failed_after_its_preemption_retries_is_reported(monitor: Monitor) -> None:

@@ -1,4 +1,5 @@
-"""The scheduled metrics handler against the fake Batch: values, drift and isolation of faults."""
+"""The scheduled metrics handler against the fake Batch: values, drift, health and isolation of
+faults."""
 
 from __future__ import annotations
 
@@ -9,10 +10,9 @@ import pytest
 
 from quota_constructs.runtime import batch_gateway, share_metrics_handler
 from quota_constructs.runtime.monitoring_contract import (
-    BORROWED_CAPACITY,
     CAPACITY_IN_USE,
-    CAPACITY_LIMIT,
-    IDLE_OWN_CAPACITY,
+    HEAD_JOB_FITS_IDLE_OWN,
+    MONITOR_HEALTHY,
     OLDEST_RUNNABLE_JOB_AGE,
     RUNNABLE_JOBS,
     SHARE_DRIFT,
@@ -57,17 +57,9 @@ def test_per_share_values_equal_the_fakes_state(
     assert summary["missing"] == [] and summary["drifted"] == []
     assert {p.namespace for p in points} == {NAMESPACE}
     assert {p.dimension("JobQueue") for p in points} == {"training"}
-    expected = {  # share: (in use, limit, borrowed, idle)
-        "QS1": (2, 1, 1, 0),
-        "QS2": (0, 1, 0, 1),
-        "QS3": (1, 1, 0, 0),
-    }
-    for share, (in_use, limit, borrowed, idle) in expected.items():
+    for share, in_use in {"QS1": 2, "QS2": 0, "QS3": 1}.items():
         dims = {"QuotaShare": share, "CapacityUnit": G5}
         assert values(points, CAPACITY_IN_USE, **dims) == [in_use]
-        assert values(points, CAPACITY_LIMIT, **dims) == [limit]
-        assert values(points, BORROWED_CAPACITY, **dims) == [borrowed]
-        assert values(points, IDLE_OWN_CAPACITY, **dims) == [idle]
         assert values(points, SHARE_DRIFT, QuotaShare=share) == [0]
     assert values(points, RUNNABLE_JOBS, QuotaShare="QS1") == [1]
     assert values(points, RUNNABLE_JOBS, QuotaShare="QS2") == [3]  # two pages
@@ -75,22 +67,59 @@ def test_per_share_values_equal_the_fakes_state(
     [oldest] = values(points, OLDEST_RUNNABLE_JOB_AGE, QuotaShare="QS2")
     assert 900 <= oldest < 900 + 60
     assert values(points, OLDEST_RUNNABLE_JOB_AGE, QuotaShare="QS3") == [0]
+    # QS2's own instance is idle and its first job needs one; QS1's own instance is in use.
+    assert values(points, HEAD_JOB_FITS_IDLE_OWN, QuotaShare="QS2") == [1]
+    assert values(points, HEAD_JOB_FITS_IDLE_OWN, QuotaShare="QS1") == [0]
+    assert values(points, HEAD_JOB_FITS_IDLE_OWN, QuotaShare="QS3") == [0]
+    assert values(points, MONITOR_HEALTHY, JobQueue="training") == [1]
     # Unit metrics carry the unit; share metrics do not.
-    assert all(p.dimension("CapacityUnit") == G5 for p in points
-               if p.name in (CAPACITY_IN_USE, CAPACITY_LIMIT))
+    assert all(p.dimension("CapacityUnit") == G5 for p in points if p.name == CAPACITY_IN_USE)
     assert all(p.dimension("CapacityUnit") is None for p in points if p.name == RUNNABLE_JOBS)
     assert {p.unit for p in points if p.name == OLDEST_RUNNABLE_JOB_AGE} == {"Seconds"}
+    # Derivable figures are not published.
+    assert {p.name for p in points} == {CAPACITY_IN_USE, RUNNABLE_JOBS, OLDEST_RUNNABLE_JOB_AGE,
+                                        HEAD_JOB_FITS_IDLE_OWN, SHARE_DRIFT, MONITOR_HEALTHY}
 
 
-def test_one_listing_per_share_each_filtered_on_it(
+def test_only_shares_with_a_waiting_job_are_listed_each_filtered_on_it(
     monitor: Monitor, capsys: pytest.CaptureFixture[str]
 ) -> None:
     arrange_reference_load(monitor)
     run(capsys)
     listings = [p for name, p in monitor.batch.calls if name == "ListServiceJobs"]
-    assert {p["filters"][0]["values"][0] for p in listings} == {"QS1", "QS2", "QS3"}
+    assert {p["filters"][0]["values"][0] for p in listings} == {"QS1", "QS2"}
     assert all(p["jobStatus"] == "RUNNABLE" and len(p["filters"]) == 1 for p in listings)
     assert all(p["jobQueue"] == monitor.training for p in listings)
+    # One description per share with a waiting job: its first job.
+    assert monitor.batch.count("DescribeServiceJob") == 2
+
+
+def test_the_runnable_count_stops_at_its_cap_and_says_at_least(
+    monitor: Monitor, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monitor.monkeypatch.setenv("QUOTA_MONITOR_RUNNABLE_COUNT_CAP", "4")
+    monitor.create_shares()
+    for age in range(10):
+        monitor.batch.add_service_job(monitor.training, "QS2", "RUNNABLE", {G5: 1},
+                                      age_seconds=age + 1)
+
+    _, points = run(capsys)
+
+    assert values(points, RUNNABLE_JOBS, QuotaShare="QS2") == [4]
+    assert monitor.batch.count("ListServiceJobs") == 2  # pages of 2, up to the cap
+
+
+def test_no_count_when_switched_off(
+    monitor: Monitor, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monitor.monkeypatch.setenv("QUOTA_MONITOR_RUNNABLE_COUNT_CAP", "0")
+    arrange_reference_load(monitor)
+
+    _, points = run(capsys)
+
+    assert values(points, RUNNABLE_JOBS) == []
+    assert monitor.batch.count("ListServiceJobs") == 0
+    assert len(values(points, OLDEST_RUNNABLE_JOB_AGE)) == 3
 
 
 def test_drift_missing_invalid_and_changed_shares(
@@ -152,6 +181,8 @@ def test_a_failing_share_loses_only_its_own_data_points(
     assert values(points, RUNNABLE_JOBS, QuotaShare="QS3") == [0]
     assert values(points, CAPACITY_IN_USE, QuotaShare="QS2") == [0]
     assert values(points, SHARE_DRIFT, QuotaShare="QS2") == [0]
+    assert len(values(points, OLDEST_RUNNABLE_JOB_AGE, QuotaShare="QS2")) == 1
+    assert values(points, MONITOR_HEALTHY) == [0]
 
 
 def test_throttling_is_retried_and_nothing_is_lost(
@@ -161,13 +192,15 @@ def test_throttling_is_retried_and_nothing_is_lost(
     monitor.batch.fail_next("GetJobQueueSnapshot", 2)
     monitor.batch.fail_next("ListQuotaShares", 1, code="TooManyRequestsException", status=429)
     monitor.batch.fail_share_next("QS3", 2, code="ServiceUnavailableException", status=503)
+    # QS3 has no waiting job, so it is never listed and its faults stay unused.
 
     summary, points = run(capsys)
 
     assert summary["missing"] == []
     assert values(points, CAPACITY_IN_USE, QuotaShare="QS1") == [2]
     assert values(points, RUNNABLE_JOBS, QuotaShare="QS3") == [0]
-    assert len(monitor.sleeps) == 5
+    assert values(points, MONITOR_HEALTHY) == [1]
+    assert len(monitor.sleeps) == 3
 
 
 def test_without_a_snapshot_the_other_figures_are_still_published(
@@ -180,10 +213,12 @@ def test_without_a_snapshot_the_other_figures_are_still_published(
 
     assert summary["missing"] == ["GetJobQueueSnapshot"]
     assert values(points, CAPACITY_IN_USE) == []
-    assert values(points, BORROWED_CAPACITY) == []
-    assert values(points, CAPACITY_LIMIT, QuotaShare="QS1") == [1]
-    assert values(points, RUNNABLE_JOBS, QuotaShare="QS2") == [3]
+    # Without the fronts nothing is known about waiting jobs: no figure rather than "none".
+    assert values(points, OLDEST_RUNNABLE_JOB_AGE) == []
+    assert values(points, HEAD_JOB_FITS_IDLE_OWN) == []
+    assert values(points, RUNNABLE_JOBS) == []
     assert values(points, SHARE_DRIFT) == [0, 0, 0]
+    assert values(points, MONITOR_HEALTHY) == [0]
 
 
 def test_when_the_listing_fails_each_share_is_described_on_its_own(
@@ -200,6 +235,7 @@ def test_when_the_listing_fails_each_share_is_described_on_its_own(
     assert values(points, SHARE_DRIFT, QuotaShare="QS2") == []  # unknown is not "no drift"
     assert values(points, SHARE_DRIFT, QuotaShare="QS3") == [1]
     assert values(points, RUNNABLE_JOBS) == [0, 0, 0]
+    assert values(points, MONITOR_HEALTHY) == [0]
 
 
 def test_a_slow_share_is_abandoned_at_the_deadline_and_the_rest_published(
@@ -218,7 +254,7 @@ def test_a_slow_share_is_abandoned_at_the_deadline_and_the_rest_published(
     assert values(points, CAPACITY_IN_USE, QuotaShare="QS2") == [0]
 
 
-def test_units_in_use_but_not_declared_are_all_borrowed(
+def test_units_in_use_but_not_declared_are_published_too(
     monitor: Monitor, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monitor.create_shares()
@@ -228,9 +264,7 @@ def test_units_in_use_but_not_declared_are_all_borrowed(
     _, points = run(capsys)
 
     dims = {"QuotaShare": "QS1", "CapacityUnit": "ml.g5.2xlarge"}
-    assert values(points, CAPACITY_LIMIT, **dims) == [0]
-    assert values(points, BORROWED_CAPACITY, **dims) == [2]
-    assert values(points, IDLE_OWN_CAPACITY, **dims) == [0]
+    assert values(points, CAPACITY_IN_USE, **dims) == [2]
 
 
 def test_calls_still_queued_at_the_deadline_are_given_up_too(
@@ -243,8 +277,55 @@ def test_calls_still_queued_at_the_deadline_are_given_up_too(
 
     summary, points = run(capsys, remaining_ms=4_000)
 
-    assert summary["missing"] == [
-        "GetJobQueueSnapshot", "ListQuotaShares", "ListServiceJobs(QS1)",
-        "ListServiceJobs(QS2)", "ListServiceJobs(QS3)"]
-    assert values(points, CAPACITY_LIMIT) == [1, 1, 1]
+    assert summary["missing"] == ["GetJobQueueSnapshot", "ListQuotaShares"]
+    assert values(points, CAPACITY_IN_USE) == []
     assert values(points, RUNNABLE_JOBS) == []
+    assert values(points, MONITOR_HEALTHY) == [0]
+
+
+def _tag_as_deployed(monitor: Monitor, share: str, **changes: Any) -> None:
+    """The share as a deployment of its own stack left it: changed, and tagged with the
+    fingerprint of what that deployment declared (computed here from the fake's own fields)."""
+    import hashlib
+    import json
+
+    live = monitor.batch.share(monitor.training, share)
+    assert live is not None
+    for name, value in changes.items():
+        setattr(live, name, value)
+    canonical = json.dumps({
+        "limits": sorted(live.limits.items()), "strategy": live.strategy,
+        "borrow_limit": (-1 if live.borrow_limit is None else live.borrow_limit)
+        if live.strategy == "LEND_AND_BORROW" else None,
+        "in_share_preemption": live.in_share_preemption, "state": live.state,
+    }, sort_keys=True, separators=(",", ":"))
+    live.tags["quota-constructs:deployed-config"] = hashlib.sha256(
+        canonical.encode()).hexdigest()[:16]
+
+
+def test_a_change_deployed_by_the_shares_own_stack_is_not_drift(
+    monitor: Monitor, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monitor.create_shares()
+    _tag_as_deployed(monitor, "QS1", borrow_limit=100)  # declared 200 in the monitor's stack
+
+    summary, points = run(capsys)
+
+    assert summary["drifted"] == []
+    assert values(points, SHARE_DRIFT, QuotaShare="QS1") == [0]
+    assert values(points, MONITOR_HEALTHY) == [1]
+
+
+def test_a_change_made_outside_any_deployment_is_drift(
+    monitor: Monitor, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monitor.create_shares()
+    _tag_as_deployed(monitor, "QS1", borrow_limit=100)
+    qs1 = monitor.batch.share(monitor.training, "QS1")
+    assert qs1 is not None
+    qs1.limits = {G5: 2}  # by hand, after that deployment
+
+    summary, points = run(capsys)
+
+    assert summary["drifted"] == ["QS1"]
+    assert values(points, SHARE_DRIFT, QuotaShare="QS1") == [1]

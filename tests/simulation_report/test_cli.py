@@ -70,7 +70,9 @@ def test_any_declaration_by_module_or_file(tmp_path: Path) -> None:
     # The walkthrough names a share (evaluation) this declaration does not have.
     assert code == 2
     assert "evaluation" in err
-    assert f"(a job of {WALKTHROUGH}, checked against the declaration)" in err
+    # Checked while reading: the line is named.
+    assert ("walkthrough.csv' line 7: share got 'evaluation'; allowed: a share of the "
+            "declaration: product, research") in err
     module = tmp_path / "platform_quotas.py"
     module.write_text(
         "from quota_constructs import CapacityLimit, QuotaShareSpec, SharingStrategy\n"

@@ -222,3 +222,113 @@ def test_the_example_files_hold_the_walkthrough_in_both_formats() -> None:
     assert list(from_csv.priority_changes) == [
         PriorityChange(at=900.0, job_id="research-low", priority=4)
     ]
+
+
+# -- every problem at once, declarations, timestamps -------------------------------------------
+
+SEVERAL_MISTAKES = """job_id,share,submitted_at,duration,instance_type,priority
+ok-1,research,0,3600,ml.g5.xlarge,1
+bad-duration,research,10,-1,ml.g5.xlarge,1
+bad-priority,product,20,60,ml.g5.xlarge,10000
+ghost,marketing,30,60,ml.g5.xlarge,1
+wrong-type,product,40,60,ml.p4d.24xlarge,1
+ok-1,product,50,60,ml.g5.xlarge,1
+"""
+
+
+def declared() -> dict[str, object]:
+    from quota_constructs import CapacityLimit, QuotaShareSpec, SharingStrategy
+
+    return {
+        "shares": [
+            QuotaShareSpec(name=name, capacity_limits=[CapacityLimit("ml.g5.xlarge", 1)],
+                           strategy=SharingStrategy.LEND)
+            for name in ("research", "product")
+        ],
+        "capacity_limits": [CapacityLimit("ml.g5.xlarge", 2)],
+    }
+
+
+def test_every_mistake_is_reported_with_its_line() -> None:
+    from quota_constructs.simulation.workloads import WorkloadProblems
+
+    with pytest.raises(WorkloadProblems) as caught:
+        parse_csv(io.StringIO(SEVERAL_MISTAKES), source="jobs.csv", **declared())  # type: ignore[arg-type]
+    problems = caught.value.problems
+    assert caught.value.total == 5
+    assert [(p.where, p.field) for p in problems] == [
+        ("line 3", "duration"), ("line 4", "priority"), ("line 5", "share"),
+        ("line 6", "instance_type"), ("line 7", "job_id"),
+    ]
+    text = str(caught.value)
+    assert text.splitlines()[0] == "workload 'jobs.csv': 5 problems"
+    assert "line 5: share got 'marketing'; allowed: a share of the declaration: product, " \
+        "research" in text
+    assert "line 6: instance_type got 'ml.p4d.24xlarge'; allowed: an instance type of share " \
+        "'product': ml.g5.xlarge" in text
+    assert "already on line 2" in text
+
+
+def test_without_a_declaration_shares_and_types_are_not_judged() -> None:
+    text = "job_id,share,submitted_at,duration,instance_type\nx,marketing,0,1,ml.p4d.24xlarge\n"
+    assert parse_csv(io.StringIO(text)).jobs[0].share == "marketing"
+
+
+def test_the_report_is_bounded() -> None:
+    from quota_constructs.simulation.workloads import MAX_REPORTED_PROBLEMS, WorkloadProblems
+
+    rows = "".join(f"j{i},research,{i},-1,ml.g5.xlarge\n" for i in range(120))
+    with pytest.raises(WorkloadProblems) as caught:
+        parse_csv(io.StringIO("job_id,share,submitted_at,duration,instance_type\n" + rows))
+    assert caught.value.total == 120
+    assert len(caught.value.problems) == MAX_REPORTED_PROBLEMS
+    assert str(caught.value).splitlines()[-1] == f"  ... and {120 - MAX_REPORTED_PROBLEMS} more"
+
+
+def test_json_problems_name_their_records() -> None:
+    from quota_constructs.simulation.workloads import WorkloadProblems
+
+    document = {"jobs": [
+        {"job_id": "a", "share": "research", "submitted_at": 0, "duration": 1,
+         "instance_type": "ml.g5.xlarge"},
+        {"job_id": "b", "share": "research", "submitted_at": "soon", "duration": 1,
+         "instance_type": "ml.g5.xlarge"},
+        {"job_id": "c", "share": "research", "submitted_at": 1, "duration": 1},
+    ], "priority_changes": [{"at": 5, "job_id": "nobody", "priority": 1}]}
+    with pytest.raises(WorkloadProblems) as caught:
+        parse_json(json.dumps(document), source="jobs.json")
+    assert [(p.where, p.field) for p in caught.value.problems] == [
+        ("record jobs[1]", "submitted_at"), ("record jobs[2]", "instance_type"),
+        ("record priority_changes[0]", "job_id"),
+    ]
+
+
+def test_iso_timestamps_count_from_the_earliest_submission() -> None:
+    text = (
+        "kind,job_id,share,submitted_at,duration,instance_type,priority,at\n"
+        ",late,research,2026-03-02T10:00:00Z,60,ml.g5.xlarge,1,\n"
+        ",early,research,2026-03-02T09:15:00Z,60,ml.g5.xlarge,1,\n"
+        "priority_change,late,,,,,5,2026-03-02T10:30:00+00:00\n"
+    )
+    workload = parse_csv(io.StringIO(text))
+    assert [(job.job_id, job.submitted_at) for job in workload.jobs] == [
+        ("early", 0.0), ("late", 2700.0)]
+    assert workload.priority_changes[0].at == 4500.0
+    document = {"jobs": [{"job_id": "a", "share": "research", "duration": 1,
+                          "submitted_at": "2026-03-02T09:00:00", "instance_type": "g"},
+                         {"job_id": "b", "share": "research", "duration": 1,
+                          "submitted_at": "2026-03-02T09:00:30", "instance_type": "g"}]}
+    assert [job.submitted_at for job in parse_json(json.dumps(document)).jobs] == [0.0, 30.0]
+
+
+def test_times_in_one_form_per_file() -> None:
+    text = ("job_id,share,submitted_at,duration,instance_type\n"
+            "a,research,2026-03-02T09:15:00Z,60,ml.g5.xlarge\n"
+            "b,research,30,60,ml.g5.xlarge\n")
+    error = error_of(text)
+    assert (error.where, error.field) == ("line 3", "submitted_at")
+    assert "timestamps (as on line 2)" in str(error)
+    with pytest.raises(WorkloadError, match="all with a time zone"):
+        parse_csv(io.StringIO(
+            "job_id,share,submitted_at,duration,instance_type\n"
+            "a,research,2026-03-02T09:15:00Z,60,g\nb,research,2026-03-02T09:16:00,60,g\n"))

@@ -15,6 +15,10 @@ from aws_cdk.assertions import Template
 from stacks.launch import PROJECT_ROOT
 from stacks.wiring import add_stacks
 
+from .user_project import user_project
+
+__all__ = ["user_project"]
+
 ASSET_HASH = re.compile(r"\b[0-9a-f]{64}\b")
 
 

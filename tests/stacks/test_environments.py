@@ -80,6 +80,7 @@ def test_app_run_directly_synthesizes_into_the_projects_cdk_out() -> None:
         "TrainingQuotas-dev.template.json"
     ]
     assert (outdir / "agreements" / "TrainingQuotas-dev.md").is_file()
+    assert (outdir / "agreements" / "TrainingQuotas-dev.json").is_file()
 
 
 @pytest.mark.skipif(

@@ -22,7 +22,14 @@ ARRANGEMENT_TITLES = {
 
 
 def arrangement_results(comparison: PolicyComparison) -> dict[str, SimulationResult]:
-    return {name: getattr(comparison, name) for name in ARRANGEMENTS}
+    """The three arrangements, then the alternatives compared with them, in order."""
+    results = {name: getattr(comparison, name) for name in ARRANGEMENTS}
+    results.update(comparison.alternatives)
+    return results
+
+
+def arrangement_title(name: str) -> str:
+    return ARRANGEMENT_TITLES.get(name, name)
 
 
 def declaration_document(
@@ -72,7 +79,7 @@ def metrics_document(
         "workload": dict(workload),
         "arrangements": {
             name: {
-                "title": ARRANGEMENT_TITLES[name],
+                "title": arrangement_title(name),
                 "started_at": result.started_at,
                 "ended_at": result.ended_at,
                 "window_start": result.window[0],

@@ -9,7 +9,7 @@ from typing import Any
 
 from ...model import CapacityLimit, QuotaShareSpec
 from ..results import PolicyComparison, ShareFigures, SimulationResult
-from .exports import ARRANGEMENT_TITLES, ARRANGEMENTS, arrangement_results
+from .exports import arrangement_results, arrangement_title
 from .summary import Finding, findings, human_seconds
 from .svg import (
     POLICY_OPACITY,
@@ -47,7 +47,12 @@ table{border-collapse:collapse;font-size:13px;margin:8px 0}th,td{border:1px soli
 td.l,th.l{text-align:left}
 .sw{display:inline-block;width:12px;height:12px;border-radius:2px;margin-right:6px;
  vertical-align:-1px}
-details{margin:6px 0}.wide{overflow-x:auto}
+details{margin:6px 0}.wide{overflow-x:auto;max-width:100%}
+table.figures th{white-space:normal;vertical-align:bottom;min-width:40px;max-width:78px}
+table.figures th,table.figures td{padding:3px 6px;font-size:12.5px}
+th .u{font-weight:normal;color:#666;font-size:12px}
+table.figures .share{position:sticky;left:0;z-index:1;background:#fff;
+ box-shadow:inset -1px 0 #bbb}table.figures th.share{background:#f2f2f2}
 summary{cursor:pointer;font-weight:600}footer{color:#666;font-size:12px;
  margin:32px 0}
 """
@@ -55,12 +60,17 @@ summary{cursor:pointer;font-weight:600}footer{color:#666;font-size:12px;
 
 @dataclass(frozen=True)
 class TimeAxis:
-    """Hours from the first submission (minutes for short runs)."""
+    """Hours from the first submission (minutes for short runs, days for long ones)."""
 
     start: float
     end: float
     divisor: float
     label: str
+
+    @property
+    def per_day(self) -> float | None:
+        """Axis units per day, for day marks; None on a minutes axis."""
+        return None if self.divisor < 3600 else 86400.0 / self.divisor
 
     @classmethod
     def of(cls, start: float, end: float) -> TimeAxis:
@@ -118,6 +128,7 @@ def render_page(
         "<b>hard partition</b> (every share RESERVE, nobody borrows; lighter) and one "
         "<b>shared FIFO pool</b> without shares (lightest). Wait = submission to first start; "
         "completion = submission to success.</p>",
+        _alternatives_line(comparison),
         "<div class='grid'>",
         _chart(_wait_chart(comparison, active, colours), "waits",
                "Shorter bars are better. A share whose declared bar is shorter than its hard "
@@ -239,6 +250,7 @@ def _capacity_section(
                     y_max=float(limit.max_capacity),
                     width=640,
                     height=220,
+                    per_day=axis.per_day,
                 ).render(f"cap-{spec.name}-{unit}"),
                 f"capacity-{spec.name}-{unit}",
                 "",
@@ -255,6 +267,7 @@ def _capacity_section(
                 y_max=float(limit.max_capacity),
                 width=1280,
                 height=280,
+                per_day=axis.per_day,
             ).render(f"overview-{unit}"),
             f"overview-{unit}",
             f"Instances of {unit} each share holds (borrowed included), stacked, averaged over "
@@ -281,13 +294,13 @@ def _range_rows(
     rows = []
     results = arrangement_results(comparison)
     for spec in active:
-        for index, name in enumerate(ARRANGEMENTS):
-            figures = results[name].shares.get(spec.name)
+        for index, (name, result) in enumerate(results.items()):
+            figures = result.shares.get(spec.name)
             mid, high, top = pick(figures) if figures is not None else (None, None, None)
             rows.append(RangeRow(
-                label=f"{spec.name} · {ARRANGEMENT_TITLES[name]}",
+                label=f"{spec.name} · {arrangement_title(name)}",
                 colour=colours[spec.name],
-                opacity=POLICY_OPACITY[index],
+                opacity=POLICY_OPACITY[index % len(POLICY_OPACITY)],
                 mid=(mid or 0.0) / divisor,
                 high=(high or 0.0) / divisor,
                 top=None if top is None else top / divisor,
@@ -359,15 +372,20 @@ def _bars(
     groups = []
     for spec in active:
         series = []
-        for name in ARRANGEMENTS:
-            figures = results[name].shares.get(spec.name)
+        for result in results.values():
+            figures = result.shares.get(spec.name)
             series.append(list(value(figures)) if figures is not None else [0.0])
         groups.append(BarGroup(spec.name, colours[spec.name], series))
     return groups
 
 
-def _series_names() -> list[str]:
-    return [ARRANGEMENT_TITLES[name] for name in ARRANGEMENTS]
+def _series_names(comparison: PolicyComparison) -> list[str]:
+    return [arrangement_title(name) for name in arrangement_results(comparison)]
+
+
+def _shorts(comparison: PolicyComparison) -> tuple[str, ...]:
+    extra = len(comparison.alternatives)
+    return SHORT + tuple(f"alt{i + 1}" for i in range(extra))
 
 
 def _cost_charts(
@@ -379,7 +397,7 @@ def _cost_charts(
             y_label="preemptions",
             groups=_bars(comparison, active, colours,
                          lambda f: (f.cross_share_preemptions, f.in_share_preemptions)),
-            series=_series_names(), series_short=SHORT,
+            series=_series_names(comparison), series_short=_shorts(comparison),
             segments=("cross-share", "in-share"),
         ).render("preemptions"), "preemptions",
             "Cross-share: the job ran on borrowed capacity that its lender reclaimed. In-share: "
@@ -388,7 +406,7 @@ def _cost_charts(
             title="Work lost to preemption, per share",
             y_label="instance-hours lost",
             groups=_bars(comparison, active, colours, lambda f: (f.lost_instance_hours,)),
-            series=_series_names(), series_short=SHORT,
+            series=_series_names(comparison), series_short=_shorts(comparison),
         ).render("lost"), "lost",
             "Run time since the last checkpoint (or since the start, without checkpoints) "
             "times the job's instances."),
@@ -397,7 +415,7 @@ def _cost_charts(
             y_label="failed jobs",
             groups=_bars(comparison, active, colours,
                          lambda f: (float(f.failed_preemption_budget),)),
-            series=_series_names(), series_short=SHORT,
+            series=_series_names(comparison), series_short=_shorts(comparison),
         ).render("failures"), "failures",
             "Jobs preempted more often than their preemption_retries allow."),
     ]
@@ -419,7 +437,7 @@ def _allocation_charts(
             title="Utilization of the share's own allocation",
             y_label="% of own allocation",
             groups=_bars(comparison, active, colours, lambda f: (f.utilization * 100,)),
-            series=_series_names(), series_short=SHORT, percent=True,
+            series=_series_names(comparison), series_short=_shorts(comparison), percent=True,
         ).render("utilization"), "utilization",
             "Instances used within the share's own limit, over its allocation (all instance "
             "types together), all three arrangements over one window: the first submission to "
@@ -436,48 +454,118 @@ def _allocation_charts(
     ]
 
 
-COLUMNS: tuple[tuple[str, str, Callable[[ShareFigures], str]], ...] = (
-    ("jobs", "jobs", lambda f: f"{f.jobs:,}"),
-    ("succeeded", "succeeded", lambda f: f"{f.succeeded:,}"),
-    ("failed_preemption_budget", "failed (budget)", lambda f: f"{f.failed_preemption_budget:,}"),
-    ("not_runnable", "never runnable", lambda f: f"{f.not_runnable:,}"),
-    ("blocked_jobs", "blocked (never runnable)", lambda f: f"{f.blocked_jobs:,}"),
-    ("wait_p50", "wait p50", lambda f: human_seconds(f.wait_p50)),
-    ("wait_p95", "wait p95", lambda f: human_seconds(f.wait_p95)),
-    ("wait_max", "wait max", lambda f: human_seconds(f.wait_max)),
-    ("completion_median", "completion median", lambda f: human_seconds(f.completion_median)),
-    ("completion_p95", "completion p95", lambda f: human_seconds(f.completion_p95)),
-    ("utilization", "utilization", lambda f: f"{f.utilization * 100:.1f} %"),
-    ("borrowed_capacity_hours", "borrowed inst-h", lambda f: f"{f.borrowed_capacity_hours:,.1f}"),
-    ("lent_capacity_hours", "lent inst-h", lambda f: f"{f.lent_capacity_hours:,.1f}"),
-    ("cross_share_preemptions", "cross-share preempt.", lambda f: f"{f.cross_share_preemptions:,}"),
-    ("in_share_preemptions", "in-share preempt.", lambda f: f"{f.in_share_preemptions:,}"),
-    ("lost_instance_hours", "lost inst-h", lambda f: f"{f.lost_instance_hours:,.1f}"),
+@dataclass(frozen=True)
+class Column:
+    """One column of the "All figures" tables. ``kind`` says how its unit is chosen: ``count``
+    and ``fixed`` keep ``unit``; ``time`` picks minutes, hours or days for the whole column
+    (across the three arrangements, so the tables compare), never a unit per cell."""
+
+    label: str
+    value: Callable[[ShareFigures], float | None]
+    kind: str = "count"
+    unit: str = ""
+    digits: int = 0
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("jobs", lambda f: f.jobs),
+    Column("succeeded", lambda f: f.succeeded),
+    Column("failed (budget)", lambda f: f.failed_preemption_budget),
+    Column("never runnable", lambda f: f.not_runnable),
+    Column("blocked (never runnable)", lambda f: f.blocked_jobs),
+    Column("wait p50", lambda f: f.wait_p50, "time"),
+    Column("wait p95", lambda f: f.wait_p95, "time"),
+    Column("wait max", lambda f: f.wait_max, "time"),
+    Column("completion median", lambda f: f.completion_median, "time"),
+    Column("completion p95", lambda f: f.completion_p95, "time"),
+    Column("utilization", lambda f: f.utilization * 100, "fixed", "%", 1),
+    Column("borrowed", lambda f: f.borrowed_capacity_hours, "fixed", "inst-h", 1),
+    Column("lent", lambda f: f.lent_capacity_hours, "fixed", "inst-h", 1),
+    Column("cross-share preemptions", lambda f: f.cross_share_preemptions),
+    Column("in-share preemptions", lambda f: f.in_share_preemptions),
+    Column("lost", lambda f: f.lost_instance_hours, "fixed", "inst-h", 1),
 )
+_TIME_DIGITS = {"minutes": 0, "hours": 1, "days": 1}
+
+
+def _column_units(
+    comparison: PolicyComparison,
+) -> list[tuple[str, float, int]]:
+    """Per column: its unit, the divisor that turns a value into it and the decimals shown."""
+    figures = [f for r in arrangement_results(comparison).values() for f in r.shares.values()]
+    units = []
+    for column in COLUMNS:
+        values = [column.value(f) for f in figures]
+        if column.kind == "time":
+            divisor, unit = _time_unit(values)
+            units.append((unit, divisor, _digits(values, divisor, _TIME_DIGITS[unit])))
+        elif column.kind == "fixed":
+            units.append((column.unit, 1.0, _digits(values, 1.0, column.digits)))
+        else:
+            units.append((column.unit, 1.0, column.digits))
+    return units
+
+
+def _digits(values: Sequence[float | None], divisor: float, least: int) -> int:
+    """Decimals that show the column's smallest non-zero value with two significant digits
+    (at most 3): with one unit per column, a 2-minute wait in an hours column reads 0.033,
+    not 0.0."""
+    smallest = min((abs(v) / divisor for v in values if v), default=None)
+    digits = least
+    while smallest is not None and digits < 3 and smallest < 10 ** (1 - digits):
+        digits += 1
+    return digits
 
 
 def _figure_tables(
     comparison: PolicyComparison, shares: Sequence[QuotaShareSpec], colours: Mapping[str, str]
 ) -> list[str]:
-    out = []
+    units = _column_units(comparison)
+    head = "".join(
+        f"<th>{escape(column.label)}" + (f"<br><span class='u'>{escape(unit)}</span>"
+                                         if unit else "") + "</th>"
+        for column, (unit, _, _) in zip(COLUMNS, units, strict=True)
+    )
+    out = [
+        "<p class='sub'>One unit per column, named under its heading. A table wider than the "
+        "page scrolls sideways; the share column stays in place.</p>"
+    ]
     for index, (name, result) in enumerate(arrangement_results(comparison).items()):
-        head = "".join(f"<th>{escape(label)}</th>" for _, label, _ in COLUMNS)
         rows = []
         for spec in shares:
             figures = result.shares.get(spec.name)
             if figures is None:
                 continue
-            cells = "".join(f"<td>{escape(show(figures))}</td>" for _, _, show in COLUMNS)
+            cells = "".join(
+                f"<td>{escape(_cell(column.value(figures), divisor, digits))}</td>"
+                for column, (_, divisor, digits) in zip(COLUMNS, units, strict=True)
+            )
             rows.append(
-                f"<tr><td class='l'><span class='sw' style='background:{colours[spec.name]}'>"
-                f"</span>{escape(spec.name)}</td>{cells}</tr>"
+                f"<tr><td class='l share'><span class='sw' style='background:"
+                f"{colours[spec.name]}'></span>{escape(spec.name)}</td>{cells}</tr>"
             )
         out.append(
             f"<details{' open' if index == 0 else ''}><summary>"
-            f"{escape(ARRANGEMENT_TITLES[name])}</summary><div class='wide'><table><tr>"
-            f"<th class='l'>share</th>{head}</tr>{''.join(rows)}</table></div></details>"
+            f"{escape(arrangement_title(name))}</summary><div class='wide'><table "
+            f"class='figures'><tr><th class='l share'>share</th>{head}</tr>{''.join(rows)}"
+            "</table></div></details>"
         )
     return out
+
+
+def _alternatives_line(comparison: PolicyComparison) -> str:
+    if not comparison.alternatives:
+        return ""
+    names = ", ".join(f"<b>{escape(name)}</b> (alt{i + 1})"
+                      for i, name in enumerate(comparison.alternatives))
+    return (f"<p class='sub'>Then one row per alternative declaration compared: {names}, "
+            "replayed on the same jobs.</p>")
+
+
+def _cell(value: float | None, divisor: float, digits: int) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value / divisor:,.{digits}f}"
 
 
 def _footer(files: Sequence[str]) -> str:

@@ -21,7 +21,8 @@ PALETTE = (
     "#875692", "#BE0032", "#8DB600", "#848482", "#604E97", "#F99379", "#2B3D26", "#B3446C",
     "#C2B280", "#882D17", "#0FA3A3", "#654522",
 )
-POLICY_OPACITY = (1.0, 0.5, 0.25)
+POLICY_OPACITY = (1.0, 0.5, 0.25, 0.8, 0.65, 0.4, 0.15)
+"""Per arrangement: declared, hard partition, pool, then alternatives (--compare)."""
 """Declared, hard partition, shared pool: the same share colour, lighter for the alternatives."""
 FONT = "font-family='system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif'"
 TEXT = "#222"
@@ -116,6 +117,19 @@ def _legend(
     return "".join(parts), cy - y + 18
 
 
+def all_zero(title: str, what: str, width: int = 640) -> str:
+    """A chart whose values are all zero: its title and a sentence saying so, not an empty
+    0–1 axis that reads like a scale without data."""
+    body = [
+        _text(16, 20, title, size=14, weight="bold"),
+        f"<rect x='16' y='34' width='{width - 32}' height='44' rx='6' fill='#f6f6f6' "
+        "stroke='#ddd'/>",
+        _text(width / 2, 61, f"Every value is 0: {what}.", size=13, anchor="middle",
+              fill="#555"),
+    ]
+    return _svg(width, 90, title, body)
+
+
 def swatch_fill(fill: str, opacity: float = 1.0) -> str:
     return f"<rect width='14' height='10' fill='{fill}' fill-opacity='{opacity:.2f}'/>"
 
@@ -157,8 +171,17 @@ class AreaChart:
     width: int = 640
     height: int = 250
     y_max: float | None = None
+    per_day: float | None = None
+    """x units per day (24 on an hours axis, 1 on a days axis): a faint mark at each day,
+    labelled along the top. None: no day marks (a run of minutes)."""
+    empty_text: str = "nothing to show"
 
     def render(self, chart_id: str) -> str:
+        values = [v for band in self.bands for v in band.values]
+        if self.y_max is None and not any(values) and not any(
+            v for line in self.lines for v in line.values
+        ):
+            return all_zero(self.title, self.empty_text, self.width)
         left, right, top, bottom = 56, 16, 34, 46
         legend, legend_height = _legend(self._legend_items(), left, self.height + 8,
                                         self.width - left - right)
@@ -186,12 +209,13 @@ class AreaChart:
             body.append(f"<line x1='{left}' y1='{py(tick):.1f}' x2='{left + plot_w}' "
                         f"y2='{py(tick):.1f}' stroke='{GRID}'/>")
             body.append(_text(left - 6, py(tick) + 4, fmt(tick), size=11, anchor="end"))
-        for tick in nice_ticks(x_end, 6):
+        for tick in self._x_ticks(x_end):
             if tick > x_end + 1e-9:
                 break
             body.append(f"<line x1='{px(tick):.1f}' y1='{top + plot_h}' x2='{px(tick):.1f}' "
                         f"y2='{top + plot_h + 4}' stroke='{TEXT}'/>")
             body.append(_text(px(tick), top + plot_h + 16, fmt(tick), size=11, anchor="middle"))
+        body.extend(self._day_marks(x_end, px, top, plot_h))
         base = [0.0] * n
         step = (x_end / n) if n else 1.0
         for index, band in enumerate(self.bands):
@@ -219,6 +243,32 @@ class AreaChart:
         body.append(_text(16, top + plot_h / 2, self.y_label, anchor="middle", rotate=-90))
         body.append(legend)
         return _svg(self.width, height, self.title, [f"<defs>{''.join(defs)}</defs>", *body])
+
+    def _x_ticks(self, x_end: float) -> list[float]:
+        """Round ticks; on an hours axis of a day or more, multiples of 6, 12, 24, 48 or 168
+        hours, so ticks and day marks line up."""
+        if self.per_day != 24 or x_end < 24:
+            return nice_ticks(x_end, 6)
+        step = next((s for s in (6, 12, 24, 48, 168) if x_end / s <= 8), 168)
+        return [float(step * i) for i in range(int(x_end // step) + 1)]
+
+    def _day_marks(
+        self, x_end: float, px: Callable[[float], float], top: float, plot_h: float
+    ) -> list[str]:
+        if self.per_day is None or x_end < self.per_day:
+            return []
+        days = int(x_end / self.per_day)
+        # A label per day up to two weeks; beyond that every seventh day (the marks stay).
+        label_every = 1 if days <= 14 else 7
+        marks = []
+        for day in range(1, days + 1):
+            x = px(day * self.per_day)
+            marks.append(f"<line x1='{x:.1f}' y1='{top}' x2='{x:.1f}' y2='{top + plot_h}' "
+                         "stroke='#b9c3d0' stroke-dasharray='2 3'/>")
+            if day % label_every == 0:
+                marks.append(_text(x, top - 3, f"day {day}", size=9, anchor="middle",
+                                   fill="#5b6b80"))
+        return marks
 
     def _legend_items(self) -> list[tuple[str, str]]:
         items = []
@@ -276,6 +326,8 @@ class BarChart:
     percent: bool = False
 
     def render(self, chart_id: str) -> str:
+        if not any(value for group in self.groups for seg in group.values for value in seg):
+            return all_zero(self.title, f"no {self.y_label} in any arrangement or share")
         n_series = max(len(self.series), 1)
         # Many shares: narrower bars, values written upwards, no per-bar series labels.
         compact = len(self.groups) > COMPACT_GROUPS
@@ -356,14 +408,21 @@ class BarChart:
         if len(self.series) > 1:
             for index, name in enumerate(self.series):
                 short = f" ({self.series_short[index]})" if self.series_short else ""
-                items.append((swatch_fill(grey, POLICY_OPACITY[index % 3]), f"{name}{short}"))
+                opacity = POLICY_OPACITY[index % len(POLICY_OPACITY)]
+                items.append((swatch_fill(grey, opacity), f"{name}{short}"))
+        # A segment's swatch is a small stacked bar with its own part filled (solid at the
+        # bottom, hatched above), so it never looks like a series' plain swatch.
         for index, name in enumerate(self.segments):
             if index == 0:
-                items.append((swatch_fill(grey), name))
+                swatch = (f"<rect x='3' y='0' width='8' height='10' fill='none' stroke='{grey}'/>"
+                          f"<rect x='3' y='5' width='8' height='5' fill='{grey}'/>")
+                items.append((swatch, f"{name} (solid, bottom of a bar)"))
             else:
-                items.append((f"<rect width='14' height='10' fill='{grey}' fill-opacity='0.25'/>"
-                              f"<line x1='2' y1='10' x2='12' y2='0' stroke='{grey}' "
-                              f"stroke-width='3'/>", f"{name} (hatched)"))
+                swatch = (f"<rect x='3' y='0' width='8' height='10' fill='none' stroke='{grey}'/>"
+                          f"<rect x='3' y='0' width='8' height='5' fill='{grey}' "
+                          f"fill-opacity='0.25'/><line x1='4' y1='5' x2='9' y2='0' "
+                          f"stroke='{grey}' stroke-width='2'/>")
+                items.append((swatch, f"{name} (hatched, stacked on top)"))
         return items
 
 
@@ -396,6 +455,9 @@ class RangeChart:
 
     def render(self, chart_id: str) -> str:
         del chart_id
+        if not any(row.high or row.mid or row.top for row in self.rows):
+            return all_zero(self.title, f"no {self.x_label} in any arrangement or share",
+                            self.width)
         left, right, top = 190, 70, 34
         row_h = 17
         gaps = sum(1 for row in self.rows if row.group_start)

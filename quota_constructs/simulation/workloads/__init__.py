@@ -7,8 +7,10 @@ from .defaults import default_traffic
 from .files import (
     CSV_COLUMNS,
     JOB_FIELDS,
+    MAX_REPORTED_PROBLEMS,
     Workload,
     WorkloadError,
+    WorkloadProblems,
     parse_csv,
     parse_json,
     read_workload,
@@ -28,6 +30,7 @@ from .synthetic import (
 __all__ = [
     "CSV_COLUMNS",
     "JOB_FIELDS",
+    "MAX_REPORTED_PROBLEMS",
     "Duration",
     "ExponentialDuration",
     "FixedDuration",
@@ -36,6 +39,7 @@ __all__ = [
     "ShareTraffic",
     "Workload",
     "WorkloadError",
+    "WorkloadProblems",
     "default_traffic",
     "iter_synthetic",
     "parse_csv",

@@ -1,14 +1,16 @@
 """Workload files: the jobs (and priority changes) a simulation replays, as CSV or JSON.
 
-Times are seconds from the start of the simulation. Surrounding spaces are ignored; an empty
-value (CSV) or a missing or ``null`` value (JSON) takes the default.
+Times are seconds from the start of the simulation, or ISO-8601 timestamps
+(``2026-03-02T09:15:00Z``) counted from the earliest job's submission; a file uses one form
+for all its times. Surrounding spaces are ignored; an empty value (CSV) or a missing or
+``null`` value (JSON) takes the default.
 
 ====================  ========  ============================================================
 field                 default   meaning
 ====================  ========  ============================================================
 job_id                required  unique name of the job
 share                 required  the quota share the job is submitted to
-submitted_at          required  seconds, >= 0
+submitted_at          required  seconds, >= 0, or an ISO-8601 timestamp
 duration              required  seconds of run time the job needs, >= 0 (a trace's 0 is kept)
 instance_type         required  SageMaker training instance type, e.g. ``ml.g5.xlarge``
 instance_count        1         instances of that type the job needs, >= 1
@@ -32,7 +34,11 @@ new ``priority`` and leaves every other column empty; ``kind`` empty or ``job`` 
 
 Parsing is strict: an unknown column or key, a malformed or out-of-range value, a duplicate
 job id or a priority change of a job the file does not list is a :class:`WorkloadError` naming
-the file, the line (CSV) or record (JSON), the field and the value.
+the file, the line (CSV) or record (JSON), the field and the value. Given the declaration
+(``shares=``, ``capacity_limits=``), a job of a share it does not declare, or of an instance
+type its share (or the environment) lacks, is one too. Every problem of a file is reported at
+once (:class:`WorkloadProblems`, the first :data:`MAX_REPORTED_PROBLEMS` with the count of the
+rest), so a file with several mistakes is fixed in one go.
 """
 
 from __future__ import annotations
@@ -41,11 +47,12 @@ import csv
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ...model import QuotaConfigError
+from ...model import CapacityLimit, QuotaConfigError, QuotaShareSpec
 from ..inputs import PriorityChange, SimJob
 
 JOB_FIELDS = (
@@ -62,8 +69,15 @@ JOB_FIELDS = (
 REQUIRED_JOB_FIELDS = frozenset(JOB_FIELDS[:5])
 CHANGE_FIELDS = ("at", "job_id", "priority")
 CSV_COLUMNS = ("kind", *JOB_FIELDS, "at")
+HISTORY_COLUMNS = (
+    "submitted_at_utc", "job_name", "status", "history", "attempts", "preemptions",
+)
+"""Columns ``quota-constructs history`` adds for people (the absolute submission time, the
+job's status, whether it finished, ran or never ran); a CSV may carry them and the simulator
+ignores them."""
 _TEXT_FIELDS = frozenset({"job_id", "share", "instance_type"})
 MAX_PRIORITY = 9999
+MAX_REPORTED_PROBLEMS = 50
 
 
 class WorkloadError(QuotaConfigError):
@@ -78,6 +92,29 @@ class WorkloadError(QuotaConfigError):
         return (type(self), (self.source, self.where, self.field, self.value, self.allowed))
 
 
+class WorkloadProblems(WorkloadError):
+    """Several problems in one workload file: ``problems`` holds the first
+    :data:`MAX_REPORTED_PROBLEMS` (in file order), ``total`` counts them all. Its attributes
+    other than those are the first problem's."""
+
+    def __init__(self, problems: Sequence[WorkloadError], total: int) -> None:
+        first = problems[0]
+        super().__init__(first.source, first.where, first.field, first.value, first.allowed)
+        self.problems = tuple(problems)
+        self.total = total
+        lines = [f"workload {first.source!r}: {total} problems"]
+        lines += [f"  {problem}" for problem in problems]
+        if total > len(problems):
+            lines.append(f"  ... and {total - len(problems)} more")
+        self.args = ("\n".join(lines),)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.problems, self.total))
+
+
 @dataclass(frozen=True)
 class Workload:
     """Jobs in submission order and the priority changes to apply while they wait or run."""
@@ -86,8 +123,14 @@ class Workload:
     priority_changes: Sequence[PriorityChange] = ()
 
 
-def read_workload(path: str | Path) -> Workload:
-    """The workload in ``path``; ``.csv`` or ``.json`` by the file's suffix."""
+def read_workload(
+    path: str | Path,
+    *,
+    shares: Sequence[QuotaShareSpec] | None = None,
+    capacity_limits: Sequence[CapacityLimit] | None = None,
+) -> Workload:
+    """The workload in ``path``; ``.csv`` or ``.json`` by the file's suffix. With ``shares``
+    (and ``capacity_limits``), jobs are checked against that declaration too."""
     path = Path(path)
     source = str(path)
     suffix = path.suffix.lower()
@@ -96,8 +139,10 @@ def read_workload(path: str | Path) -> Workload:
     try:
         with path.open(newline="", encoding="utf-8") as stream:
             if suffix == ".csv":
-                return parse_csv(stream, source=source)
-            return parse_json(stream.read(), source=source)
+                return parse_csv(stream, source=source, shares=shares,
+                                 capacity_limits=capacity_limits)
+            return parse_json(stream.read(), source=source, shares=shares,
+                              capacity_limits=capacity_limits)
     except (FileNotFoundError, IsADirectoryError):
         raise WorkloadError(source, "(file)", "path", source, "an existing file") from None
     except UnicodeDecodeError as error:
@@ -136,14 +181,20 @@ def write_workload(path: str | Path, workload: Workload) -> None:
             writer.writerow(row)
 
 
-def parse_csv(stream: Iterable[str], *, source: str = "<csv>") -> Workload:
+def parse_csv(
+    stream: Iterable[str],
+    *,
+    source: str = "<csv>",
+    shares: Sequence[QuotaShareSpec] | None = None,
+    capacity_limits: Sequence[CapacityLimit] | None = None,
+) -> Workload:
     reader = csv.reader(stream, skipinitialspace=True)
     header = next(reader, None)
     if header is None:
         raise WorkloadError(source, "line 1", "header", "", _columns_allowed())
     columns = [name.strip() for name in header]
     for name in columns:
-        if name not in CSV_COLUMNS:
+        if name not in CSV_COLUMNS and name not in HISTORY_COLUMNS:
             raise WorkloadError(source, "line 1", "header", name, _columns_allowed())
         if columns.count(name) > 1:
             raise WorkloadError(source, "line 1", "header", name, "each column once")
@@ -152,43 +203,61 @@ def parse_csv(stream: Iterable[str], *, source: str = "<csv>") -> Workload:
         raise WorkloadError(
             source, "line 1", "header", ",".join(columns), f"also the columns {', '.join(missing)}"
         )
-    builder = _Builder(source)
+    builder = _Builder(source, declaration=_Declaration.of(shares, capacity_limits))
     width = len(columns)
     for row in reader:
         where = f"line {reader.line_num}"
         if not row or (len(row) == 1 and not row[0].strip()):
             continue
-        if len(row) != width:
-            raise WorkloadError(
-                source, where, "row", ",".join(row), f"{width} values, one per header column"
-            )
-        record = {name: value.strip() for name, value in zip(columns, row, strict=True)}
-        kind = record.pop("kind", "") or "job"
-        if kind == "job":
-            at = record.pop("at", "")
-            if at:
-                raise WorkloadError(
-                    source, where, "at", at, "empty on a job row (only for kind priority_change)"
-                )
-            job = _fast_job(record)
-            if job is None:
-                builder.add_job(where, {k: v for k, v in record.items() if v != ""})
-            else:
-                builder.add_parsed(where, job)
-        elif kind == "priority_change":
-            extra = [k for k in JOB_FIELDS if k not in CHANGE_FIELDS and record.get(k)]
-            if extra:
-                raise WorkloadError(
-                    source, where, extra[0], record[extra[0]],
-                    "empty on a priority_change row (only job_id, at and priority)",
-                )
-            builder.add_change(where, {k: v for k, v in record.items() if v != ""})
-        else:
-            raise WorkloadError(source, where, "kind", kind, "empty, 'job' or 'priority_change'")
+        try:
+            _csv_row(builder, source, where, columns, row, width)
+        except WorkloadError as problem:
+            builder.report(problem)
     return builder.workload()
 
 
-def parse_json(text: str, *, source: str = "<json>") -> Workload:
+def _csv_row(
+    builder: _Builder, source: str, where: str, columns: Sequence[str], row: Sequence[str],
+    width: int,
+) -> None:
+    """One data row: a job or a priority change (raises the row's first problem)."""
+    if len(row) != width:
+        raise WorkloadError(
+            source, where, "row", ",".join(row), f"{width} values, one per header column"
+        )
+    record = {name: value.strip() for name, value in zip(columns, row, strict=True)
+              if name not in HISTORY_COLUMNS}
+    kind = record.pop("kind", "") or "job"
+    if kind == "job":
+        at = record.pop("at", "")
+        if at:
+            raise WorkloadError(
+                source, where, "at", at, "empty on a job row (only for kind priority_change)"
+            )
+        job = _fast_job(record)
+        if job is None:
+            builder.add_job(where, {k: v for k, v in record.items() if v != ""})
+        else:
+            builder.add_fast(where, job)
+    elif kind == "priority_change":
+        extra = [k for k in JOB_FIELDS if k not in CHANGE_FIELDS and record.get(k)]
+        if extra:
+            raise WorkloadError(
+                source, where, extra[0], record[extra[0]],
+                "empty on a priority_change row (only job_id, at and priority)",
+            )
+        builder.add_change(where, {k: v for k, v in record.items() if v != ""})
+    else:
+        raise WorkloadError(source, where, "kind", kind, "empty, 'job' or 'priority_change'")
+
+
+def parse_json(
+    text: str,
+    *,
+    source: str = "<json>",
+    shares: Sequence[QuotaShareSpec] | None = None,
+    capacity_limits: Sequence[CapacityLimit] | None = None,
+) -> Workload:
     try:
         document = json.loads(text)
     except json.JSONDecodeError as error:
@@ -205,29 +274,87 @@ def parse_json(text: str, *, source: str = "<json>") -> Workload:
         if key not in ("jobs", "priority_changes"):
             raise WorkloadError(source, "(document)", key, _short(document[key]),
                                 "only the keys jobs and priority_changes")
-    builder = _Builder(source, numbers_as_text=False)
+    builder = _Builder(source, numbers_as_text=False,
+                       declaration=_Declaration.of(shares, capacity_limits))
     for section, add in (("jobs", builder.add_job), ("priority_changes", builder.add_change)):
         records = document.get(section, [] if section == "priority_changes" else None)
         if not isinstance(records, list):
             raise WorkloadError(source, "(document)", section, _short(records), "a list of objects")
         for index, record in enumerate(records):
             where = f"record {section}[{index}]"
-            if not isinstance(record, dict):
-                raise WorkloadError(source, where, section, _short(record), "an object")
-            add(where, {k: v for k, v in record.items() if v is not None})
+            try:
+                if not isinstance(record, dict):
+                    raise WorkloadError(source, where, section, _short(record), "an object")
+                add(where, {k: v for k, v in record.items() if v is not None})
+            except WorkloadError as problem:
+                builder.report(problem)
     return builder.workload()
 
 
-class _Builder:
-    """Collects parsed records; checks what needs the whole file (ids, references)."""
+@dataclass(frozen=True)
+class _Declaration:
+    """What jobs are checked against when the caller gives the declaration."""
 
-    def __init__(self, source: str, *, numbers_as_text: bool = True) -> None:
+    shares: Mapping[str, frozenset[str]]
+    environment: frozenset[str] | None
+
+    @staticmethod
+    def of(
+        shares: Sequence[QuotaShareSpec] | None, capacity_limits: Sequence[CapacityLimit] | None
+    ) -> _Declaration | None:
+        if shares is None:
+            return None
+        return _Declaration(
+            shares={spec.name: frozenset(spec.units) for spec in shares},
+            environment=None if capacity_limits is None
+            else frozenset(limit.capacity_unit for limit in capacity_limits),
+        )
+
+    def check(self, source: str, where: str, job: SimJob) -> None:
+        units = self.shares.get(job.share)
+        if units is None:
+            raise WorkloadError(
+                source, where, "share", job.share,
+                f"a share of the declaration: {', '.join(sorted(self.shares))}",
+            )
+        if job.instance_type not in units:
+            raise WorkloadError(
+                source, where, "instance_type", job.instance_type,
+                f"an instance type of share {job.share!r}: {', '.join(sorted(units))}",
+            )
+        if self.environment is not None and job.instance_type not in self.environment:
+            raise WorkloadError(
+                source, where, "instance_type", job.instance_type,
+                f"an instance type of the environment: {', '.join(sorted(self.environment))}",
+            )
+
+
+class _Builder:
+    """Collects parsed records and every problem; checks what needs the whole file (ids,
+    references, the origin of timestamps)."""
+
+    def __init__(
+        self, source: str, *, numbers_as_text: bool = True,
+        declaration: _Declaration | None = None,
+    ) -> None:
         self.source = source
         self.numbers_as_text = numbers_as_text
+        self.declaration = declaration
         self.jobs: list[SimJob] = []
         self.changes: list[PriorityChange] = []
         self.seen: dict[str, str] = {}
         self.change_refs: list[tuple[str, str]] = []
+        self.problems: list[WorkloadError] = []
+        self.problem_count = 0
+        # ISO-8601 times, resolved against the earliest submission once all are read.
+        self.job_times: list[tuple[int, str, datetime]] = []
+        self.change_times: list[tuple[int, str, datetime]] = []
+        self.time_form: tuple[str, str] | None = None  # ("seconds" | "timestamps", where)
+
+    def report(self, problem: WorkloadError) -> None:
+        self.problem_count += 1
+        if len(self.problems) < MAX_REPORTED_PROBLEMS:
+            self.problems.append(problem)
 
     def add_job(self, where: str, record: Mapping[str, object]) -> None:
         self._check_keys(where, record, JOB_FIELDS)
@@ -235,12 +362,13 @@ class _Builder:
             if name in REQUIRED_JOB_FIELDS and name not in record:
                 raise WorkloadError(self.source, where, name, None, "a value (required)")
         value = self._value
+        submitted = value(where, record, "submitted_at", _time)
         self.add_parsed(
             where,
             SimJob(
                 job_id=value(where, record, "job_id", _text),
                 share=value(where, record, "share", _text),
-                submitted_at=value(where, record, "submitted_at", _seconds(minimum=0.0)),
+                submitted_at=self._seconds_or_later(where, submitted),
                 duration=value(where, record, "duration", _seconds(minimum=0.0)),
                 instance_type=value(where, record, "instance_type", _text),
                 instance_count=value(where, record, "instance_count", _integer(1), 1),
@@ -251,6 +379,8 @@ class _Builder:
                 preemption_retries=value(where, record, "preemption_retries", _integer(0), None),
             ),
         )
+        if isinstance(submitted, datetime):
+            self.job_times.append((len(self.jobs) - 1, where, submitted))
 
     def add_parsed(self, where: str, job: SimJob) -> None:
         if job.job_id in self.seen:
@@ -258,31 +388,98 @@ class _Builder:
                 self.source, where, "job_id", job.job_id,
                 f"an id not used before (already on {self.seen[job.job_id]})",
             )
+        if self.declaration is not None:
+            self.declaration.check(self.source, where, job)
         self.seen[job.job_id] = where
         self.jobs.append(job)
+
+    def add_fast(self, where: str, job: SimJob) -> None:
+        """A job the fast CSV path read (its times are seconds)."""
+        self._seconds_or_later(where, job.submitted_at)
+        self.add_parsed(where, job)
 
     def add_change(self, where: str, record: Mapping[str, object]) -> None:
         self._check_keys(where, record, CHANGE_FIELDS)
         for name in CHANGE_FIELDS:
             if name not in record:
                 raise WorkloadError(self.source, where, name, None, "a value (required)")
+        at = self._value(where, record, "at", _time)
         change = PriorityChange(
-            at=self._value(where, record, "at", _seconds(minimum=0.0)),
+            at=self._seconds_or_later(where, at, field="at"),
             job_id=self._value(where, record, "job_id", _text),
             priority=self._value(where, record, "priority", _integer(0, MAX_PRIORITY)),
         )
         self.changes.append(change)
         self.change_refs.append((where, change.job_id))
+        if isinstance(at, datetime):
+            self.change_times.append((len(self.changes) - 1, where, at))
 
     def workload(self) -> Workload:
         for where, job_id in self.change_refs:
             if job_id not in self.seen:
-                raise WorkloadError(
+                self.report(WorkloadError(
                     self.source, where, "job_id", job_id, "the id of a job in this workload"
-                )
+                ))
+        self._resolve_timestamps()
+        if self.problem_count == 1:
+            raise self.problems[0]
+        if self.problems:
+            # In file order: line and record numbers as read, whole-file checks last.
+            raise WorkloadProblems(self.problems, self.problem_count)
         self.jobs.sort(key=lambda job: job.submitted_at)
         self.changes.sort(key=lambda change: change.at)
         return Workload(jobs=self.jobs, priority_changes=self.changes)
+
+    def _seconds_or_later(
+        self, where: str, value: float | datetime, field: str = "submitted_at"
+    ) -> float:
+        """Seconds as they are; a timestamp becomes 0.0 until the origin is known. One form
+        per file: mixing them would make "seconds from the start" ambiguous."""
+        form = "timestamps" if isinstance(value, datetime) else "seconds"
+        if self.time_form is None:
+            self.time_form = (form, where)
+        elif self.time_form[0] != form:
+            raise WorkloadError(
+                self.source, where, field, value.isoformat() if isinstance(value, datetime)
+                else value,
+                f"a time in the file's one form: {self.time_form[0]} (as on "
+                f"{self.time_form[1]})",
+            )
+        return 0.0 if isinstance(value, datetime) else value
+
+    def _resolve_timestamps(self) -> None:
+        if not self.job_times:
+            for _, where, at in self.change_times:
+                self.report(WorkloadError(
+                    self.source, where, "at", at.isoformat(),
+                    "seconds, as the jobs' times are",
+                ))
+            return
+        aware = {time.tzinfo is not None for _, _, time in self.job_times + self.change_times}
+        if len(aware) > 1:
+            _, where, time = next(
+                item for item in self.job_times + self.change_times
+                if (item[2].tzinfo is not None) != (self.job_times[0][2].tzinfo is not None)
+            )
+            self.report(WorkloadError(
+                self.source, where, "submitted_at", time.isoformat(),
+                "timestamps all with a time zone (Z, +01:00) or all without",
+            ))
+            return
+        origin = min(time for _, _, time in self.job_times)
+        for index, _, time in self.job_times:
+            self.jobs[index] = replace(
+                self.jobs[index], submitted_at=(time - origin).total_seconds()
+            )
+        for index, where, time in self.change_times:
+            seconds = (time - origin).total_seconds()
+            if seconds < 0:
+                self.report(WorkloadError(
+                    self.source, where, "at", time.isoformat(),
+                    f"not before the first submission ({origin.isoformat()})",
+                ))
+                continue
+            self.changes[index] = replace(self.changes[index], at=seconds)
 
     def _check_keys(self, where: str, record: Mapping[str, object], known: Sequence[str]) -> None:
         for key in record:
@@ -302,7 +499,9 @@ class _Builder:
         if name not in record:
             return default
         raw = record[name]
-        if not self.numbers_as_text and name not in _TEXT_FIELDS and isinstance(raw, str):
+        timestamp = parse is _time and isinstance(raw, str) and not _is_number_text(raw)
+        if (not self.numbers_as_text and name not in _TEXT_FIELDS and isinstance(raw, str)
+                and not timestamp):
             raise WorkloadError(self.source, where, name, raw, "a JSON number, not a string")
         try:
             return parse(raw)
@@ -366,6 +565,31 @@ def _number(raw: object) -> float:
         except ValueError:
             pass
     raise _Invalid("a number")
+
+
+_TIME_ALLOWED = "a finite number of seconds >= 0, or an ISO-8601 timestamp (2026-03-02T09:15:00Z)"
+
+
+def _is_number_text(raw: str) -> bool:
+    try:
+        float(raw)
+    except ValueError:
+        return False
+    return True
+
+
+def _time(raw: object) -> float | datetime:
+    """Seconds from the start, or an ISO-8601 timestamp (resolved by the builder)."""
+    if isinstance(raw, str) and not _is_number_text(raw):
+        try:
+            # Python 3.11's fromisoformat reads ISO 8601 (a trailing Z included).
+            return datetime.fromisoformat(raw.strip())
+        except ValueError:
+            raise _Invalid(_TIME_ALLOWED) from None
+    try:
+        return _seconds(minimum=0.0)(raw)
+    except _Invalid:
+        raise _Invalid(_TIME_ALLOWED) from None
 
 
 def _seconds(*, minimum: float = 0.0, positive: bool = False) -> Callable[[object], float]:

@@ -1,0 +1,93 @@
+"""Subscriptions to owner topics that come with their dead-letter queue.
+
+``topic.add_subscription(EmailSubscription(...))`` leaves a subscription without a redrive
+policy (cdk-nag ``Serverless-SNSRedrivePolicy``), and the obvious dead-letter queue added to it
+then fails ``AwsSolutions-SQS3`` / ``AwsSolutions-SQS4`` and ``Serverless-SQSRedrivePolicy``.
+Here every subscription gets one dead-letter queue per monitor, encrypted with a customer
+managed key SNS may use (AWS: an encrypted SNS dead-letter queue needs one), TLS only, and
+acknowledged for what a dead-letter queue cannot have (a dead-letter queue of its own).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from aws_cdk import Duration, RemovalPolicy, Stack
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_sns as sns
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+
+from ..nag_acknowledgments import acknowledge
+
+
+class OwnerSubscriptions(Construct):
+    """The dead-letter queue (``DeadLetterQueue``, key ``Key``) shared by the subscriptions
+    made through :meth:`subscribe`, and the subscriptions themselves."""
+
+    def __init__(self, scope: Construct, id: str) -> None:
+        super().__init__(scope, id)
+        self.key: Final = kms.Key(
+            self,
+            "Key",
+            enable_key_rotation=True,
+            description=f"Encrypts undeliverable owner notifications of {scope.node.path}",
+            removal_policy=RemovalPolicy.DESTROY,
+            pending_window=Duration.days(7),
+        )
+        # AWS SNS developer guide, "Amazon SNS dead-letter queues": an encrypted queue used as
+        # a subscription's dead-letter queue needs a customer managed key whose policy lets
+        # the SNS service principal use it.
+        self.key.add_to_resource_policy(
+            iam.PolicyStatement(
+                principals=[iam.ServicePrincipal("sns.amazonaws.com")],
+                actions=["kms:Decrypt", "kms:GenerateDataKey*"],
+                resources=["*"],
+                conditions={"StringEquals": {"aws:SourceAccount": Stack.of(self).account}},
+            )
+        )
+        self.dead_letter_queue: Final = sqs.Queue(
+            self,
+            "DeadLetterQueue",
+            encryption=sqs.QueueEncryption.KMS,
+            encryption_master_key=self.key,
+            enforce_ssl=True,
+            retention_period=Duration.days(14),
+        )
+        resource = self.dead_letter_queue.node.default_child
+        assert resource is not None
+        for rule, reason in (
+            ("AwsSolutions-SQS3", "This queue is itself the dead-letter queue of the owner "
+             "topics' subscriptions."),
+            ("Serverless-SQSRedrivePolicy", "This queue is itself a dead-letter queue: "
+             "notifications that could not be delivered wait here to be read."),
+        ):
+            acknowledge(resource, rule, reason)
+        self._count = 0
+
+    def subscribe(
+        self, topic: sns.ITopic, subscription: sns.ITopicSubscription
+    ) -> sns.Subscription:
+        """Subscribe ``subscription`` (``aws_sns_subscriptions.EmailSubscription``,
+        ``SqsSubscription``, ``LambdaSubscription``, ``UrlSubscription``, ...) to ``topic``
+        with this construct's dead-letter queue, unless it brings its own."""
+        config = subscription.bind(topic)
+        self._count += 1
+        created = sns.Subscription(
+            self,
+            f"Subscription{self._count}",
+            topic=topic,
+            endpoint=config.endpoint,
+            protocol=config.protocol,
+            dead_letter_queue=config.dead_letter_queue or self.dead_letter_queue,
+            delivery_policy=config.delivery_policy,
+            filter_policy=config.filter_policy,
+            filter_policy_with_message_body=config.filter_policy_with_message_body,
+            raw_message_delivery=config.raw_message_delivery,
+            region=config.region,
+            subscription_role_arn=config.subscription_role_arn,
+        )
+        if config.subscription_dependency is not None:
+            created.node.add_dependency(config.subscription_dependency)
+        return created

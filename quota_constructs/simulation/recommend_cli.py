@@ -1,0 +1,377 @@
+"""``quota-constructs recommend``: an allocation that meets every share's service targets.
+
+    quota-constructs recommend --declaration my_platform.quotas:PROD --workload jobs.csv \\
+        --target 'vision:wait_p95<=4h' --target 'nlp:budget_failures<=0' --holdout 0.2 --out rec
+
+Writes into ``--out``:
+
+- ``recommendation.json`` — ``{"meets_targets", "unmet", "shares": [{"name", "strategy",
+  "borrow_limit_percent" (null = unlimited), "in_share_preemption", "capacity_limits":
+  {"ml.g5.xlarge": 2, ...}}]}``, exactly this shape;
+- ``search.json`` — every target met or missed (today, recommended, held out), the reasons,
+  the environment needed, the simulations run;
+- ``recommended.py`` — the recommended declaration as code to paste; ``declaration.diff`` —
+  against today's;
+- ``report.html`` — today against the recommendation, each target met or missed, with the full
+  simulator reports of both (``today/``, ``recommended/``, the same charts) unless
+  ``--no-report``.
+
+Exit status 0 when every target is met, 1 when some cannot be (they are named), 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from concurrent.futures import Executor
+from html import escape
+from pathlib import Path
+from typing import Any, TextIO
+
+from ..model import CapacityLimit, QuotaConfigError, QuotaShareSpec
+from . import compare_policies
+from .cli import Declaration, Progress, declaration_of, environment
+from .declaration_code import declaration_code, declaration_diff
+from .options_cli import add_option_arguments, describe_options, options_from
+from .recommend import (
+    DEFAULT_MAX_SIMULATIONS,
+    DEFAULT_SCREEN_JOBS,
+    Pin,
+    Recommendation,
+    recommend,
+)
+from .report import write_report
+from .targets import TargetOutcome, parse_target, targets_of
+from .workloads import read_workload
+
+RECOMMENDATION_FILE = "recommendation.json"
+
+
+def recommendation_document(rec: Recommendation) -> dict[str, Any]:
+    """The documented ``recommendation.json`` (see the module docs)."""
+    return {
+        "meets_targets": rec.meets_targets,
+        "unmet": list(rec.unmet),
+        "shares": [share_document(spec) for spec in rec.shares],
+    }
+
+
+def share_document(spec: QuotaShareSpec) -> dict[str, Any]:
+    return {
+        "name": spec.name,
+        "strategy": spec.strategy.value,
+        "borrow_limit_percent": spec.borrow_limit_percent,
+        "in_share_preemption": spec.in_share_preemption,
+        "capacity_limits": {str(c.unit): c.max_capacity for c in spec.capacity_limits},
+    }
+
+
+def parse_pin(text: str) -> Pin:
+    """``SHARE:strategy``, ``SHARE:limits`` or ``SHARE:min:TYPE=N``."""
+    allowed = "SHARE:strategy, SHARE:limits or SHARE:min:INSTANCE_TYPE=N"
+    share, _, rest = text.partition(":")
+    if not share or not rest:
+        raise QuotaConfigError("recommend", "--pin", text, allowed)
+    if rest == "strategy":
+        return Pin(share, strategy=True)
+    if rest == "limits":
+        return Pin(share, limits=True)
+    kind, _, minimum = rest.partition(":")
+    unit, _, count = minimum.partition("=")
+    if kind != "min" or not unit or not count.isdigit():
+        raise QuotaConfigError("recommend", "--pin", text, allowed)
+    return Pin(share, minimum={unit: int(count)})
+
+
+def merge_pins(pins: Sequence[Pin]) -> list[Pin]:
+    merged: dict[str, Pin] = {}
+    for pin in pins:
+        was = merged.get(pin.share, Pin(pin.share))
+        merged[pin.share] = Pin(
+            pin.share, strategy=was.strategy or pin.strategy, limits=was.limits or pin.limits,
+            minimum={**was.minimum, **pin.minimum},
+        )
+    return list(merged.values())
+
+
+def parser(prog: str = "quota-constructs recommend") -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog=prog,
+        description="Search allocations of the environment for one that meets every share's "
+        "service targets (from the agreements, or --target), changing least from today's.",
+    )
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--env", default=None,
+                       help="a deployment environment of stacks/environments.py")
+    where.add_argument("--declaration", metavar="MODULE:ATTRIBUTE",
+                       help="any object with capacity_limits and shares")
+    p.add_argument("--workload", type=Path, metavar="FILE", required=True,
+                   help="the history to meet the targets on (.csv or .json; e.g. from "
+                   "'quota-constructs history')")
+    p.add_argument("--target", action="append", default=[], metavar="SHARE:WHAT<=VALUE",
+                   help="'SHARE:wait_p95<=4h' or 'SHARE:budget_failures<=0' (quoted: < is a "
+                   "shell redirection; repeatable; replaces that target of the share's "
+                   "agreement)")
+    p.add_argument("--pin", action="append", default=[], metavar="SHARE:WHAT",
+                   help="keep SHARE:strategy, SHARE:limits, or a minimum guarantee "
+                   "SHARE:min:ml.g5.xlarge=2 (repeatable)")
+    p.add_argument("--holdout", type=float, default=0.0, metavar="FRACTION",
+                   help="keep the last FRACTION of jobs out of the search and report the "
+                   "recommendation on them separately (e.g. 0.2)")
+    p.add_argument("--executor", default="local", metavar="local|dask:ADDRESS",
+                   help="where replays run: local processes (default) or a Dask scheduler")
+    p.add_argument("--workers", type=int, default=None,
+                   help="local processes (default: every core)")
+    p.add_argument("--max-simulations", type=int, default=DEFAULT_MAX_SIMULATIONS,
+                   help="replays spent improving a candidate, and again undoing its "
+                   f"changes ({DEFAULT_MAX_SIMULATIONS})")
+    p.add_argument("--screen-jobs", type=int, default=DEFAULT_SCREEN_JOBS,
+                   help="histories of more than twice this many jobs rank candidates on a "
+                   f"stretch of this many first ({DEFAULT_SCREEN_JOBS:,}; 0 = never)")
+    p.add_argument("--no-report", action="store_true",
+                   help="skip the HTML reports (six more replays of the whole history)")
+    p.add_argument("--out", type=Path, default=Path("recommendation"),
+                   help="output directory (recommendation/)")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    add_option_arguments(p)
+    return p
+
+
+def main(argv: Sequence[str] | None = None, *, prog: str = "quota-constructs recommend",
+         stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    out_stream = stdout or sys.stdout
+    err_stream = stderr or sys.stderr
+    args = parser(prog).parse_args(argv)
+    progress = Progress(err_stream, quiet=args.quiet)
+    try:
+        declaration = (declaration_of(args.declaration, args.declaration)
+                       if args.declaration else environment(args.env or "dev"))
+        targets = [parse_target(text) for text in args.target]
+        pins = merge_pins([parse_pin(text) for text in args.pin])
+        options = options_from(args)
+        if not targets_of(declaration.shares, targets):
+            raise QuotaConfigError("recommend", "targets", None,
+                                   "at least one: a share agreement's target_wait_p95 or "
+                                   "max_budget_failures, or --target")
+        progress.note(f"reading {args.workload}")
+        workload = read_workload(args.workload)
+        executor, close = _executor(args.executor)
+        try:
+            rec = recommend(
+                capacity_limits=declaration.capacity_limits, shares=declaration.shares,
+                jobs=workload.jobs, priority_changes=workload.priority_changes,
+                targets=targets, pins=pins, holdout=args.holdout, executor=executor,
+                workers=args.workers, options=options, max_simulations=args.max_simulations,
+                screen_jobs=args.screen_jobs, progress=progress.note,
+            )
+        finally:
+            close()
+        files = write_outputs(args.out, rec, declaration, options_document=describe_options(
+            options))
+        if not args.no_report:
+            progress.note("writing the reports of today's and the recommended declaration")
+            files += write_reports(args.out, rec, declaration, workload.jobs,
+                                   workload.priority_changes, options, progress)
+    except QuotaConfigError as error:
+        progress.note("stopped")
+        print(f"error: {error}", file=err_stream)
+        return 2
+    except (OSError, ImportError, ValueError) as error:
+        progress.note("stopped")
+        print(f"error: {type(error).__name__}: {error}", file=err_stream)
+        return 2
+    progress.note("done")
+    print(headline(rec), file=out_stream)
+    for name in rec.unmet:
+        print(f"  cannot meet {name}: {rec.reasons.get(name, '')}", file=out_stream)
+    for path in files:
+        print(f"wrote {path}", file=out_stream)
+    return 0 if rec.meets_targets else 1
+
+
+def _executor(spec: str) -> tuple[Executor | None, Any]:
+    if spec == "local":
+        return None, lambda: None
+    kind, _, address = spec.partition(":")
+    if kind != "dask" or not address:
+        raise QuotaConfigError("recommend", "--executor", spec, "local or dask:ADDRESS")
+    from dask.distributed import Client  # only for this option: not a runtime dependency
+
+    client = Client(address)  # type: ignore[no-untyped-call]
+    executor: Executor = client.get_executor()  # type: ignore[no-untyped-call]
+    return executor, client.close
+
+
+def headline(rec: Recommendation) -> str:
+    if rec.meets_targets:
+        what = ("today's declaration already meets every target" if rec.change == 0 else
+                f"an allocation {rec.change} step{'s' if rec.change != 1 else ''} from today's "
+                "meets every target")
+    else:
+        what = "no allocation found meets every target: " + ", ".join(rec.unmet)
+    return what + (f"; {environment_text(rec)}" if any(rec.environment_change().values())
+                   else "")
+
+
+def environment_text(rec: Recommendation) -> str:
+    """``ml.g5.xlarge could shrink by 2`` (``may`` when no replay confirmed it)."""
+    modal = "could" if rec.environment_needed_verified else "may"
+    return ", ".join(
+        f"{unit} {modal} shrink by {-delta}" if delta < 0 else
+        f"{unit} must grow by {delta}" + ("" if rec.environment_needed_verified
+                                           else " (not confirmed by a replay)")
+        for unit, delta in rec.environment_change().items() if delta
+    )
+
+
+def search_document(rec: Recommendation, options: dict[str, Any]) -> dict[str, Any]:
+    def outcomes(items: Sequence[TargetOutcome]) -> list[dict[str, object]]:
+        return [o.as_json() for o in items]
+
+    return {
+        "meets_targets": rec.meets_targets,
+        "unmet": list(rec.unmet),
+        "reasons": dict(rec.reasons),
+        "change_from_today": rec.change,
+        "environment": {str(c.unit): c.max_capacity for c in rec.capacity_limits},
+        "environment_needed": rec.environment_needed,
+        "environment_needed_verified": rec.environment_needed_verified,
+        "environment_basis": rec.environment_basis,
+        "environment_shares": [share_document(spec) for spec in rec.environment_shares],
+        "environment_change": rec.environment_change(),
+        "targets": {"today": outcomes(rec.today_outcomes),
+                    "recommended": outcomes(rec.outcomes)},
+        "holdout": None if rec.holdout is None else {
+            "jobs": rec.holdout.jobs,
+            "meets_targets": rec.holdout.meets_targets,
+            "today": outcomes(rec.holdout.today),
+            "recommended": outcomes(rec.holdout.recommended),
+        },
+        "demand": [
+            {"share": d.share, "instance_type": d.unit, "reserved_capacity": d.capacity}
+            for d in rec.demand
+        ],
+        "searched_jobs": rec.searched_jobs,
+        "simulations": rec.simulations,
+        "jobs_simulated": rec.jobs_simulated,
+        "seconds": round(rec.seconds, 3),
+        "options": options,
+    }
+
+
+def write_outputs(
+    out: Path, rec: Recommendation, declaration: Declaration, *, options_document: dict[str, Any]
+) -> list[Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    today_code = declaration_code(declaration.capacity_limits, declaration.shares)
+    code = declaration_code(declaration.capacity_limits, rec.shares)
+    files = {
+        RECOMMENDATION_FILE: json.dumps(recommendation_document(rec), indent=1) + "\n",
+        "search.json": json.dumps(search_document(rec, options_document), indent=1) + "\n",
+        "recommended.py": code,
+        "declaration.diff": declaration_diff(today_code, code) or "(no change)\n",
+        "report.html": summary_page(rec, declaration, declaration_diff(today_code, code)),
+    }
+    written = []
+    for name, text in files.items():
+        (out / name).write_text(text, encoding="utf-8")
+        written.append(out / name)
+    return written
+
+
+def write_reports(
+    out: Path, rec: Recommendation, declaration: Declaration, jobs: Sequence[Any],
+    changes: Sequence[Any], options: Any, progress: Progress,
+) -> list[Path]:
+    written = []
+    for folder, shares, title in (
+        ("today", declaration.shares, "today's declaration"),
+        ("recommended", rec.shares, "the recommended declaration"),
+    ):
+        comparison = compare_policies(
+            capacity_limits=declaration.capacity_limits, shares=shares, jobs=jobs,
+            priority_changes=changes, options=options, progress=progress.step,
+        )
+        files = write_report(out / folder, comparison, capacity_limits=declaration.capacity_limits,
+                             shares=shares, title=f"Quota share simulation: {title}",
+                             workload={"source": "the workload given to recommend",
+                                       "jobs": len(jobs)})
+        written.append(files.html)
+    return written
+
+
+def summary_page(rec: Recommendation, declaration: Declaration, diff: str) -> str:
+    def rows(today: Sequence[TargetOutcome], recommended: Sequence[TargetOutcome]) -> str:
+        out = []
+        for before, after in zip(today, recommended, strict=True):
+            out.append(
+                f"<tr><td class='l'>{escape(before.share)}</td>"
+                f"<td class='l'>{escape(before.target.describe())}</td>"
+                f"<td class='l {_mark(before)}'>{escape(before.describe())}</td>"
+                f"<td class='l {_mark(after)}'>{escape(after.describe())}</td></tr>"
+            )
+        return "".join(out)
+
+    head = ("<tr><th class='l'>Share</th><th class='l'>Target</th><th class='l'>Today</th>"
+            "<th class='l'>Recommended</th></tr>")
+    parts = [
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+        "<title>Recommended allocation</title><style>",
+        "body{font-family:system-ui,sans-serif;max-width:1200px;margin:24px auto;padding:0 16px;"
+        "color:#222}table{border-collapse:collapse;font-size:14px}td,th{border:1px solid #ddd;"
+        "padding:4px 8px}th{background:#f2f2f2}.met{background:#e6f4ea}.missed{background:"
+        "#fdecea}pre{background:#f6f8fa;padding:10px;overflow-x:auto}.l{text-align:left}",
+        "</style></head><body><h1>Recommended allocation</h1>",
+        f"<p><b>{escape(headline(rec))}</b></p>",
+        f"<p>Environment: {escape(_env(declaration))}. Replayed {rec.searched_jobs:,} jobs; "
+        f"{rec.simulations:,} simulations ({rec.jobs_simulated:,} jobs) in "
+        f"{rec.seconds:,.1f} s.</p>",
+        "<h2>Targets on the searched history</h2>",
+        f"<table>{head}{rows(rec.today_outcomes, rec.outcomes)}</table>",
+    ]
+    if rec.unmet:
+        parts.append("<h2>Targets that cannot be met</h2><ul>")
+        parts += [f"<li><b>{escape(n)}</b>: {escape(rec.reasons.get(n, ''))}</li>"
+                  for n in rec.unmet]
+        parts.append("</ul>")
+    if rec.holdout is not None:
+        parts += [
+            f"<h2>Held-out history (last {rec.holdout.jobs:,} jobs, not searched)</h2>",
+            f"<table>{head}{rows(rec.holdout.today, rec.holdout.recommended)}</table>",
+        ]
+    needed = ", ".join(f"{count} x {unit}" for unit, count in rec.environment_needed.items())
+    checked = ("replayed: every target met" if rec.environment_needed_verified
+               else "not confirmed by a replay")
+    change = environment_text(rec) or "no instance type can shrink"
+    shrunk = ""
+    if rec.environment_shares:
+        limits = [CapacityLimit(unit, count) for unit, count in rec.environment_needed.items()]
+        shrunk = ("<details><summary>The declaration for that environment</summary><pre>"
+                  f"{escape(declaration_code(limits, rec.environment_shares))}</pre></details>")
+    parts += [
+        "<h2>Environment</h2>",
+        f"<p>Smallest environment found that meets every target: {escape(needed)} "
+        f"({escape(rec.environment_basis)}; {checked}): {escape(change)}.</p>",
+        shrunk,
+        "<h2>Change against today's declaration</h2>",
+        f"<pre>{escape(diff or '(no change)')}</pre>",
+        "<p>Full simulator reports, the same charts for both: "
+        "<a href='today/report.html'>today</a> · "
+        "<a href='recommended/report.html'>recommended</a>.</p>",
+        "</body></html>",
+    ]
+    return "".join(parts)
+
+
+def _mark(outcome: TargetOutcome) -> str:
+    return "met" if outcome.met else "missed"
+
+
+def _env(declaration: Declaration) -> str:
+    return ", ".join(f"{c.max_capacity} x {c.unit}" for c in declaration.capacity_limits)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

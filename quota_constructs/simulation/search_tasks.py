@@ -1,0 +1,205 @@
+"""The units of work a recommendation search sends to an executor (module-level, picklable).
+
+Each task receives everything it needs (the compiled workload travels with it) and returns a
+small answer, so any ``concurrent.futures.Executor`` can run it: local processes, or a Dask
+cluster's ``Client.get_executor()``. Nothing here depends on which worker runs it or when.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import cast, overload
+
+from .arrangements import _subset
+from .engine import run
+from .figures import share_figures
+from .inputs import SimulationOptions
+from .problem import Problem
+
+
+class JobNumbers(Sequence[str]):
+    """Stands in for a compiled problem's job ids, which no search task reads: a million ids
+    would cost most of the time spent sending a problem to a worker."""
+
+    __slots__ = ("size",)
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+    def __len__(self) -> int:
+        return self.size
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[str]: ...
+
+    def __getitem__(self, index: int | slice) -> str | Sequence[str]:
+        if isinstance(index, slice):
+            return [str(i) for i in range(self.size)[index]]
+        if not -self.size <= index < self.size:
+            raise IndexError(index)
+        return str(index % self.size)
+
+
+def without_ids(problem: Problem) -> Problem:
+    """``problem`` with :class:`JobNumbers` for its job ids (cheap to send)."""
+    return replace(problem, job_ids=cast(list[str], JobNumbers(len(problem.job_ids))))
+
+
+@dataclass(frozen=True, slots=True)
+class ShareColumns:
+    """The per-share columns of a compiled problem that an allocation decides (see Problem)."""
+
+    environment: list[int]
+    capacity: list[int]
+    limit: list[int]
+    ceiling: list[float]
+    reserve: list[bool]
+    borrows: list[bool]
+    in_share: list[bool]
+    group_limits: list[list[int]]
+    group_lends: list[bool]
+
+    @classmethod
+    def of(cls, problem: Problem) -> ShareColumns:
+        return cls(
+            environment=list(problem.environment), capacity=list(problem.capacity),
+            limit=list(problem.limit),
+            ceiling=list(problem.ceiling), reserve=list(problem.reserve),
+            borrows=list(problem.borrows), in_share=list(problem.in_share),
+            group_limits=[list(g) for g in problem.group_limits],
+            group_lends=list(problem.group_lends),
+        )
+
+    def apply(self, problem: Problem) -> Problem:
+        return replace(
+            problem, environment=self.environment, capacity=self.capacity, limit=self.limit,
+            ceiling=self.ceiling,
+            reserve=self.reserve, borrows=self.borrows, in_share=self.in_share,
+            group_limits=self.group_limits, group_lends=self.group_lends,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ShareScore:
+    """What the targets read from one share's replay."""
+
+    wait_p95: float | None
+    budget_failures: int
+    jobs: int
+
+
+Scores = dict[str, ShareScore]
+
+
+def evaluate(problem: Problem, columns: ShareColumns, options: SimulationOptions) -> Scores:
+    """Replay ``problem`` under the allocation ``columns``; every share's score."""
+    candidate = columns.apply(problem)
+    data = run(candidate, options)
+    figures = share_figures(data, candidate)
+    return {
+        name: ShareScore(f.wait_p95, f.failed_preemption_budget, f.jobs)
+        for name, f in figures.items()
+    }
+
+
+def alone(problem: Problem, share: int, capacity: dict[int, int]) -> Problem:
+    """Only ``share``'s jobs of the units in ``capacity``, on a reserved partition of that many
+    instances per unit: what the share gets when nothing else competes for its capacity."""
+    keep = [
+        j for j, (s, k) in enumerate(zip(problem.job_share, problem.job_unit, strict=True))
+        if s == share and k in capacity
+    ]
+    sub = _subset(problem, keep)
+    n_shares, n_units = len(problem.share_names), problem.n_units
+    limit = [0] * (n_shares * n_units)
+    for unit, count in capacity.items():
+        limit[share * n_units + unit] = count
+    return ShareColumns(
+        environment=[capacity.get(k, 0) for k in range(n_units)],
+        # The share owns the whole partition: nothing is left unowned for anyone.
+        capacity=[capacity.get(k, 0) for k in range(n_units)],
+        limit=limit,
+        ceiling=[float(v) for v in limit],
+        reserve=[True] * n_shares,
+        borrows=[False] * n_shares,
+        in_share=list(problem.in_share),
+        group_limits=[limit[i * n_units : (i + 1) * n_units] for i in range(n_shares)],
+        group_lends=[False] * n_shares,
+    ).apply(sub)
+
+
+def meets(score: ShareScore | None, wait_p95: float | None, max_failures: int | None) -> bool:
+    """``score`` within the targets; None (no replay: the allocation strands jobs) never is."""
+    if score is None:
+        return False
+    if wait_p95 is not None and score.wait_p95 is not None and score.wait_p95 > wait_p95:
+        return False
+    return max_failures is None or score.budget_failures <= max_failures
+
+
+@dataclass(frozen=True, slots=True)
+class Demand:
+    """The least reserved capacity of one unit with which a share's jobs of that unit, alone,
+    meet its targets (``capacity``), found with ``probes`` replays of those jobs."""
+
+    share: str
+    unit: str
+    capacity: int
+    probes: int
+    jobs_simulated: int
+
+
+def demand(
+    problem: Problem,
+    share: int,
+    unit: int,
+    wait_p95: float | None,
+    max_failures: int | None,
+    start: int,
+    options: SimulationOptions,
+    at_least: int = 0,
+) -> Demand:
+    """Bisect the least capacity of ``unit`` meeting the targets for ``share``'s jobs of it.
+
+    ``problem`` holds only those jobs (see :func:`alone`). The search starts at ``start``
+    (the environment's size) and doubles while that misses, up to the sum of the jobs'
+    instance counts, where no job waits at all; then it bisects down to the largest job's
+    size, or down to ``at_least`` (a sample's answer, confirmed or raised on the whole).
+    Bisection assumes more reserved capacity never makes the share's p95 wait longer or its
+    budget failures more: true of any queue that starts a job whenever one fits, and checked
+    against exhaustive search in the tests.
+    """
+    name = problem.share_names[share]
+    counts = problem.job_count
+    low = max(counts, default=1)
+    cap = max(low, sum(counts))
+    probes = 0
+    simulated = 0
+
+    def ok(capacity: int) -> bool:
+        nonlocal probes, simulated
+        probes += 1
+        simulated += len(problem.job_ids)
+        sub = alone(problem, share, {unit: capacity})
+        return meets(evaluate(sub, ShareColumns.of(sub), options).get(name),
+                     wait_p95, max_failures)
+
+    high = max(low, start)
+    while not ok(high):
+        if high >= cap:
+            break
+        high = min(cap, high * 2)
+    low = max(1, low, min(at_least, high))
+    if low < high and low != at_least and ok(low):
+        high = low
+    while high - low > 1:
+        middle = (low + high) // 2
+        if ok(middle):
+            high = middle
+        else:
+            low = middle
+    return Demand(name, problem.unit_names[unit], high, probes, simulated)

@@ -1,0 +1,206 @@
+"""The team client against an independent fake Batch on loopback: what it sends, what it
+refuses before sending, and what it lists."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from quota_constructs.client import ShareClient
+from quota_constructs.model import QuotaConfigError
+
+from .conftest import G5, Queue
+from .fake_submissions import TAG_KEY, TeamGrant
+
+REQUEST = {"TrainingJobName": "resnet", "RoleArn": "arn:aws:iam::123456789012:role/x"}
+
+
+def test_submit_sends_share_tag_budget_and_priority(queue: Queue) -> None:
+    queue.state.grant = TeamGrant("vision", ceiling=50)
+    client = ShareClient(queue="gpu-prod", share="vision", max_priority=50, preemption_budget=2)
+    job_id = client.submit(job_name="resnet-42", training_job_request=REQUEST, priority=10)
+    (job,) = queue.state.submitted()
+    assert job.job_id == job_id
+    assert (job.queue_arn, job.share_name, job.priority) == (queue.arn, "vision", 10)
+    assert job.tags == {TAG_KEY: "vision"}
+    assert job.retries_before_termination == 2
+    assert job.payload == REQUEST and job.name == "resnet-42"
+    assert queue.state.denied == []
+
+
+def test_priority_zero_is_sent_and_allowed_under_a_ceiling(queue: Queue) -> None:
+    # The SageMaker SDK drops 0; the grant would then deny the request. The client sends it.
+    queue.state.grant = TeamGrant("vision", ceiling=0)
+    client = ShareClient(queue=queue.arn, share="vision", max_priority=0)
+    client.submit(job_name="j", training_job_request=REQUEST, priority=0)
+    (job,) = queue.state.submitted()
+    assert job.priority == 0
+    # No budget: no preemptionConfiguration, AWS's default.
+    assert job.retries_before_termination is None
+
+
+@pytest.mark.parametrize("priority", [51, 10000, -1, None])
+def test_a_priority_outside_the_ceiling_raises_before_any_call(
+    queue: Queue, priority: int | None
+) -> None:
+    client = ShareClient(queue="gpu-prod", share="vision", max_priority=50)
+    before = len(queue.state.calls)
+    with pytest.raises(QuotaConfigError) as raised:
+        client.submit(job_name="j", training_job_request=REQUEST, priority=priority)
+    assert "vision" in str(raised.value) and "priority" in str(raised.value)
+    assert "50" in str(raised.value)
+    assert len(queue.state.calls) == before
+
+
+def test_without_a_ceiling_any_priority_up_to_9999(queue: Queue) -> None:
+    client = ShareClient(queue="gpu-prod", share="speech")
+    client.submit(job_name="j", training_job_request=REQUEST, priority=9999)
+    assert queue.state.submitted()[0].priority == 9999
+    with pytest.raises(QuotaConfigError):
+        client.submit(job_name="j", training_job_request=REQUEST, priority=10000)
+
+
+def test_the_fake_denies_what_the_grant_forbids(queue: Queue) -> None:
+    """The fake's IAM stand-in is not a rubber stamp: a request the client would never send
+    (another share, no tag) is denied."""
+    import boto3
+    from botocore.exceptions import ClientError
+
+    queue.state.grant = TeamGrant("vision", ceiling=50)
+    batch = boto3.client("batch")
+    with pytest.raises(ClientError):
+        batch.submit_service_job(
+            jobName="j", jobQueue="gpu-prod", serviceJobType="SAGEMAKER_TRAINING",
+            quotaShareName="vision", schedulingPriority=1, serviceRequestPayload="{}",
+        )
+    with pytest.raises(ClientError):
+        batch.submit_service_job(
+            jobName="j", jobQueue="gpu-prod", serviceJobType="SAGEMAKER_TRAINING",
+            quotaShareName="vision", tags={TAG_KEY: "vision"}, serviceRequestPayload="{}",
+        )
+    assert len(queue.state.denied) == 2
+
+
+def test_jobs_lists_only_this_shares_jobs_in_every_active_status(queue: Queue) -> None:
+    mine = [
+        queue.state.add_service_job(queue.arn, "vision", status, {G5: 1}).job_id
+        for status in ("RUNNABLE", "RUNNING", "RUNNING", "RUNNING", "SCHEDULED")
+    ]
+    queue.state.add_service_job(queue.arn, "speech", "RUNNING", {G5: 1})
+    queue.state.add_service_job(queue.arn, "speech", "RUNNABLE", {G5: 1})
+    queue.state.add_service_job(queue.arn, "vision", "SUCCEEDED", {G5: 1})
+    jobs = ShareClient(queue="gpu-prod", share="vision").jobs()
+    assert sorted(job.job_id for job in jobs) == sorted(mine)
+    assert {job.share for job in jobs} == {"vision"}
+    finished = ShareClient(queue="gpu-prod", share="vision").jobs(statuses=["SUCCEEDED"])
+    assert len(finished) == 1
+
+
+def test_jobs_never_shows_another_share_even_from_an_unfiltered_listing(queue: Queue) -> None:
+    queue.state.unfiltered_listing = True
+    mine = {queue.state.add_service_job(queue.arn, "vision", "RUNNING", {G5: 1}).job_id,
+            queue.state.add_service_job(queue.arn, "vision", "RUNNABLE", {G5: 1}).job_id}
+    queue.state.add_service_job(queue.arn, "speech", "RUNNING", {G5: 1})
+    jobs = ShareClient(queue="gpu-prod", share="vision").jobs()
+    assert sorted(job.job_id for job in jobs) == sorted(mine)
+
+
+def test_update_priority_within_the_ceiling(queue: Queue) -> None:
+    queue.state.grant = TeamGrant("vision", ceiling=50)
+    client = ShareClient(queue="gpu-prod", share="vision", max_priority=50)
+    job_id = client.submit(job_name="j", training_job_request=REQUEST, priority=5)
+    client.update_priority(job_id, 20)
+    assert queue.state.service_job(job_id).priority == 20
+    calls = len(queue.state.calls)
+    with pytest.raises(QuotaConfigError):
+        client.update_priority(job_id, 51)
+    assert len(queue.state.calls) == calls
+    assert queue.state.service_job(job_id).priority == 20
+
+
+def test_from_agreement_reads_queue_ceiling_and_budget(queue: Queue, tmp_path: Path) -> None:
+    path = tmp_path / "Stack.json"
+    path.write_text(json.dumps(agreement_document(queue_name="gpu-prod")))
+    queue.state.grant = TeamGrant("vision", ceiling=30)
+    client = ShareClient.from_agreement(path, share="vision")
+    assert (client.queue, client.max_priority, client.preemption_budget) == ("gpu-prod", 30, 1)
+    client.submit(job_name="j", training_job_request=REQUEST, priority=30)
+    assert queue.state.submitted()[0].retries_before_termination == 1
+    with pytest.raises(QuotaConfigError):
+        client.submit(job_name="j", training_job_request=REQUEST, priority=31)
+    # One principal's own ceiling.
+    other = ShareClient.from_agreement(path, share="vision", principal="Stack/Lead")
+    assert other.max_priority == 60
+
+
+def test_from_agreement_reads_a_generated_queue_name_from_the_stack_output(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "Stack.json"
+    path.write_text(json.dumps(agreement_document(queue_name=None)))
+
+    class CloudFormation:
+        def describe_stacks(self, StackName: str) -> dict[str, object]:
+            assert StackName == "Stack"
+            return {"Stacks": [{"Outputs": [
+                {"OutputKey": "TrainingQueueJobQueueName", "OutputValue": "gen-123"}]}]}
+
+    client = ShareClient.from_agreement(path, share="vision",
+                                        cloudformation_client=CloudFormation())
+    assert client.queue == "gen-123"
+
+
+def test_from_agreement_names_the_known_shares(tmp_path: Path) -> None:
+    path = tmp_path / "Stack.json"
+    path.write_text(json.dumps(agreement_document(queue_name="q")))
+    with pytest.raises(ValueError, match=r"'nlp' not found.*vision"):
+        ShareClient.from_agreement(path, share="nlp")
+
+
+def test_the_client_imports_without_aws_cdk() -> None:
+    code = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('aws_cdk', 'constructs', 'jsii', 'cdk_nag'):\n"
+        "            raise ImportError(name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "from quota_constructs.client import ShareClient\n"
+        "ShareClient(queue='q', share='s', max_priority=3).submit_request(\n"
+        "    job_name='j', training_job_request={}, priority=3)\n"
+        "assert not any(m.split('.')[0] == 'aws_cdk' for m in sys.modules)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=False, cwd=Path(__file__).resolve().parents[2])
+    assert result.returncode == 0, result.stderr
+
+
+def agreement_document(queue_name: str | None) -> dict[str, object]:
+    """An agreement twin as write_allocation_agreements writes it (the format's fields)."""
+    return {
+        "format": "quota-constructs.allocation-agreement",
+        "version": 1,
+        "stack": "Stack",
+        "queues": [{
+            "construct_path": "Stack/TrainingQueue/JobQueue",
+            "queue": {
+                "name": queue_name,
+                "name_output": {"stack": "Stack", "output_key": "TrainingQueueJobQueueName"},
+                "arn": None, "arn_output": None,
+            },
+            "shares": [{
+                "name": "vision", "interruption_budget": 1,
+                "grants": [
+                    {"principal": "Stack/Submitter", "permission": "submit", "max_priority": 30},
+                    {"principal": "Stack/Lead", "permission": "submit", "max_priority": 60},
+                    {"principal": "Stack/Lead", "permission": "update_priority",
+                     "max_priority": 5},
+                ],
+                "submission": {"tags": {TAG_KEY: "vision"}},
+            }],
+        }],
+    }

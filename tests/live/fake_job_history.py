@@ -1,0 +1,134 @@
+"""An independent fake of the two AWS Batch calls a history export makes, over loopback.
+
+It keeps service jobs as AWS describes them (epoch milliseconds, attempts, preemption summary,
+capacity usage, the SageMaker request payload) and answers ``ListServiceJobs`` (one status per
+call, RUNNING when none is given, pages of ``maxResults`` capped at ``page_size``, newest
+first) and ``DescribeServiceJob`` in botocore's rest-json wire format. Every ``throttle_every``-th
+request is refused with HTTP 429 ``TooManyRequestsException``, as Batch throttles.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler
+from typing import Any
+
+from ..loopback import LoopbackServer
+
+QUEUE = "arn:aws:batch:us-east-1:123456789012:job-queue/gpu"
+
+
+@dataclass
+class HeldJob:
+    job_id: str
+    share: str
+    status: str
+    created_ms: int
+    instance_type: str
+    instance_count: int
+    priority: int | None
+    budget: int | None
+    attempts: list[tuple[int, int | None]]
+    """(startedAt, stoppedAt) in epoch milliseconds, oldest first."""
+    preempted: int
+    report_capacity: bool = True
+
+    def detail(self) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "jobId": self.job_id,
+            "jobArn": f"arn:aws:batch:us-east-1:123456789012:service-job/{self.job_id}",
+            "jobName": f"train-{self.job_id}",
+            "jobQueue": QUEUE,
+            "quotaShareName": self.share,
+            "status": self.status,
+            "createdAt": self.created_ms,
+            "serviceJobType": "SAGEMAKER_TRAINING",
+            "serviceRequestPayload": json.dumps({"ResourceConfig": {
+                "InstanceType": self.instance_type, "InstanceCount": self.instance_count}}),
+            "attempts": [
+                {"serviceResourceId": {"name": "TrainingJobArn", "value": f"arn:{i}"},
+                 "startedAt": start, **({"stoppedAt": stop} if stop else {})}
+                for i, (start, stop) in enumerate(self.attempts)
+            ],
+            "preemptionSummary": {"preemptedAttemptCount": self.preempted,
+                                  "recentPreemptedAttempts": []},
+        }
+        if self.report_capacity:
+            body["capacityUsage"] = [{"capacityUnit": self.instance_type,
+                                      "quantity": float(self.instance_count)}]
+        if self.priority is not None:
+            body["schedulingPriority"] = self.priority
+        if self.budget is not None:
+            body["preemptionConfiguration"] = {"preemptionRetriesBeforeTermination": self.budget}
+        if self.attempts:
+            body["startedAt"] = self.attempts[0][0]
+            if self.attempts[-1][1]:
+                body["stoppedAt"] = self.attempts[-1][1]
+        return body
+
+    def summary(self) -> dict[str, Any]:
+        full = self.detail()
+        return {key: full[key] for key in ("jobId", "jobArn", "jobName", "quotaShareName",
+                                           "status", "createdAt", "serviceJobType")}
+
+
+@dataclass
+class HistoryState:
+    jobs: list[HeldJob] = field(default_factory=list)
+    page_size: int = 37
+    throttle_every: int = 5
+    requests: int = 0
+    throttled: int = 0
+    calls: dict[str, int] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class FakeHistoryServer(LoopbackServer):
+    def __init__(self) -> None:
+        super().__init__()
+        self.state = HistoryState()
+
+    def serve(self, request: BaseHTTPRequestHandler) -> None:
+        length = int(request.headers.get("Content-Length") or 0)
+        params = json.loads(request.rfile.read(length) or b"{}")
+        state = self.state
+        with state.lock:
+            state.requests += 1
+            throttled = state.throttle_every and state.requests % state.throttle_every == 0
+            if throttled:
+                state.throttled += 1
+        status = 200
+        body: dict[str, Any] = {}
+        headers: dict[str, str] = {}
+        if throttled:
+            status, headers = 429, {"x-amzn-ErrorType": "TooManyRequestsException"}
+            body = {"__type": "TooManyRequestsException", "message": "Too Many Requests"}
+        elif request.path == "/v1/listservicejobs":
+            state.calls["ListServiceJobs"] = state.calls.get("ListServiceJobs", 0) + 1
+            wanted = params.get("jobStatus") or "RUNNING"
+            jobs = sorted((j for j in state.jobs if j.status == wanted),
+                          key=lambda j: -j.created_ms)
+            start = int(params.get("nextToken") or 0)
+            size = min(int(params.get("maxResults") or 100), state.page_size)
+            body = {"jobSummaryList": [j.summary() for j in jobs[start:start + size]]}
+            if start + size < len(jobs):
+                body["nextToken"] = str(start + size)
+        elif request.path == "/v1/describeservicejob":
+            state.calls["DescribeServiceJob"] = state.calls.get("DescribeServiceJob", 0) + 1
+            found = [j for j in state.jobs if j.job_id == params.get("jobId")]
+            if found:
+                body = found[0].detail()
+            else:
+                status, headers = 400, {"x-amzn-ErrorType": "ClientException"}
+                body = {"__type": "ClientException", "message": "job not found"}
+        else:
+            status, body = 404, {"__type": "UnknownOperation", "message": request.path}
+        raw = json.dumps(body).encode()
+        request.send_response(status)
+        for name, value in {"Content-Type": "application/json", **headers}.items():
+            request.send_header(name, value)
+        request.send_header("Content-Length", str(len(raw)))
+        request.end_headers()
+        request.wfile.write(raw)

@@ -1,0 +1,153 @@
+"""quota-constructs history against an independent fake Batch: thousands of jobs over many
+pages, throttling injected; the file, read by the simulator's loader, holds what the fake holds."""
+
+from __future__ import annotations
+
+import io
+import random
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from quota_constructs.live import history
+from quota_constructs.runtime import batch_gateway
+from quota_constructs.runtime.retry import RetryPolicy
+from quota_constructs.simulation.workloads import read_workload
+
+from .fake_job_history import QUEUE, FakeHistoryServer, HeldJob
+
+UNITS = ("ml.g5.xlarge", "ml.p4d.24xlarge", "ml.g5.12xlarge")
+BASE_MS = 1_790_000_000_000
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHistoryServer]:
+    fake = FakeHistoryServer().start()
+    monkeypatch.setenv("AWS_ENDPOINT_URL_BATCH", fake.endpoint)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setattr(batch_gateway, "RETRY_POLICY",
+                        RetryPolicy(max_attempts=5, sleep=lambda _: None))
+    yield fake
+    fake.stop()
+
+
+def held_jobs(n: int, seed: int = 3) -> list[HeldJob]:
+    rng = random.Random(seed)
+    jobs = []
+    for i in range(n):
+        created = BASE_MS + i * 60_000 + rng.randrange(1000)
+        status = rng.choices(["SUCCEEDED", "FAILED", "RUNNING", "RUNNABLE", "SUBMITTED"],
+                             weights=[80, 5, 5, 8, 2])[0]
+        attempts: list[tuple[int, int | None]] = []
+        preempted = 0
+        if status in ("SUCCEEDED", "FAILED", "RUNNING"):
+            start = created + rng.randrange(1, 3_600_000)
+            for _ in range(rng.choice((0, 0, 0, 1, 2))):  # preempted attempts first
+                stop = start + rng.randrange(60_000, 900_000)
+                attempts.append((start, stop))
+                preempted += 1
+                start = stop + rng.randrange(1000, 600_000)
+            end = None if status == "RUNNING" else start + rng.randrange(1000, 7_200_000)
+            attempts.append((start, end))
+        jobs.append(HeldJob(
+            job_id=f"j{i:05d}", share=f"team-{rng.randrange(8)}", status=status,
+            created_ms=created, instance_type=rng.choice(UNITS),
+            instance_count=rng.choice((1, 1, 2, 4)),
+            priority=rng.choice((None, 0, 10, 500, 9999)),
+            budget=rng.choice((None, 0, 1, 3)), attempts=attempts, preempted=preempted,
+            report_capacity=bool(attempts) and status != "FAILED",
+        ))
+    return jobs
+
+
+def test_export_reads_back_as_the_fake_holds_it(server: FakeHistoryServer,
+                                                tmp_path: Path) -> None:
+    server.state.jobs = held_jobs(3000)
+    out = tmp_path / "jobs.csv"
+    stdout, stderr = io.StringIO(), io.StringIO()
+    code = history.main(["--queue", QUEUE, "--out", str(out), "--rate", "0"],
+                        stdout=stdout, stderr=stderr)
+    assert code == 0, stderr.getvalue()
+    assert server.state.throttled > 100  # throttling was injected and survived
+    assert server.state.calls["ListServiceJobs"] > 80  # many pages (37 jobs each)
+    assert "described 3,000 of 3,000 jobs" in stderr.getvalue()
+
+    workload = read_workload(out)
+    by_id = {job.job_id: job for job in workload.jobs}
+    assert len(by_id) == 3000
+    first = min(j.created_ms for j in server.state.jobs)
+    for held in server.state.jobs:
+        job = by_id[held.job_id]
+        assert job.share == held.share
+        assert job.instance_type == held.instance_type
+        assert job.instance_count == held.instance_count
+        assert job.priority == (held.priority or 0)
+        assert job.preemption_retries == held.budget
+        assert job.submitted_at == pytest.approx((held.created_ms - first) / 1000.0)
+        if held.status == "SUCCEEDED":
+            start, stop = held.attempts[-1]
+            assert stop is not None
+            assert job.duration == pytest.approx((stop - start) / 1000.0)
+        elif held.status in ("RUNNABLE", "SUBMITTED"):
+            assert job.duration == 0.0
+        elif held.status == "FAILED":
+            ran = sum(((stop or 0) - start) / 1000.0 for start, stop in held.attempts)
+            assert job.duration == pytest.approx(ran)
+
+    rows = {row["job_id"]: row for row in _rows(out)}
+    for held in server.state.jobs:
+        row = rows[held.job_id]
+        assert row["status"] == held.status
+        expected = {"SUCCEEDED": "finished", "FAILED": "failed", "RUNNING": "running"}.get(
+            held.status, "never_ran")
+        assert row["history"] == expected
+        assert int(row["preemptions"]) == held.preempted
+        assert row["submitted_at_utc"].startswith("2026-")
+
+
+def test_since_keeps_only_newer_jobs(server: FakeHistoryServer, tmp_path: Path) -> None:
+    server.state.jobs = held_jobs(200)
+    server.state.throttle_every = 0
+    out = tmp_path / "jobs.csv"
+    cutoff_ms = BASE_MS + 100 * 60_000 + 1000
+    from datetime import UTC, datetime
+    since = datetime.fromtimestamp(cutoff_ms / 1000, UTC).isoformat()
+    assert history.main(["--queue", QUEUE, "--out", str(out), "--rate", "0", "--since", since,
+                         "--quiet"], stdout=io.StringIO(), stderr=io.StringIO()) == 0
+    kept = {job.job_id for job in read_workload(out).jobs}
+    assert kept == {j.job_id for j in server.state.jobs if j.created_ms >= cutoff_ms}
+    assert server.state.calls["DescribeServiceJob"] == len(kept)  # older ones never described
+
+
+def test_describes_are_paced() -> None:
+    clock = [0.0]
+    slept: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        clock[0] += seconds
+
+    pacer = history.Pacer(10.0, clock=lambda: clock[0], sleep=sleep)
+    for _ in range(21):
+        pacer.wait()
+    assert clock[0] == pytest.approx(2.0)  # 21 calls at 10 per second span 2 s
+
+
+def test_errors_are_one_line(server: FakeHistoryServer, tmp_path: Path) -> None:
+    server.state.throttle_every = 1  # every call throttled: retries run out
+    stderr = io.StringIO()
+    code = history.main(["--queue", QUEUE, "--out", str(tmp_path / "x.csv"), "--rate", "0"],
+                        stdout=io.StringIO(), stderr=stderr)
+    assert code == 2
+    lines = [line for line in stderr.getvalue().splitlines() if "error:" in line]
+    assert len(lines) == 1 and lines[0].startswith("quota-constructs history: error:")
+    assert "TooManyRequests" in lines[0] or "Too Many Requests" in lines[0], lines[0]
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    import csv
+    with path.open(newline="", encoding="utf-8") as stream:
+        return list(csv.DictReader(stream))

@@ -1,0 +1,139 @@
+"""No import circle between the library's parts: its sub-packages and top-level modules (the
+package's own ``__init__`` counting as one part, the facade) never import each other, directly
+or round a longer loop. Every import counts: at module level, inside functions, and under
+``TYPE_CHECKING``, because each is a dependency someone must understand to change either side."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = "quota_constructs"
+ROOT = Path(__file__).resolve().parents[1] / PACKAGE
+FACADE = "__init__"
+
+
+def part_of(path: Path) -> str:
+    """The part a source file belongs to: its sub-package, or its top-level module."""
+    relative = path.relative_to(ROOT)
+    return relative.parts[0] if len(relative.parts) > 1 else relative.stem
+
+
+def _parts() -> set[str]:
+    return {part_of(path) for path in ROOT.rglob("*.py")}
+
+
+def _target(dotted: str, parts: set[str]) -> str | None:
+    """The part ``dotted`` (a module path, or a module path plus an imported name) lies in."""
+    names = dotted.split(".")
+    if names[0] != PACKAGE:
+        return None
+    if len(names) == 1:
+        return FACADE
+    return names[1] if names[1] in parts else FACADE  # a name re-exported by the facade
+
+
+def imports_of(path: Path) -> set[str]:
+    """The parts ``path`` imports anything from, wherever in the file the import is."""
+    package = (PACKAGE, *path.relative_to(ROOT).parent.parts)
+    return imports_in(path.read_text(encoding="utf-8"), package)
+
+
+def imports_in(source: str, package: tuple[str, ...]) -> set[str]:
+    """The parts ``source``, a module of ``package``, imports anything from."""
+    parts = _parts()
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        dotted: list[str] = []
+        if isinstance(node, ast.Import):
+            dotted = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - (node.level - 1)]
+                module = ".".join(base + ((node.module,) if node.module else ()))
+            else:
+                module = node.module or ""
+            # "from .x import y": y may be a module of x or a name in it; either way the part
+            # is the first component below the package.
+            dotted = [f"{module}.{alias.name}" for alias in node.names]
+        for name in dotted:
+            target = _target(name, parts)
+            if target is not None:
+                found.add(target)
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    parts = _parts()
+    graph: dict[str, set[str]] = {part: set() for part in parts}
+    for path in ROOT.rglob("*.py"):
+        source = part_of(path)
+        graph[source] |= imports_of(path) - {source}
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every strongly connected group of more than one part (Tarjan), as sorted lists."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for other in sorted(graph.get(node, ())):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in on_stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_two_parts_of_the_library_import_each_other() -> None:
+    graph = import_graph()
+    # The facade re-exports the parts; nothing inside the library may import the facade back.
+    assert circles(graph) == []
+
+
+def test_the_monitor_depends_one_floor_down_not_on_the_l3() -> None:
+    graph = import_graph()
+    assert "quota_managed_queue" not in graph["monitoring"]
+    assert "monitoring" in graph["quota_managed_queue"]  # add_monitoring()
+
+
+@pytest.mark.parametrize(("source", "expected"), [
+    ("from ..monitoring import X\n", {"monitoring"}),
+    ("from .emf import X\n", {"runtime"}),
+    ("def f():\n    from ..quota_managed_queue import Q\n", {"quota_managed_queue"}),
+    ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .. import job_queue\n",
+     {"job_queue"}),
+    ("from quota_constructs import QuotaConfigError\n", {FACADE}),
+    ("import quota_constructs.model.share\n", {"model"}),
+])
+def test_every_kind_of_import_is_seen(source: str, expected: set[str]) -> None:
+    # As if it were a module of quota_constructs/runtime/.
+    assert imports_in(source, (PACKAGE, "runtime")) == expected
+
+
+def test_a_circle_is_found_round_a_longer_loop() -> None:
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
