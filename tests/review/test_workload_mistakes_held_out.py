@@ -71,3 +71,17 @@ def test_every_mistake_of_a_json_file_is_reported_with_its_record(tmp_path: Path
     as_records = {(f"record jobs[{int(where.split()[1]) - 2}]", field)
                   for where, field in EXPECTED}
     assert found == as_records
+
+
+def test_a_priority_change_of_a_row_with_a_mistake_is_not_a_second_mistake(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "jobs.csv"
+    path.write_text(
+        "kind,job_id,share,submitted_at,duration,instance_type,priority,at\n"
+        ",a,vision,0,-3,ml.g5.xlarge,1,\n"
+        "priority_change,a,,,,,5,10\n"
+        "priority_change,nobody,,,,,5,10\n"
+        ",b,vision,0,60,ml.g5.xlarge,1,\n"
+    )
+    assert problems_of(path) == {("line 2", "duration"), ("line 4", "job_id")}

@@ -361,6 +361,7 @@ class _Builder:
         self.time_form: tuple[str, str] | None = None  # ("seconds" | "timestamps", where)
         # Every job timestamp read, rows with other problems included, for the zone check.
         self.zone_forms: list[tuple[str, str, datetime]] = []  # (where, field, time)
+        self.skipped_ids: set[str] = set()  # ids of job rows skipped for other problems
 
     def report(self, problem: WorkloadError) -> None:
         self.problem_count += 1
@@ -408,6 +409,9 @@ class _Builder:
             except WorkloadError as problem:
                 found.append(problem)
         if found:
+            if "job_id" in parsed:
+                # Its priority changes refer to a job that is there, only mistyped.
+                self.skipped_ids.add(parsed["job_id"])
             for earlier in found[:-1]:
                 self.report(earlier)
             raise found[-1]
@@ -449,7 +453,7 @@ class _Builder:
 
     def workload(self) -> Workload:
         for where, job_id in self.change_refs:
-            if job_id not in self.seen:
+            if job_id not in self.seen and job_id not in self.skipped_ids:
                 self.report(WorkloadError(
                     self.source, where, "job_id", job_id, "the id of a job in this workload"
                 ))
