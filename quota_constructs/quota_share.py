@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 import jsii
 from aws_cdk import (
+    Annotations,
     ArnFormat,
     CfnResource,
     CustomResource,
@@ -90,6 +91,11 @@ MAX_DECLARED_TAGS = MAX_TAGS - 2
 #   to the service job request"); UpdateServiceJob takes only jobId and schedulingPriority.
 _REQUEST_TAG = f"aws:RequestTag/{SHARE_TAG_KEY}"
 _RESOURCE_TAG = f"aws:ResourceTag/{SHARE_TAG_KEY}"
+
+
+GRANTEE_ACCOUNT_WARNING_ID: Final = "quota_constructs:grantee-account"
+"""Warning id for a grant, in a stack whose account is not pinned, to a principal naming an
+account (acknowledge it with ``Annotations.of(share).acknowledge_warning``)."""
 
 
 @dataclass(frozen=True)
@@ -352,6 +358,17 @@ class _QuotaShareBase(Resource):
         account = self._home_account()
         env = getattr(grantee, "env", None)
         theirs = getattr(env, "account", None)
+        if isinstance(theirs, str) and not is_unresolved(theirs) and is_unresolved(account):
+            # An environment-agnostic stack cannot tell at synth whether a role imported by ARN
+            # is of another account; CDK then attaches the policy to the role of that *name*
+            # in whichever account the stack is deployed to. Say so rather than stay silent.
+            Annotations.of(self).add_warning_v2(
+                GRANTEE_ACCOUNT_WARNING_ID,
+                f"{self._subject}: grantee {principal_label(grantee)} names account {theirs}, "
+                "but this stack's account is not pinned: if it deploys elsewhere the policy "
+                "goes to a same-named role of that account. Pin the stack's env=, or "
+                "acknowledge this warning.",
+            )
         if (
             isinstance(theirs, str) and not is_unresolved(theirs)
             and not is_unresolved(account) and theirs != account

@@ -132,3 +132,32 @@ def test_principals_of_another_account_are_refused(permission: str, kind: str) -
         getattr(built.share("speech"), permission)(grantee)
     assert raised.value.field == "grantee" and OTHER in str(raised.value)
     assert built.share("speech").grants == ()
+
+
+def test_an_unpinned_stack_warns_of_a_role_imported_from_a_named_account() -> None:
+    from ..constructs.support import warnings_of
+
+    stack = cdk.Stack(cdk.App(), "Agnostic")  # no env: its account is known at deploy only
+    built = build(stack)
+    role = iam.Role.from_role_arn(stack, "Imported", f"arn:aws:iam::{OTHER}:role/speech")
+    built.share("speech").grant_submit(role)
+    (warning,) = [w for w in warnings_of(built.share("speech")) if OTHER in w]
+    assert "not pinned" in warning and "speech" in warning
+    # A role this stack creates names no account: no warning.
+    own = iam.Role(stack, "Own", assumed_by=iam.AccountRootPrincipal())
+    built.share("vision").grant_submit(own)
+    assert not [w for w in warnings_of(built.share("vision")) if "not pinned" in w]
+
+
+def test_the_unpinned_account_warning_can_be_acknowledged() -> None:
+    from quota_constructs.quota_share import GRANTEE_ACCOUNT_WARNING_ID
+
+    from ..constructs.support import warnings_of
+
+    stack = cdk.Stack(cdk.App(), "Acknowledged")
+    built = build(stack)
+    share = built.share("speech")
+    share.grant_submit(iam.Role.from_role_arn(stack, "Imported",
+                                              f"arn:aws:iam::{OTHER}:role/speech"))
+    cdk.Annotations.of(share).acknowledge_warning(GRANTEE_ACCOUNT_WARNING_ID, "same account")
+    assert not [w for w in warnings_of(share) if "not pinned" in w]
