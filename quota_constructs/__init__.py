@@ -30,7 +30,13 @@ if TYPE_CHECKING:
     )
     from .monitoring import QuotaShareMonitoring, ShareAlarmThresholds
     from .quota_managed_queue import QuotaManagedTrainingQueue
-    from .quota_share import SHARE_TAG_KEY, IQuotaShare, QuotaShare, ShareGrant
+    from .quota_share import (
+        GRANTEE_ACCOUNT_WARNING_ID,
+        SHARE_TAG_KEY,
+        IQuotaShare,
+        QuotaShare,
+        ShareGrant,
+    )
     from .scheduling_policy import (
         IQuotaSharePolicy,
         IQuotaShareSchedulingPolicy,
@@ -57,6 +63,7 @@ _CONSTRUCTS = {
     "IQuotaShare": "quota_share",
     "ShareGrant": "quota_share",
     "SHARE_TAG_KEY": "quota_share",
+    "GRANTEE_ACCOUNT_WARNING_ID": "quota_share",
     "ShareLifecycle": "share_options",
     "ShareProvisioning": "share_options",
     "QuotaShareProvider": "share_provider",
@@ -78,6 +85,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "ALLOCATION_WARNING_ID",
     "BORROW_WARNING_ID",
+    "GRANTEE_ACCOUNT_WARNING_ID",
     "SHARE_TAG_KEY",
     "CapacityLimit",
     "CapacityUnit",

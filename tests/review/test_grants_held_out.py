@@ -150,7 +150,7 @@ def test_an_unpinned_stack_warns_of_a_role_imported_from_a_named_account() -> No
 
 
 def test_the_unpinned_account_warning_can_be_acknowledged() -> None:
-    from quota_constructs.quota_share import GRANTEE_ACCOUNT_WARNING_ID
+    from quota_constructs import GRANTEE_ACCOUNT_WARNING_ID
 
     from ..constructs.support import warnings_of
 
