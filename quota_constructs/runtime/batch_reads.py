@@ -107,6 +107,18 @@ class QueueSnapshot:
     def usage_of(self, share: str) -> Mapping[str, float]:
         return self.usage.get(share, {})
 
+    def left_out(self, shares: Iterable[str]) -> list[str]:
+        """The ``shares`` whose usage the snapshot may have left out: AWS documents
+        ``topCapacityUtilization`` as the *top* shares, so when what it lists adds up to less
+        than ``totalCapacityUsage``, a share it does not list may still hold capacity."""
+        listed: dict[str, float] = {}
+        for units in self.usage.values():
+            for unit, quantity in units.items():
+                listed[unit] = listed.get(unit, 0.0) + quantity
+        if all(total <= listed.get(unit, 0.0) + 1e-9 for unit, total in self.total_usage.items()):
+            return []
+        return [share for share in shares if share not in self.usage]
+
     def head_of(self, share: str) -> PositionedJob | None:
         return self.heads.get(share)
 
