@@ -1,27 +1,30 @@
-"""How both monitoring Lambdas are built: own role, own log group, Python 3.14 on arm64, traced,
-failures to the monitor's dead-letter queue."""
+"""How the monitoring Lambdas are built: own role, own log group, Python 3.14 on arm64, traced,
+failures to the monitor's dead-letter queue; the grants both event functions need; and when
+the late parts of a monitor are resolved (at synthesis)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Final
 
 import jsii
-from aws_cdk import Duration
+from aws_cdk import Duration, IAspect, IStableStringProducer, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
+from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct, IConstruct
 
-from .._l1_resources import cfn_function
-from ..nag_acknowledgments import acknowledge
+from .._l1_resources import cfn_function, default_policy
+from ..nag_acknowledgments import acknowledge, acknowledge_wildcard_resource
 
 RUNTIME: Final = lambda_.Runtime.PYTHON_3_14
 # boto3 imports markedly faster with more memory (Lambda allots CPU in proportion); the work is
 # a handful of API calls, so more would only cost.
 MEMORY_MB: Final = 256
 XRAY_WRITE_ACTIONS: Final = ("xray:PutTelemetryRecords", "xray:PutTraceSegments")
+TERMINATE_ACTIONS: Final = ("batch:TerminateServiceJob",)
 
 
 def monitoring_function(
@@ -104,3 +107,60 @@ def acknowledge_xray(policy: IConstruct, extra: str = "") -> None:
         "X-Ray's PutTraceSegments/PutTelemetryRecords define no resource type, so IAM accepts "
         "only '*'" + (f"; {extra}" if extra else "."),
     )
+
+
+def allow_publishing_to_owner(role: iam.IRole, topic: sns.ITopic, *, first: bool) -> None:
+    """Let an event function's role publish to an owner's topic (and use its key); ``first``:
+    the first topic of this role, whose grant brings the KMS data-key finding to acknowledge."""
+    topic.grant_publish(role)
+    if first:
+        acknowledge(
+            default_policy(role),
+            "AwsSolutions-IAM5[Action::kms:GenerateDataKey*]",
+            "Added by sns.Topic.grant_publish for an owner topic's KMS key: publishing to "
+            "an encrypted topic needs a data key (GenerateDataKey and its no-plaintext "
+            "variant), on that topic's key only.",
+        )
+
+
+def allow_terminating_service_jobs(role: iam.IRole, scope: Construct, reason: str) -> None:
+    """``batch:TerminateServiceJob`` on the account's and region's service jobs: they exist
+    only at run time and AWS Batch has no job-queue condition key, so no narrower resource
+    exists; ``reason`` says which opt-in asked for it."""
+    service_jobs = Stack.of(scope).format_arn(
+        service="batch", resource="service-job", resource_name="*"
+    )
+    role.add_to_principal_policy(
+        iam.PolicyStatement(actions=list(TERMINATE_ACTIONS), resources=[service_jobs])
+    )
+    acknowledge_wildcard_resource(
+        default_policy(role),
+        service_jobs,
+        f"{reason} Service jobs exist only at run time and AWS Batch has no job-queue "
+        "condition key, so any service job of this account and region.",
+    )
+
+
+@jsii.implements(IStableStringProducer)
+class LazyText:
+    """A ``Lazy.string`` producer: the text is computed when the template is written."""
+
+    def __init__(self, produce: Callable[[], str]) -> None:
+        self._produce = produce
+
+    def produce(self) -> str:
+        return self._produce()
+
+
+@jsii.implements(IAspect)
+class AtSynthesis:
+    """An aspect that calls ``callback`` once it visits ``target``: when the app is synthesized,
+    after every construct was declared and before the template is written."""
+
+    def __init__(self, target: IConstruct, callback: Callable[[], None]) -> None:
+        self._target = target
+        self._callback = callback
+
+    def visit(self, node: IConstruct) -> None:
+        if node is self._target:
+            self._callback()

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Final
 
-from aws_cdk import Duration, Stack
+from aws_cdk import Duration
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
@@ -17,7 +17,6 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from .._l1_resources import default_policy
-from ..nag_acknowledgments import acknowledge, acknowledge_wildcard_resource
 from ..runtime.monitoring_contract import (
     EVENT_SOURCE,
     JOB_EVENTS_HANDLER,
@@ -25,11 +24,10 @@ from ..runtime.monitoring_contract import (
     STATE_CHANGE_DETAIL_TYPE,
     STATE_CHANGE_STATUSES,
 )
-from ._function import acknowledge_xray, monitoring_function
+from ._function import acknowledge_xray, allow_publishing_to_owner, monitoring_function
 
 # DescribeServiceJob defines no resource type: IAM accepts only "*" for it.
 DESCRIBE_ACTIONS: Final = ("batch:DescribeServiceJob",)
-TERMINATE_ACTIONS: Final = ("batch:TerminateServiceJob",)
 
 TIMEOUT: Final = Duration.seconds(30)
 # EventBridge retries delivery to Lambda with backoff; past this the event goes to the DLQ.
@@ -62,8 +60,8 @@ class JobEventsFunction(Construct):
     The function runs at most ``concurrency`` invocations at once (reserved concurrency;
     None = unreserved, for accounts whose concurrency quota cannot spare it).
 
-    The role (``Role``) may describe service jobs, publish to ``owner_topics`` and, only with
-    ``enforce_interruption_budget``, terminate service jobs of the queue's account and region.
+    The role (``Role``) may describe service jobs and publish to ``owner_topics``; it never
+    terminates a job (budgets are enforced on preemptions, by the stack's preemptions function).
     """
 
     def __init__(
@@ -75,7 +73,6 @@ class JobEventsFunction(Construct):
         job_queue_arn: str,
         environment: dict[str, str],
         owner_topics: Mapping[str, sns.ITopic],
-        enforce_interruption_budget: bool,
         log_retention: logs.RetentionDays,
         dead_letter_queue: sqs.IQueue,
         layers: Sequence[lambda_.ILayerVersion] = (),
@@ -99,26 +96,11 @@ class JobEventsFunction(Construct):
         self.role.add_to_principal_policy(
             iam.PolicyStatement(actions=list(DESCRIBE_ACTIONS), resources=["*"])
         )
-        self._publishing_acknowledged = False
+        self._published = 0
         for topic in owner_topics.values():
             self.allow_publishing(topic)
         policy_reasons = ["batch:DescribeServiceJob (read-only, to find a preempted job's "
                           "queue and share) defines no resource type either"]
-        if enforce_interruption_budget:
-            service_jobs = Stack.of(self).format_arn(
-                service="batch", resource="service-job", resource_name="*"
-            )
-            self.role.add_to_principal_policy(
-                iam.PolicyStatement(actions=list(TERMINATE_ACTIONS), resources=[service_jobs])
-            )
-            acknowledge_wildcard_resource(
-                default_policy(self.role),
-                service_jobs,
-                "enforce_interruption_budget=True: the handler terminates jobs past their "
-                "share's interruption budget. Service jobs exist only at run time and AWS "
-                "Batch has no job-queue condition key, so any service job of this account and "
-                "region; the handler terminates only jobs it found on this queue.",
-            )
         acknowledge_xray(default_policy(self.role), "; ".join(policy_reasons) + ".")
 
         def target() -> targets.LambdaFunction:
@@ -157,13 +139,5 @@ class JobEventsFunction(Construct):
 
     def allow_publishing(self, topic: sns.ITopic) -> None:
         """Let the function publish to an owner's topic (and use its key)."""
-        topic.grant_publish(self.role)
-        if not self._publishing_acknowledged:
-            self._publishing_acknowledged = True
-            acknowledge(
-                default_policy(self.role),
-                "AwsSolutions-IAM5[Action::kms:GenerateDataKey*]",
-                "Added by sns.Topic.grant_publish for an owner topic's KMS key: publishing to "
-                "an encrypted topic needs a data key (GenerateDataKey and its no-plaintext "
-                "variant), on that topic's key only.",
-            )
+        allow_publishing_to_owner(self.role, topic, first=self._published == 0)
+        self._published += 1

@@ -3,11 +3,10 @@ the shares' owners, one dashboard, alarms per share."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Final
 
-import jsii
-from aws_cdk import Annotations, Aspects, Duration, IAspect, IStableStringProducer, Lazy, Stack
+from aws_cdk import Annotations, Aspects, Duration, Lazy, Stack
 from aws_cdk import aws_chatbot as chatbot
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as actions
@@ -15,7 +14,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
-from constructs import Construct, IConstruct
+from constructs import Construct
 
 from .._construct_props import check_flag, child_path
 from .._share_ledger import ledger_of
@@ -47,6 +46,7 @@ from ..runtime.monitoring_contract import (
 from ..runtime.share_config import ShareConfig
 from ..share_options import ShareProvisioning
 from ._asset import DECLARATION_FILE, LateMonitoringCode, monitoring_asset_directory
+from ._function import AtSynthesis, LazyText
 from ._metrics import ShareMetrics
 from ._monitor_registry import claim_queue
 from .alarm_delivery import allow_alarms_to_publish
@@ -271,13 +271,12 @@ class QuotaShareMonitoring(Construct):
                 job_queue_arn=queue.job_queue_arn,
                 environment={
                     **environment,
-                    OWNER_TOPICS_ENV: Lazy.string(_Produce(lambda: stack.to_json_string(
+                    OWNER_TOPICS_ENV: Lazy.string(LazyText(lambda: stack.to_json_string(
                         {owner: topic.topic_arn for owner, topic in self.owner_topics.items()}
                     ))),
                     ENFORCE_BUDGET_ENV: "true" if enforce_interruption_budget else "false",
                 },
                 owner_topics={},
-                enforce_interruption_budget=enforce_interruption_budget,
                 log_retention=log_retention,
                 dead_letter_queue=self.dead_letter_queue,
                 layers=handler_layers,
@@ -365,7 +364,7 @@ class QuotaShareMonitoring(Construct):
                 allow_alarms_to_publish(topic, self)
         for spec in specs:
             self._watch(spec)
-        Aspects.of(self).add(_ResolveSharesAtSynthesis(self))
+        Aspects.of(self).add(AtSynthesis(self, self.resolve_shares))
 
     def _watch(self, spec: QuotaShareSpec) -> None:
         """Measure, show, alarm on and tell the owner of one more share."""
@@ -622,25 +621,3 @@ def _check_share_thresholds(
 
 def _owners(specs: Sequence[QuotaShareSpec]) -> list[str]:
     return sorted({spec.agreement.owner for spec in specs if spec.agreement is not None})
-
-
-@jsii.implements(IStableStringProducer)
-class _Produce:
-    def __init__(self, produce: Callable[[], str]) -> None:
-        self._produce = produce
-
-    def produce(self) -> str:
-        return self._produce()
-
-
-@jsii.implements(IAspect)
-class _ResolveSharesAtSynthesis:
-    """Runs :meth:`QuotaShareMonitoring.resolve_shares` when the app is synthesized, after
-    every construct of the app was declared and before the template is written."""
-
-    def __init__(self, monitoring: QuotaShareMonitoring) -> None:
-        self._monitoring = monitoring
-
-    def visit(self, node: IConstruct) -> None:
-        if node is self._monitoring:
-            self._monitoring.resolve_shares()

@@ -16,8 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-import jsii
-from aws_cdk import Aspects, IAspect, IStableStringProducer, Lazy, Stack
+from aws_cdk import Aspects, Lazy, Stack
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
@@ -25,10 +24,9 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
-from constructs import Construct, IConstruct
+from constructs import Construct
 
 from .._l1_resources import default_policy
-from ..nag_acknowledgments import acknowledge, acknowledge_wildcard_resource
 from ..runtime.monitoring_contract import (
     DECLARATION_FILE_ENV,
     ENFORCE_BUDGET_ENV,
@@ -43,14 +41,20 @@ from ..runtime.monitoring_contract import (
     PREEMPTIONS_HANDLER,
 )
 from ._asset import LateMonitoringCode, asset_directory_with
-from ._function import acknowledge_xray, monitoring_function
+from ._function import (
+    AtSynthesis,
+    LazyText,
+    acknowledge_xray,
+    allow_publishing_to_owner,
+    allow_terminating_service_jobs,
+    monitoring_function,
+)
 from .job_events_function import (
     DELIVERY_MAX_AGE,
     DELIVERY_RETRIES,
     DESCRIBE_ACTIONS,
     INVOKE_MAX_AGE,
     INVOKE_RETRIES,
-    TERMINATE_ACTIONS,
     TIMEOUT,
 )
 
@@ -117,7 +121,7 @@ class StackPreemptions(Construct):
             handler=PREEMPTIONS_HANDLER,
             description=f"AWS Batch quota shares: preemptions to owners ({self.node.path})",
             timeout=TIMEOUT,
-            environment={MONITORED_QUEUES_ENV: Lazy.string(_Produce(self._environment))},
+            environment={MONITORED_QUEUES_ENV: Lazy.string(LazyText(self._environment))},
             log_retention=log_retention,
             dead_letter_queue=dead_letter_queue,
             retry_attempts=INVOKE_RETRIES,
@@ -151,7 +155,7 @@ class StackPreemptions(Construct):
         )
         self._published: list[sns.ITopic] = []
         self._terminates = False
-        Aspects.of(self).add(_Resolve(self))
+        Aspects.of(self).add(AtSynthesis(self, self.resolve))
 
     @property
     def monitored_queues(self) -> tuple[MonitoredQueue, ...]:
@@ -189,52 +193,17 @@ class StackPreemptions(Construct):
     def _allow_publishing(self, topic: sns.ITopic) -> None:
         if any(topic is seen for seen in self._published):
             return
-        topic.grant_publish(self.role)
-        if not self._published:
-            acknowledge(
-                default_policy(self.role),
-                "AwsSolutions-IAM5[Action::kms:GenerateDataKey*]",
-                "Added by sns.Topic.grant_publish for an owner topic's KMS key: publishing to "
-                "an encrypted topic needs a data key (GenerateDataKey and its no-plaintext "
-                "variant), on that topic's key only.",
-            )
+        allow_publishing_to_owner(self.role, topic, first=not self._published)
         self._published.append(topic)
 
     def _allow_terminating(self) -> None:
         if self._terminates:
             return
         self._terminates = True
-        service_jobs = Stack.of(self).format_arn(
-            service="batch", resource="service-job", resource_name="*"
-        )
-        self.role.add_to_principal_policy(
-            iam.PolicyStatement(actions=list(TERMINATE_ACTIONS), resources=[service_jobs])
-        )
-        acknowledge_wildcard_resource(
-            default_policy(self.role),
-            service_jobs,
+        allow_terminating_service_jobs(
+            self.role, self,
             "A monitor of this stack has enforce_interruption_budget=True: the handler "
             "terminates jobs past their share's interruption budget, only on queues whose "
-            "monitor opted in. Service jobs exist only at run time and AWS Batch has no "
-            "job-queue condition key, so any service job of this account and region.",
+            "monitor opted in.",
         )
-
-
-@jsii.implements(IStableStringProducer)
-class _Produce:
-    def __init__(self, produce: Callable[[], str]) -> None:
-        self._produce = produce
-
-    def produce(self) -> str:
-        return self._produce()
-
-
-@jsii.implements(IAspect)
-class _Resolve:
-    def __init__(self, preemptions: StackPreemptions) -> None:
-        self._preemptions = preemptions
-
-    def visit(self, node: IConstruct) -> None:
-        if node is self._preemptions:
-            self._preemptions.resolve()
 

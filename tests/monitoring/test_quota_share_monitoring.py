@@ -334,7 +334,12 @@ def test_events_function_publishes_only_to_the_owners_and_never_terminates_by_de
 
 
 def test_termination_is_granted_only_with_enforcement(built: Any) -> None:
-    allowed = actions_of(policy_statements(built.enforcing.job_events.role))
+    """Only the stack's preemptions function terminates (budgets are counted on preemptions);
+    the per-queue job-events function never may, enforcement or not."""
+    assert built.enforcing.preemptions is not None
+    allowed = actions_of(policy_statements(built.enforcing.preemptions.role))
+    assert "batch:TerminateServiceJob" not in actions_of(
+        policy_statements(built.enforcing.job_events.role))
     assert allowed["batch:TerminateServiceJob"] == [
         {"Fn::Join": ["", ["arn:", {"Ref": "AWS::Partition"},
                            ":batch:us-east-1:123456789012:service-job/*"]]}
