@@ -6,6 +6,11 @@ interpreter and jsii start-up, imports, construction and synthesis all count. Th
 alternately (rotating the order every round) and the script prints each median and the ratio of
 each library variant to raw ``Cfn*``. Not a test: the figures vary by machine.
 
+The custom-resource default is also compared with its floor, ``raw-provider``: the same raw
+``Cfn*`` policy, environment and queue, and the three shares as ``CustomResource``s of one bare
+``custom_resources.Provider`` (two Python functions from a small code asset). Both templates
+hold about the same resources; the ratio between them is what the library's own work costs.
+
 It also prints the in-process figures (construction + synth only, after a warm-up in the same
 process): these leave out the fixed start-up and so show the library's own cost at its largest.
 
@@ -15,6 +20,10 @@ process): these leave out the fixed start-up and so show the library's own cost 
 from __future__ import annotations
 
 import argparse
+import atexit
+import os
+import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -23,10 +32,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from aws_cdk import App, Stack
+from aws_cdk import App, CustomResource, Stack
 from aws_cdk import aws_batch as batch
 
-VARIANTS = ("raw", "library-custom-resource", "library-cloudformation")
+VARIANTS = ("raw", "raw-provider", "library-custom-resource", "library-cloudformation")
+FLOOR_OF = {"library-custom-resource": "raw-provider"}
+"""Library variant -> the raw variant that declares about the same resources."""
 G5 = "ml.g5.xlarge"
 REFERENCE_SHARES = (
     ("QS1", "LEND_AND_BORROW", 200, "ENABLED"),
@@ -72,7 +83,41 @@ def library_app(provisioning_name: str) -> Callable[[App], None]:
 
 
 def raw_app(app: App) -> None:
-    stack = Stack(app, "Reference")
+    raw_resources(Stack(app, "Reference"), custom_shares=False)
+
+
+def raw_provider_app(app: App) -> None:
+    raw_resources(Stack(app, "Reference"), custom_shares=True)
+
+
+BARE_HANDLER = (
+    "def on_event(event, context):\n    return {}\n\n\n"
+    "def is_complete(event, context):\n    return {'IsComplete': True}\n"
+)
+
+
+def bare_provider(stack: Stack) -> str:
+    """One ``custom_resources.Provider`` with nothing added: its service token."""
+    from aws_cdk import aws_lambda, custom_resources
+
+    code_dir = Path(tempfile.mkdtemp(prefix="bare-provider-"))
+    atexit.register(shutil.rmtree, code_dir, ignore_errors=True)
+    (code_dir / "handler.py").write_text(BARE_HANDLER)
+    code = aws_lambda.Code.from_asset(str(code_dir))
+    functions = [
+        aws_lambda.Function(
+            stack, name, code=code, handler=f"handler.{entry}",
+            runtime=aws_lambda.Runtime.PYTHON_3_13,
+        )
+        for name, entry in (("OnEvent", "on_event"), ("IsComplete", "is_complete"))
+    ]
+    provider = custom_resources.Provider(
+        stack, "Provider", on_event_handler=functions[0], is_complete_handler=functions[1]
+    )
+    return provider.service_token
+
+
+def raw_resources(stack: Stack, *, custom_shares: bool) -> None:
     policy = batch.CfnSchedulingPolicy(
         stack,
         "Policy",
@@ -100,7 +145,23 @@ def raw_app(app: App) -> None:
             )
         ],
     )
+    service_token = bare_provider(stack) if custom_shares else ""
     for name, strategy, borrow, preemption in REFERENCE_SHARES:
+        if custom_shares:
+            sharing: dict[str, object] = {"Strategy": strategy}
+            if borrow is not None:
+                sharing["BorrowLimit"] = borrow
+            CustomResource(
+                stack, name, service_token=service_token, resource_type="Custom::BatchQuotaShare",
+                properties={
+                    "QuotaShareName": name,
+                    "JobQueue": queue.attr_job_queue_arn,
+                    "CapacityLimits": [{"CapacityUnit": G5, "MaxCapacity": 1}],
+                    "ResourceSharingConfiguration": sharing,
+                    "PreemptionConfiguration": {"InSharePreemption": preemption},
+                },
+            )
+            continue
         batch.CfnQuotaShare(
             stack,
             name,
@@ -123,6 +184,8 @@ def raw_app(app: App) -> None:
 def builder(variant: str) -> Callable[[App], None]:
     if variant == "raw":
         return raw_app
+    if variant == "raw-provider":
+        return raw_provider_app
     return library_app(variant.removeprefix("library-").replace("-", "_").upper())
 
 
@@ -135,10 +198,31 @@ def synth_seconds(build: Callable[[App], None]) -> float:
         return time.perf_counter() - start
 
 
+CHILD_ENVIRONMENT: dict[str, str] = dict(os.environ)
+"""Where the timed processes run: see :func:`use_bytecode`."""
+
+
+def use_bytecode() -> None:
+    """Let the timed processes import the library from bytecode, as an installed wheel does.
+
+    ``dev.py`` runs everything with ``PYTHONDONTWRITEBYTECODE`` (no ``__pycache__`` in the
+    checkout), so the library would be compiled from source in every timed process while
+    aws-cdk-lib, installed by pip, loads from bytecode: a cost no user pays. Bytecode goes to
+    a temporary ``PYTHONPYCACHEPREFIX`` instead, written by an untimed warm-up run.
+    """
+    cache = tempfile.mkdtemp(prefix="synth-bench-pycache-")
+    atexit.register(shutil.rmtree, cache, ignore_errors=True)
+    CHILD_ENVIRONMENT.pop("PYTHONDONTWRITEBYTECODE", None)
+    CHILD_ENVIRONMENT["PYTHONPYCACHEPREFIX"] = cache
+    for variant in VARIANTS:
+        process_seconds(variant)
+
+
 def process_seconds(variant: str) -> float:
     start = time.perf_counter()
     subprocess.run(
-        [sys.executable, str(Path(__file__).resolve()), "--synth-once", variant], check=True
+        [sys.executable, str(Path(__file__).resolve()), "--synth-once", variant],
+        check=True, env=CHILD_ENVIRONMENT,
     )
     return time.perf_counter() - start
 
@@ -150,15 +234,67 @@ def report(title: str, times: dict[str, list[float]]) -> None:
         print(f"  {variant:<25} median {medians[variant] * 1000:8.1f} ms")
     for variant in VARIANTS[1:]:
         print(f"  ratio {variant}/raw: {medians[variant] / medians['raw']:.3f}")
+    for variant, floor in FLOOR_OF.items():
+        print(f"  ratio {variant}/{floor} (its floor): "
+              f"{medians[variant] / medians[floor]:.3f}")
+
+
+def process_cpu_seconds(variant: str) -> tuple[float, float]:
+    """Wall and CPU seconds (user + system, the Python process and its node child) of one run.
+
+    On a machine others are loading, wall time mostly measures the others; CPU time measures
+    the work, though it misses time spent waiting on the disk.
+    """
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall = process_seconds(variant)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
+
+
+def floor_pairs(rounds: int) -> None:
+    """Only the custom-resource default and its floor, in pairs whose order alternates."""
+    for variant, floor in FLOOR_OF.items():
+        wall: dict[str, list[float]] = {variant: [], floor: []}
+        cpu: dict[str, list[float]] = {variant: [], floor: []}
+        wall_ratios, cpu_ratios = [], []
+        for round_number in range(rounds):
+            order = (variant, floor) if round_number % 2 == 0 else (floor, variant)
+            pair = {name: process_cpu_seconds(name) for name in order}
+            for name, (wall_seconds, cpu_seconds) in pair.items():
+                wall[name].append(wall_seconds)
+                cpu[name].append(cpu_seconds)
+            wall_ratios.append(pair[variant][0] / pair[floor][0])
+            cpu_ratios.append(pair[variant][1] / pair[floor][1])
+        print(f"end-to-end synth, {rounds} alternating pairs, one process per run:")
+        for name in (variant, floor):
+            print(f"  {name:<25} median wall {statistics.median(wall[name]) * 1000:8.1f} ms, "
+                  f"CPU {statistics.median(cpu[name]) * 1000:8.1f} ms")
+        print(f"  ratio {variant}/{floor} (its floor), median of the pairs' ratios: "
+              f"wall {statistics.median(wall_ratios):.3f}, CPU {statistics.median(cpu_ratios):.3f}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument(
+        "--floor-pairs", action="store_true",
+        help="only the custom-resource default against its floor, in alternating pairs",
+    )
+    parser.add_argument(
+        "--from-source", action="store_true",
+        help="compile the library from source in every timed process (PYTHONDONTWRITEBYTECODE "
+        "as dev.py sets it) instead of loading it from bytecode as an installed wheel does",
+    )
     parser.add_argument("--synth-once", choices=VARIANTS, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.synth_once:
         synth_seconds(builder(args.synth_once))
+        return
+    if not args.from_source:
+        use_bytecode()
+    if args.floor_pairs:
+        floor_pairs(args.rounds)
         return
 
     process_times: dict[str, list[float]] = {variant: [] for variant in VARIANTS}

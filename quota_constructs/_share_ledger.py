@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, cast
+from weakref import WeakKeyDictionary
 
 import jsii
 from aws_cdk import Annotations, Aspects, IAspect
@@ -66,11 +67,20 @@ class AppBookkeeping(Construct):
 
     @classmethod
     def of(cls, scope: IConstruct) -> AppBookkeeping:
+        known = _BOOKKEEPING_BY_SCOPE.get(scope)
+        if known is not None:
+            return known
         root = scope.node.root
         existing = root.node.try_find_child(BOOKKEEPING_ID)
-        if isinstance(existing, AppBookkeeping):
-            return existing
-        return cls(cast(Construct, root), BOOKKEEPING_ID)
+        if not isinstance(existing, AppBookkeeping):
+            existing = cls(cast(Construct, root), BOOKKEEPING_ID)
+        _BOOKKEEPING_BY_SCOPE[scope] = existing
+        return existing
+
+
+# Which bookkeeping a scope's app has, remembered weakly (it goes with the scope): finding it
+# is four round trips to the jsii runtime, asked for every share declared.
+_BOOKKEEPING_BY_SCOPE: WeakKeyDictionary[IConstruct, AppBookkeeping] = WeakKeyDictionary()
 
 
 class ShareLedger:

@@ -10,16 +10,25 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from weakref import WeakKeyDictionary
 
 import jsii
 from aws_cdk import Acknowledgment, Stack, Validations
 from aws_cdk import aws_iam as iam
 from constructs import IConstruct, IValidation
 
+# Each Validations.of and Stack.of is a round trip to the jsii runtime; the provider
+# acknowledges several findings on the same few resources.
+_VALIDATIONS: WeakKeyDictionary[IConstruct, Validations] = WeakKeyDictionary()
+_STACKS: WeakKeyDictionary[IConstruct, Stack] = WeakKeyDictionary()
+
 
 def acknowledge(node: IConstruct, rule_id: str, reason: str) -> None:
     """Acknowledge one cdk-nag rule (``AwsSolutions-L1``, ``Serverless-LambdaDLQ``) on ``node``."""
-    Validations.of(node).acknowledge(Acknowledgment(id=rule_id, reason=reason))
+    validations = _VALIDATIONS.get(node)
+    if validations is None:
+        validations = _VALIDATIONS[node] = Validations.of(node)
+    validations.acknowledge(Acknowledgment(id=rule_id, reason=reason))
 
 
 def acknowledge_wildcard_resource(
@@ -105,7 +114,10 @@ class _WildcardResourceAcknowledgment:
         return []
 
     def _acknowledge(self) -> None:
-        name = nag_resource_name(Stack.of(self._policy).resolve(self._resource))
+        stack = _STACKS.get(self._policy)
+        if stack is None:
+            stack = _STACKS[self._policy] = Stack.of(self._policy)
+        name = nag_resource_name(stack.resolve(self._resource))
         if name not in self._acknowledged:
             self._acknowledged.add(name)
             acknowledge(self._policy, f"AwsSolutions-IAM5[Resource::{name}]", self._reason)

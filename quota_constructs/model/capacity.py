@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import gzip
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -37,11 +38,44 @@ def training_instance_types() -> frozenset[str]:
 
 
 def botocore_training_instance_types() -> frozenset[str]:
-    """The installed botocore's SageMaker ``TrainingInstanceType`` enum."""
-    from botocore.loaders import create_loader
+    """The installed botocore's SageMaker ``TrainingInstanceType`` enum.
 
-    model = create_loader().load_service_model("sagemaker", "service-2")
-    return frozenset(model["shapes"]["TrainingInstanceType"]["enum"])
+    Read from botocore's own data (the latest API version, as botocore's loader picks it), so
+    the list depends on the installed botocore alone, like the service models the Lambda
+    assets carry. Only that one shape is decoded: botocore's loader would import urllib3 and
+    parse the whole 2.6 MB SageMaker model, a tenth of the library's synth time.
+    """
+    import botocore  # the package only; its loader is what this avoids
+
+    service_root = Path(botocore.__file__).resolve().parent / "data" / "sagemaker"
+    for version in sorted((p for p in service_root.iterdir() if p.is_dir()), reverse=True):
+        plain = version / "service-2.json"
+        packed = plain.with_name(plain.name + ".gz")
+        if plain.is_file():
+            return frozenset(_shape_enum(plain.read_bytes(), "TrainingInstanceType"))
+        if packed.is_file():
+            raw = gzip.decompress(packed.read_bytes())
+            return frozenset(_shape_enum(raw, "TrainingInstanceType"))
+    raise LookupError(f"botocore {botocore.__version__} has no SageMaker service model")
+
+
+def _shape_enum(model: bytes, shape: str) -> list[str]:
+    """The ``enum`` of ``shape`` in a botocore service model, decoding only that shape."""
+    decoder = json.JSONDecoder()
+    key = f'"{shape}"'.encode()
+    start = model.find(key)
+    while start >= 0:
+        rest = model[start + len(key):start + len(key) + 64].lstrip()
+        if rest.startswith(b":") and rest[1:].lstrip().startswith(b"{"):
+            brace = model.index(b"{", start + len(key))
+            # A shape is a small object; the slice only has to hold it whole.
+            text = model[brace:brace + 1_000_000].decode("utf-8", errors="replace")
+            value, _ = decoder.raw_decode(text)
+            if isinstance(value, dict) and isinstance(value.get("enum"), list):
+                return [str(item) for item in value["enum"]]
+        start = model.find(key, start + 1)
+    shapes = json.loads(model)["shapes"]  # an unexpected layout: the slow, certain way
+    return [str(item) for item in shapes[shape]["enum"]]
 
 
 # Units already known to be valid: the CapacityUnit constants (a test checks each against

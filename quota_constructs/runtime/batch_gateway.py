@@ -8,7 +8,7 @@ as boto3 defines them.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import botocore
@@ -29,6 +29,7 @@ from .service_models import (
     carries_models,
 )
 from .share_arn import QuotaShareArn
+from .share_writes import Progress, ShareWrite, is_busy_refusal
 from .structured_log import log
 
 NOT_FOUND_CODES = frozenset({"ClientException", "ResourceNotFoundException", "NotFoundException"})
@@ -65,11 +66,19 @@ def create_batch_client() -> Any:
 class BatchRequestError(QuotaShareLifecycleError):
     """AWS Batch refused a request (after retries, when it was worth retrying)."""
 
-    def __init__(self, operation: str, code: str, message: str, text: str) -> None:
+    def __init__(
+        self, operation: str, code: str, message: str, text: str, *, ambiguous: bool = False
+    ) -> None:
         self.operation = operation
         self.code = code
         self.detail = message
+        self.ambiguous = ambiguous
+        """The request may or may not have taken effect (5xx, timeout, throttling)."""
         super().__init__(text)
+
+    @property
+    def busy_refusal(self) -> bool:
+        return is_busy_refusal(self.code, self.detail)
 
 
 class BatchGateway:
@@ -138,10 +147,26 @@ class BatchGateway:
         return None
 
     def create(self, job_queue: str, name: str, fields: Mapping[str, Any],
-               tags: Mapping[str, str]) -> QuotaShareArn:
-        response = self._call(
-            "CreateQuotaShare", quotaShareName=name, jobQueue=job_queue, tags=dict(tags), **fields
-        )
+               tags: Mapping[str, str], owner: str) -> QuotaShareArn | None:
+        """Create the share with ``tags``, which carry ``owner``'s marker.
+
+        After an ambiguous answer, a share of that name carrying the marker is this create's.
+        None: the answer was lost and a share of that name that is not this resource's is
+        there; the caller's adoption rules decide.
+        """
+        params = {"quotaShareName": name, "jobQueue": job_queue, "tags": dict(tags), **fields}
+        found: list[LiveShare | None] = []
+
+        def read() -> LiveShare | None:
+            found[:] = [self.find(job_queue, name)]
+            return found[0]
+
+        progress, response = self._write(ShareWrite.create(params, owner), read)
+        if response is None:
+            share = found[0] if found else None
+            if progress is not Progress.APPLIED or share is None:
+                return None
+            response = {"quotaShareArn": share.arn}
         arn = QuotaShareArn.parse(response.get("quotaShareArn"))
         if arn is None:
             raise QuotaShareLifecycleError(
@@ -150,17 +175,18 @@ class BatchGateway:
             )
         return arn
 
-    def update(self, arn: QuotaShareArn, fields: Mapping[str, Any]) -> None:
-        self._call("UpdateQuotaShare", quotaShareArn=arn.arn, **fields)
+    def update(self, arn: QuotaShareArn, fields: Mapping[str, Any]) -> Progress:
+        """Submit ``fields``; IN_TRANSITION when the share is busy and nothing was sent."""
+        return self._share_write(ShareWrite.update(arn.arn, fields), arn)
 
-    def delete(self, arn: QuotaShareArn) -> None:
-        self._call("DeleteQuotaShare", quotaShareArn=arn.arn)
+    def delete(self, arn: QuotaShareArn) -> Progress:
+        return self._share_write(ShareWrite.delete(arn.arn), arn)
 
     def tag(self, arn: QuotaShareArn, tags: Mapping[str, str]) -> None:
-        self._call("TagResource", resourceArn=arn.arn, tags=dict(tags))
+        self._share_write(ShareWrite.tag(arn.arn, tags), arn)
 
     def untag(self, arn: QuotaShareArn, keys: Sequence[str]) -> None:
-        self._call("UntagResource", resourceArn=arn.arn, tagKeys=list(keys))
+        self._share_write(ShareWrite.untag(arn.arn, keys), arn)
 
     # -- jobs and usage -----------------------------------------------------------------------
 
@@ -178,6 +204,43 @@ class BatchGateway:
         if arn.share_name not in snapshot.usage:
             return None
         return dict(snapshot.usage_of(arn.share_name))
+
+    # -- writes (see :mod:`.share_writes`) ------------------------------------------------------
+
+    def _share_write(self, write: ShareWrite, arn: QuotaShareArn) -> Progress:
+        progress, _ = self._write(write, lambda: self.describe(arn))
+        return progress
+
+    def _write(
+        self, write: ShareWrite, read: Callable[[], LiveShare | None]
+    ) -> tuple[Progress, dict[str, Any] | None]:
+        """Send ``write``; after an ambiguous answer, let the re-read share decide.
+
+        APPLIED with the response when AWS Batch answered. When the answer was lost: APPLIED
+        (without a response) if the re-read share shows the change, IN_TRANSITION if it is
+        busy with another one (nothing is sent again; the next ``is_complete`` poll decides),
+        and the change is sent again only while the share shows it did not happen.
+        """
+        # Sent once per attempt: after an ambiguous answer the share decides, not a blind repeat.
+        once = replace(self._policy, max_attempts=1)
+        attempt = 1
+        while True:
+            try:
+                return Progress.APPLIED, self._request(write.operation, write.params, once)
+            except BatchRequestError as error:
+                if not (error.ambiguous or error.busy_refusal):
+                    raise
+                progress = write.progress(read())
+                log("ambiguous_answer", operation=write.operation, code=error.code,
+                    attempt=attempt, decided=progress.value)
+                if progress is not Progress.NOT_APPLIED:
+                    return progress, None
+                delay = self._policy.delay(attempt)
+                out_of_time = self._seconds_left is not None and self._seconds_left() < delay + 5
+                if attempt >= self._policy.max_attempts or out_of_time:
+                    raise
+                self._policy.sleep(delay)
+                attempt += 1
 
     # -- plumbing -----------------------------------------------------------------------------
 
@@ -202,10 +265,15 @@ class BatchGateway:
         return list(listing.items)
 
     def _call(self, operation: str, **params: Any) -> dict[str, Any]:
+        return self._request(operation, params, self._policy)
+
+    def _request(
+        self, operation: str, params: Mapping[str, Any], policy: RetryPolicy
+    ) -> dict[str, Any]:
         method = getattr(self._client, xform_name(operation))
         try:
             response: dict[str, Any] = call_with_retries(
-                operation, lambda: method(**params), self._policy, self._seconds_left
+                operation, lambda: method(**params), policy, self._seconds_left
             )
         except ClientError as error:
             details = error.response.get("Error", {})
@@ -216,7 +284,8 @@ class BatchGateway:
                 "retry the deployment later)" if is_retryable(error) else "failed"
             )
             raise BatchRequestError(
-                operation, code, message, f"AWS Batch {operation} {prefix}: {code}: {message}"
+                operation, code, message, f"AWS Batch {operation} {prefix}: {code}: {message}",
+                ambiguous=is_retryable(error),
             ) from error
         except BotoCoreError as error:
             log("batch_request_error", operation=operation, detail=str(error)[:500])
@@ -226,7 +295,7 @@ class BatchGateway:
             )
             raise BatchRequestError(
                 operation, type(error).__name__, str(error),
-                f"AWS Batch {operation} {problem}: {error}",
+                f"AWS Batch {operation} {problem}: {error}", ambiguous=is_retryable(error),
             ) from error
         response.pop("ResponseMetadata", None)
         return response

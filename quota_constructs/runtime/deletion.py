@@ -12,13 +12,14 @@ record falls back to the properties CloudFormation sends with the Delete.
 
 from __future__ import annotations
 
-from .batch_gateway import BatchGateway, BatchRequestError
+from .batch_gateway import BatchGateway
 from .errors import QuotaShareLifecycleError
 from .guards import check_no_active_jobs
 from .live_share import LiveShare
 from .ownership import release_on_delete
 from .share_arn import QuotaShareArn
 from .share_request import GuardOptIns
+from .share_writes import Progress
 from .structured_log import log
 
 DISABLED, ENABLED = "DISABLED", "ENABLED"
@@ -50,6 +51,12 @@ class ShareDeleter:
         if share.status == "DELETING" or self._released(share):
             return
         self._read_lifecycle_record(share)
+        if not share.enabled and self._declared_enabled:
+            # Disabled although declared enabled: a previous delivery of this Delete got that
+            # far. Failing here would leave it disabled; the polls check the jobs again and
+            # put the share back if one slipped in.
+            log("quota_share_delete_resumed", quota_share=self._arn.arn, status=share.status)
+            return
         check_no_active_jobs(self._gateway, self._arn, terminate_active_jobs=self._terminate)
         if share.settled and share.enabled:
             self._disable()
@@ -73,8 +80,8 @@ class ShareDeleter:
             check_no_active_jobs(self._gateway, self._arn, terminate_active_jobs=self._terminate)
             self._disable()
             return False
-        self._check_again_before_delete()
-        self._delete()
+        if self._check_again_before_delete():
+            self._delete()
         return False
 
     def _read_lifecycle_record(self, share: LiveShare) -> None:
@@ -101,27 +108,31 @@ class ShareDeleter:
             detail="the share and its jobs are left as they are; the Delete succeeds")
         return True
 
-    def _check_again_before_delete(self) -> None:
-        # A job submitted between on_event's check and the share being disabled would be
-        # terminated by the deletion: look once more, and if one slipped in, put the share back.
+    def _check_again_before_delete(self) -> bool:
+        """False when a job slipped in and the share is busy: the next poll puts it back.
+
+        A job submitted between on_event's check and the share being disabled would be
+        terminated by the deletion: look once more. If one slipped in, the share is enabled
+        again as declared and the Delete fails naming the job, but only once the re-enabling
+        is submitted (or seen applied): a Delete never fails leaving the share disabled. When
+        AWS Batch is busy with the share, the next poll finds it disabled and tries again.
+        """
         try:
             check_no_active_jobs(self._gateway, self._arn, terminate_active_jobs=self._terminate)
         except QuotaShareLifecycleError:
-            if self._declared_enabled:
-                self._gateway.update(self._arn, {"state": ENABLED})
-                log("quota_share_reenabled", quota_share=self._arn.arn)
-            raise
+            if not self._declared_enabled:
+                raise
+            progress = self._gateway.update(self._arn, {"state": ENABLED})
+            log("quota_share_reenabled", quota_share=self._arn.arn, progress=progress.value)
+            if progress is Progress.APPLIED:
+                raise
+            return False
+        return True
 
     def _disable(self) -> None:
-        self._gateway.update(self._arn, {"state": DISABLED})
-        log("quota_share_disabled", quota_share=self._arn.arn)
+        progress = self._gateway.update(self._arn, {"state": DISABLED})
+        log("quota_share_disabled", quota_share=self._arn.arn, progress=progress.value)
 
     def _delete(self) -> None:
-        try:
-            self._gateway.delete(self._arn)
-        except BatchRequestError:
-            # The first attempt of a retried request may have gone through.
-            share = self._gateway.describe(self._arn)
-            if share is not None and share.status != "DELETING":
-                raise
-        log("quota_share_delete_requested", quota_share=self._arn.arn)
+        progress = self._gateway.delete(self._arn)
+        log("quota_share_delete_requested", quota_share=self._arn.arn, progress=progress.value)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from quota_constructs.model import api_configuration
 
 from .batch_gateway import BatchGateway, BatchRequestError
@@ -20,6 +22,7 @@ from .ownership import (
 from .share_arn import QuotaShareArn
 from .share_config import ShareConfig
 from .share_request import ShareDeclaration
+from .share_writes import Progress
 from .structured_log import log
 
 
@@ -27,7 +30,10 @@ def adoption_refusal(share: LiveShare, declaration: ShareDeclaration) -> str | N
     """Why a Create of ``declaration`` may not take over ``share`` (same name, already on the
     queue); None when it may. Shared by the custom resource and ``preview``."""
     owned = is_owned(share.tags, declaration.owner)
-    if not owned and not declaration.opt_ins.adopt_existing:
+    # This resource's own adoption in flight (a repeated delivery, or a retried request whose
+    # first attempt got through) is recognised before anything else is judged.
+    own = owned or is_adoption_pending(share.tags, declaration.owner)
+    if not own and not declaration.opt_ins.adopt_existing:
         return (
             f"quota share {declaration.name!r} already exists on job queue "
             f"{declaration.job_queue!r} ({share.arn}) and this stack does not manage it; give "
@@ -35,7 +41,7 @@ def adoption_refusal(share: LiveShare, declaration: ShareDeclaration) -> str | N
         )
     if share.status == "DELETING":
         return deleting_refusal(declaration.name, declaration.job_queue)
-    if not owned and not share.settled:
+    if not own and not share.settled:
         # Checked here, where a failure leaves no trace: once on_event returns, a failure
         # would make CloudFormation's rollback delete the share being adopted.
         return (
@@ -70,14 +76,22 @@ class ShareProvisioner:
             return self._adopt(existing)
         try:
             arn = self._gateway.create(
-                decl.job_queue, decl.name, api_configuration(decl.spec), decl.creation_tags
+                decl.job_queue, decl.name, api_configuration(decl.spec), decl.creation_tags,
+                decl.owner,
             )
         except BatchRequestError:
-            # A repeated delivery, a retried request whose first attempt got through, or someone
-            # else may have created the share meanwhile: the adoption rules decide.
+            # A repeated delivery running alongside, or someone else, created the share
+            # meanwhile ("already exists"): the adoption rules decide.
             existing = self._gateway.find(decl.job_queue, decl.name)
             if existing is None:
                 raise
+            return self._adopt(existing)
+        if arn is None:
+            # The answer was lost and a share of that name that this resource did not create
+            # is there: the adoption rules decide, as for a share found before creating.
+            existing = self._gateway.find(decl.job_queue, decl.name)
+            if existing is None:
+                return self.create()
             return self._adopt(existing)
         log("quota_share_created", quota_share=arn.arn, config=self._target.describe())
         return arn
@@ -119,9 +133,15 @@ class ShareProvisioner:
         """
         if not share.settled:
             return False
+        return self._apply(share, arn, self._checked_changes(share, arn))
+
+    def _checked_changes(self, share: LiveShare, arn: QuotaShareArn) -> dict[str, Any]:
+        """The UpdateQuotaShare fields the declaration needs, once the shrink guard allows them.
+
+        Checked before any change, tags included: a refused shrink leaves the share untouched.
+        """
         fields = share.config.update_fields(self._target)
         if fields:
-            # Before any change, tags included: a refused shrink leaves the share untouched.
             check_shrink(
                 self._gateway,
                 arn,
@@ -129,10 +149,16 @@ class ShareProvisioner:
                 self._target,
                 allow_preemption=self._declaration.opt_ins.allow_preemption_on_shrink,
             )
+        return fields
+
+    def _apply(self, share: LiveShare, arn: QuotaShareArn, fields: dict[str, Any]) -> bool:
         self._sync_tags(share, arn)
         if not fields:
             return True
-        self._gateway.update(arn, fields)
+        if self._gateway.update(arn, fields) is Progress.IN_TRANSITION:
+            log("quota_share_update_deferred", quota_share=arn.arn, fields=sorted(fields),
+                reason="AWS Batch is busy with the share; the next poll decides")
+            return False
         log("quota_share_updated", quota_share=arn.arn, fields=sorted(fields),
             before=share.config.describe(), after=self._target.describe())
         return False
@@ -145,13 +171,21 @@ class ShareProvisioner:
         refusal = adoption_refusal(share, decl)
         if refusal is not None:
             raise QuotaShareLifecycleError(refusal)
-        if is_owned(share.tags, decl.owner):
-            log("quota_share_adopted", quota_share=share.arn, reason="managed by this resource")
+        owned = is_owned(share.tags, decl.owner)
+        if owned or is_adoption_pending(share.tags, decl.owner):
+            log("quota_share_adopted", quota_share=share.arn,
+                reason="managed by this resource" if owned else "adoption already under way")
             self.converge(share, arn)
             return arn
-        self.converge(share, arn)
-        if not is_adoption_pending(share.tags, decl.owner):
-            self._gateway.tag(arn, {ADOPTING_TAG_KEY: decl.owner})
+        fields = self._checked_changes(share, arn)
+        # Marked before the update, so that a repeated delivery finding the share UPDATING
+        # recognises this adoption; taken off again if the update is refused.
+        self._gateway.tag(arn, {ADOPTING_TAG_KEY: decl.owner})
+        try:
+            self._apply(share, arn, fields)
+        except QuotaShareLifecycleError:
+            self._gateway.untag(arn, [ADOPTING_TAG_KEY])
+            raise
         log("quota_share_adopted", quota_share=share.arn, reason="adopt_existing")
         return arn
 

@@ -76,6 +76,24 @@ class ShareConfig:
             fields["state"] = target.state
         return fields
 
+    def api_fields(self) -> dict[str, Any]:
+        """This whole configuration as UpdateQuotaShare fields."""
+        sharing: dict[str, Any] = {"strategy": self.strategy}
+        if self.borrow_limit is not None:
+            sharing["borrowLimit"] = self.borrow_limit
+        return {
+            "capacityLimits": [
+                {"capacityUnit": unit, "maxCapacity": count} for unit, count in self.limits.items()
+            ],
+            "resourceSharingConfiguration": sharing,
+            "preemptionConfiguration": {"inSharePreemption": self.in_share_preemption},
+            "state": self.state,
+        }
+
+    def shows(self, fields: Mapping[str, Any]) -> bool:
+        """True when this configuration already has every value UpdateQuotaShare ``fields`` set."""
+        return ShareConfig.from_api({**self.api_fields(), **fields}) == self
+
     def describe(self) -> str:
         """How a person would read this configuration in an error message."""
         limits = ", ".join(f"{unit}: {count}" for unit, count in self.limits.items())

@@ -203,3 +203,19 @@ def test_every_capacity_unit_constant_is_a_botocore_training_instance_type() -> 
     constants = CapacityUnit.constants()
     assert CapacityUnit.ML_G5_XLARGE in constants
     assert set(constants) <= training_instance_types()
+
+
+def test_the_instance_types_read_from_one_shape_are_what_botocore_loads() -> None:
+    from botocore.loaders import create_loader
+
+    from quota_constructs.model.capacity import _shape_enum, botocore_training_instance_types
+
+    model = create_loader().load_service_model("sagemaker", "service-2")
+    assert botocore_training_instance_types() == frozenset(
+        model["shapes"]["TrainingInstanceType"]["enum"]
+    )
+    # A name that only appears as a reference ("shape": "...") is not mistaken for the shape,
+    # and a layout the fast path does not recognise is still read right.
+    tricky = b'{"shapes": {"A": {"shape": "T"}, "T": {"type": "string", "enum": ["x", "y"]}}}'
+    assert _shape_enum(tricky, "T") == ["x", "y"]
+    assert _shape_enum(b'{"shapes":{"T":{"type":"string","enum":["z"]}}}', "T") == ["z"]

@@ -182,6 +182,8 @@ class Fault:
 
     error: BatchError | None = None
     latency: float = 0.0
+    after: bool = False
+    """The operation takes effect first, then the error is answered (a lost success)."""
 
 
 @dataclass
@@ -274,11 +276,29 @@ class FakeBatch:
             queue = self.faults.setdefault(operation, deque())
             queue.extend(Fault(error=BatchError(message, code, status)) for _ in range(times))
 
+    def fail_after_next(self, operation: str, times: int = 1, code: str = "ServerException",
+                        status: int = 500, message: str = "Internal server error") -> None:
+        """The next ``times`` calls of ``operation`` take effect, then answer with ``code``."""
+        with self.lock:
+            queue = self.faults.setdefault(operation, deque())
+            queue.extend(
+                Fault(error=BatchError(message, code, status), after=True) for _ in range(times)
+            )
+
     def slow_next(self, operation: str, seconds: float, times: int = 1) -> None:
         """The next ``times`` calls of ``operation`` take effect, then answer after ``seconds``."""
         with self.lock:
             queue = self.faults.setdefault(operation, deque())
             queue.extend(Fault(latency=seconds) for _ in range(times))
+
+    def settle(self) -> None:
+        """Let every share finish what it is doing, as time passing would (stuck ones stay)."""
+        with self.lock:
+            for share in list(self.shares.values()):
+                while share.status in TRANSITIONAL and self.shares.get(share.arn) is share:
+                    if share.status in self.stuck.get(share.name, ()):
+                        break
+                    self._advance(share)
 
     def count(self, operation: str) -> int:
         return sum(1 for name, _ in self.calls if name == operation)
@@ -297,10 +317,13 @@ class FakeBatch:
             self.calls.append((operation, params))
             pending = self.faults.get(operation)
             fault = pending.popleft() if pending else None
-            if fault is not None and fault.error is not None:
+            if fault is not None and fault.error is not None and not fault.after:
                 raise fault.error
             handler: Callable[[dict[str, Any]], dict[str, Any]] = getattr(self, f"_{operation}")
-            return handler(params), fault.latency if fault is not None else 0.0
+            response = handler(params)
+            if fault is not None and fault.error is not None:
+                raise fault.error
+            return response, fault.latency if fault is not None else 0.0
 
     # -- quota shares -------------------------------------------------------------------------
 
@@ -346,7 +369,10 @@ class FakeBatch:
     def _UpdateQuotaShare(self, p: dict[str, Any]) -> dict[str, Any]:
         share = self._share(p.get("quotaShareArn", ""))
         if share.status in TRANSITIONAL:
-            raise BatchError(f"Quota share {share.name} cannot be updated while {share.status}")
+            # AWS Batch's wording: a share accepts no update until the previous one settled.
+            raise BatchError(
+                f"Cannot update quota share {share.name} while its status is {share.status}"
+            )
         limits = (
             self._limits(p["capacityLimits"]) if "capacityLimits" in p else dict(share.limits)
         )

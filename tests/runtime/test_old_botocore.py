@@ -75,8 +75,10 @@ class OldRuntime:
             "PATH": "/usr/bin:/bin",
         }
         # -I: no PYTHONPATH, no user site, not the working directory: only the venv and the asset.
+        # -B: the asset is staged once per test process; caches written into it here would
+        # change what later tests find staged (and its hash).
         self._process = subprocess.Popen(
-            [str(python), "-I", "-c", DRIVER, asset],
+            [str(python), "-I", "-B", "-c", DRIVER, asset],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
