@@ -265,6 +265,12 @@ def ledger_for(scope: IConstruct, *, key: QueueKey | None, label: str) -> ShareL
     return ledger
 
 
+def register_ledger(scope: IConstruct, *, key: QueueKey, ledger: ShareLedger) -> None:
+    """Let imports of ``key`` (a created queue's own ARN token, handed to another stack of the
+    app) find the created queue's ledger, so they stand for the same queue."""
+    AppBookkeeping.of(scope).ledgers.setdefault(key, ledger)
+
+
 def unowned_capacity_borrowable(scope: IConstruct) -> bool:
     """The app's choice for the unowned-capacity assumption (context, default True)."""
     value = scope.node.try_get_context(UNOWNED_CAPACITY_CONTEXT)

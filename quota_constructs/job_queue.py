@@ -30,6 +30,7 @@ from ._share_ledger import (
     ShareLedger,
     ledger_for,
     queue_key,
+    register_ledger,
 )
 from .live import permissions
 from .model import (
@@ -335,6 +336,9 @@ class TrainingJobQueue(_TrainingJobQueueBase):
             warnings_host=self._resource,
             creates=True,
         )
+        # A team stack importing this queue by its ARN token (the reference CDK passes between
+        # stacks) adds its shares to this ledger: checked with these, seen by the monitoring.
+        register_ledger(self, key=self.job_queue_arn, ledger=ledger)
         # Documented output keys (quota_constructs.stack_outputs): <path>Name, <path>Arn.
         self.name_output: Final = add_output(
             self, "Name", self.job_queue_name, "Name of the SageMaker training job queue"

@@ -23,9 +23,12 @@ Actions, per share:
   share's *last deployment*, which the custom resource records on the share
   (``quota-constructs:lifecycle``); a share without the record is judged with the guards on.
 
-Assumptions, stated once: the declaration is the queue's complete set of custom-resource shares
-(a managed share it omits is reported as deleted); without ``--stack-id`` a same-named share
-carrying any owner marker is taken to be the declaring resource's own. Renames and deletes
+Assumptions, stated once: the declaration is the stack's complete set of custom-resource shares.
+With ``--stack-id``, a managed share it omits is reported as deleted only when its lifecycle
+record names this stack (or names none: deployed by a version that did not record the stack);
+the shares other stacks deploy on the same queue are left out. Without ``--stack-id`` every
+managed share the declaration omits is reported as deleted, and a same-named share carrying any
+owner marker is taken to be the declaring resource's own. Renames and deletes
 happen in CloudFormation's cleanup phase, where a refusal leaves the old share in place instead
 of rolling the stack back; preview still reports them refused (exit status 1), because the
 custom resource's delete fails and the share with its jobs stays.
@@ -44,11 +47,16 @@ from typing import Any
 from quota_constructs.model import QuotaConfigError, QuotaShareSpec, resource_properties
 from quota_constructs.runtime.guards import assess_delete, assess_shrink
 from quota_constructs.runtime.live_share import LiveShare
-from quota_constructs.runtime.ownership import owner_of, release_on_delete
+from quota_constructs.runtime.ownership import owner_of, release_on_delete, stack_marker
 from quota_constructs.runtime.provisioning import adoption_refusal, deleting_refusal
 from quota_constructs.runtime.share_arn import QuotaShareArn, is_job_queue_arn
 from quota_constructs.runtime.share_config import ShareConfig
-from quota_constructs.runtime.share_request import GuardOptIns, ShareDeclaration, ShareEvent
+from quota_constructs.runtime.share_request import (
+    GuardOptIns,
+    ShareDeclaration,
+    ShareEvent,
+    recorded_stack,
+)
 
 from . import command_line
 from .queue_reader import QueueReader
@@ -144,9 +152,14 @@ def preview(
         changes.append(
             _judge(reader, item, declaration, live, accounted, owner_known=stack_id is not None)
         )
+    this_stack = None if stack_id is None else stack_marker(stack_id)
     for name, share in sorted(live.items()):
-        if name not in accounted and owner_of(share.tags) is not None:
-            changes.append(_judge_delete(reader, share, DELETE, share.name))
+        if name in accounted or owner_of(share.tags) is None:
+            continue
+        deployed_by = recorded_stack(share.tags)
+        if this_stack is not None and deployed_by is not None and deployed_by != this_stack:
+            continue  # another stack's share on the same queue: this deployment leaves it
+        changes.append(_judge_delete(reader, share, DELETE, share.name))
     return Preview(facts.name, tuple(changes))
 
 
@@ -166,7 +179,8 @@ def _judge(
         if not owner_known and owner_of(existing.tags) is not None:
             # Without the stack id the marker cannot be recomputed: a managed share of the
             # declared name is taken to be this resource's own (module docstring).
-            declaration = _with_owner(declaration, owner_of(existing.tags) or "")
+            declaration = _with_owner(declaration, owner_of(existing.tags) or "",
+                                      recorded_stack(existing.tags) or "")
         if not item.guarded:
             return _judge_update(reader, declaration, existing, UPDATE, guarded=False)
         owned = owner_of(existing.tags) == declaration.owner
@@ -271,9 +285,9 @@ def _declaration(item: DeclaredShare, queue_arn: str, stack_id: str | None) -> S
     return ShareEvent.parse(event).declaration()
 
 
-def _with_owner(declaration: ShareDeclaration, owner: str) -> ShareDeclaration:
+def _with_owner(declaration: ShareDeclaration, owner: str, stack: str) -> ShareDeclaration:
     return ShareDeclaration(declaration.spec, declaration.job_queue, declaration.opt_ins, owner,
-                            declaration.previously_declared_tag_keys)
+                            declaration.previously_declared_tag_keys, stack)
 
 
 def _same_queue(reference: str, name: str, arn: str) -> bool:

@@ -20,7 +20,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from quota_constructs.runtime.batch_gateway import NOT_FOUND_CODES, BatchRequestError
-from quota_constructs.runtime.batch_reads import parse_queue_snapshot, runnable_jobs
+from quota_constructs.runtime.batch_reads import (
+    parse_queue_snapshot,
+    runnable_jobs,
+    shares_left_out,
+)
 from quota_constructs.runtime.errors import QuotaShareLifecycleError
 from quota_constructs.runtime.live_share import LiveShare
 from quota_constructs.runtime.monitoring_gateway import MonitoringGateway
@@ -232,17 +236,14 @@ class QueueReader(MonitoringGateway):
         STARTING and RUNNING jobs (bounded by the capacity they hold, not by the backlog), as
         the custom resource's shrink guard does.
         """
-        listed: dict[str, float] = {}
-        for units in snapshot.usage.values():
-            for unit, quantity in units.items():
-                listed[unit] = listed.get(unit, 0.0) + quantity
-        if all(snapshot.total.get(unit, 0.0) <= listed.get(unit, 0.0) + 1e-9
-               for unit in snapshot.total):
+        by_name = {share.name: share for share in shares}
+        left_out = shares_left_out(snapshot.usage, snapshot.total, by_name)
+        if not left_out:
             return snapshot
         usage = {name: dict(units) for name, units in snapshot.usage.items()}
-        for share in shares:
+        for share in (by_name[name] for name in left_out):
             arn = QuotaShareArn.parse(share.arn)
-            if share.name in usage or arn is None:
+            if arn is None:
                 continue
             self._progress(f"counting the capacity quota share {share.name} holds "
                            "(the snapshot lists only the top shares) ...")

@@ -107,8 +107,27 @@ class QueueSnapshot:
     def usage_of(self, share: str) -> Mapping[str, float]:
         return self.usage.get(share, {})
 
+    def left_out(self, shares: Iterable[str]) -> list[str]:
+        """The ``shares`` whose usage the snapshot may have left out (:func:`shares_left_out`)."""
+        return shares_left_out(self.usage, self.total_usage, shares)
+
     def head_of(self, share: str) -> PositionedJob | None:
         return self.heads.get(share)
+
+
+def shares_left_out(
+    usage: Mapping[str, Mapping[str, float]], total: Mapping[str, float], shares: Iterable[str],
+) -> list[str]:
+    """The ``shares`` a snapshot's per-share ``usage`` may have left out: AWS documents
+    ``topCapacityUtilization`` as the *top* shares, so when what it lists adds up to less than
+    ``totalCapacityUsage``, a share it does not list may still hold capacity."""
+    listed: dict[str, float] = {}
+    for units in usage.values():
+        for unit, quantity in units.items():
+            listed[unit] = listed.get(unit, 0.0) + quantity
+    if all(quantity <= listed.get(unit, 0.0) + 1e-9 for unit, quantity in total.items()):
+        return []
+    return [share for share in shares if share not in usage]
 
 
 def parse_queue_snapshot(response: Mapping[str, Any]) -> QueueSnapshot:

@@ -18,9 +18,11 @@ from .batch_reads import (
     ServiceJobDetail,
     count_runnable,
     describe_service_job,
+    list_service_jobs,
     read_queue_snapshot,
 )
 from .live_share import LiveShare
+from .service_job import DISPATCHED_STATUSES, ServiceJob
 from .share_arn import is_job_queue_arn
 from .structured_log import log
 
@@ -56,6 +58,18 @@ class MonitoringGateway(BatchGateway):
 
     def runnable_count(self, job_queue: str, share: str, max_jobs: int) -> RunnableCount:
         return count_runnable(self._call, job_queue, share, max_jobs=max_jobs)
+
+    def held_capacity(self, job_queue: str, share: str, max_jobs: int) -> dict[str, float]:
+        """Capacity ``share``'s SCHEDULED, STARTING and RUNNING jobs hold, per unit: for a share
+        the snapshot's *top* list leaves out. Bounded by the capacity it holds (at most
+        ``max_jobs`` jobs), not by its backlog."""
+        found, _ = list_service_jobs(self._call, job_queue, share, DISPATCHED_STATUSES,
+                                     limit=max_jobs)
+        held: dict[str, float] = {}
+        for summary in found:
+            for unit, quantity in ServiceJob.from_api(summary).capacity_usage.items():
+                held[unit] = held.get(unit, 0.0) + quantity
+        return held
 
     def live_shares(self, job_queue: str, names: Collection[str]) -> LiveShares:
         """Every share on the queue by name, as ListQuotaShares reports it (all pages).

@@ -64,6 +64,13 @@ def owner_marker(stack_id: str, logical_resource_id: str) -> str:
     return digest[:20]
 
 
+def stack_marker(stack_id: str) -> str:
+    """A short, stable marker of one stack, recorded in the lifecycle tag so that ``preview``
+    of one stack's template can tell the shares of other stacks on the same queue apart (the
+    owner marker cannot be read back: it hashes stack and resource together)."""
+    return hashlib.sha256(stack_id.encode()).hexdigest()[:20]
+
+
 def owner_of(tags: Mapping[str, str]) -> str | None:
     """The marker of the resource that owns the share, None when no resource does."""
     owner = (tags.get(OWNER_TAG_KEY) or "").split(_PREVIOUS, 1)[0]

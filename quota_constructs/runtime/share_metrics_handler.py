@@ -10,6 +10,9 @@ One run, whatever the backlog (every figure from :mod:`.batch_reads`):
    count of RUNNABLE jobs (``runnable_count_cap``). A share with nothing waiting costs no call.
 
 So a run costs at most 2 + 2 x shares calls (42 for 20 shares), never more for a longer queue.
+Only when the snapshot's per-share list (AWS documents its *top* shares) adds up to less than
+its total does a share it leaves out cost one more listing of its SCHEDULED/STARTING/RUNNING
+jobs (bounded by the capacity it holds, not by the backlog).
 The calls run side by side, each with its own retries, and the handler stops waiting shortly
 before the function would time out: a slow or failing call costs only the data points computed
 from it, and the run's :data:`MONITOR_HEALTHY` record (always printed) says 0. It never raises
@@ -46,6 +49,9 @@ T = TypeVar("T")
 MAX_WORKERS = 8
 DEFAULT_BUDGET_SECONDS = 50.0
 """How long to wait for Batch when there is no Lambda context to ask."""
+HELD_JOBS_READ = 1000
+"""Dispatched jobs read at most for a share the snapshot leaves out (each holds at least one
+instance, so more than any environment's capacity of one queue)."""
 MARGIN_SECONDS = 1.0
 """Kept back from the Lambda's remaining time to print the records and return."""
 
@@ -77,7 +83,13 @@ def _measure(settings: MonitorSettings, gateway: MonitoringGateway,
         snapshot: QueueSnapshot | None = _result(snapshot_call, "GetJobQueueSnapshot", missing)
         detail_calls: dict[str, Future[ServiceJobDetail]] = {}
         count_calls: dict[str, Future[RunnableCount]] = {}
+        held_calls: dict[str, Future[dict[str, float]]] = {}
         if snapshot is not None:
+            # A share the snapshot's top list leaves out would read as holding nothing: its
+            # head job would look as if it fitted its idle own capacity (a false Starved page).
+            for name in snapshot.left_out(spec.name for spec in settings.shares):
+                held_calls[name] = pool.submit(gateway.held_capacity, queue.reference, name,
+                                               HELD_JOBS_READ)
             for spec in settings.shares:
                 first = snapshot.head_of(spec.name)
                 if first is None:
@@ -88,7 +100,8 @@ def _measure(settings: MonitorSettings, gateway: MonitoringGateway,
                         gateway.runnable_count, queue.reference, spec.name,
                         settings.runnable_count_cap,
                     )
-        pending: list[Future[Any]] = [live_call, *detail_calls.values(), *count_calls.values()]
+        pending: list[Future[Any]] = [live_call, *detail_calls.values(), *count_calls.values(),
+                                      *held_calls.values()]
         wait(pending, timeout=_left(deadline))
     finally:
         # Calls still running are abandoned, not awaited: their data points are lost, the
@@ -135,13 +148,16 @@ def _measure(settings: MonitorSettings, gateway: MonitoringGateway,
         elif snapshot is not None and settings.runnable_count_cap > 0:
             # The snapshot names no first RUNNABLE job for the share: nothing waits.
             runnable = RunnableCount(0, capped=False)
+        usage = snapshot.usage_of(spec.name) if snapshot is not None else None
+        if spec.name in held_calls:
+            usage = _result(held_calls[spec.name], f"ListServiceJobs({spec.name} held)", missing)
         records += share_records(
             spec,
             namespace=settings.namespace,
             job_queue_name=queue.name,
-            usage=snapshot.usage_of(spec.name) if snapshot is not None else None,
+            usage=usage,
             head=head,
-            head_known=snapshot is not None,
+            head_known=usage is not None,
             live=live_share,
             live_known=live is not None and live.knows(spec.name),
             drift=drift,

@@ -21,6 +21,7 @@ from .ownership import (
     OWNER_TAG_KEY,
     RUNTIME_TAG_KEYS,
     owner_marker,
+    stack_marker,
 )
 from .share_arn import QuotaShareArn
 
@@ -33,6 +34,8 @@ _TAG_FIELDS = {
     "allow_preemption_on_shrink": "allow_preemption_on_shrink",
     "terminate_active_jobs_on_delete": "terminate_active_jobs_on_delete",
 }
+_STACK_WORD = "stack"
+"""The lifecycle tag's word for the deploying stack's :func:`~.ownership.stack_marker`."""
 
 
 @dataclass(frozen=True)
@@ -56,12 +59,14 @@ class GuardOptIns:
             terminate_active_jobs_on_delete=flag(TERMINATE_ACTIVE_JOBS_ON_DELETE),
         )
 
-    def tag_value(self) -> str:
-        """``adopt_existing=false allow_preemption_on_shrink=true ...``: the lifecycle tag."""
-        return " ".join(
-            f"{word}={'true' if getattr(self, name) else 'false'}"
-            for name, word in _TAG_FIELDS.items()
-        )
+    def tag_value(self, stack: str = "") -> str:
+        """``adopt_existing=false allow_preemption_on_shrink=true ... stack=<marker>``: the
+        lifecycle tag (``stack`` only when given)."""
+        words = [f"{word}={'true' if getattr(self, name) else 'false'}"
+                 for name, word in _TAG_FIELDS.items()]
+        if stack:
+            words.append(f"{_STACK_WORD}={stack}")
+        return " ".join(words)
 
     @classmethod
     def from_tags(cls, tags: Mapping[str, str]) -> GuardOptIns | None:
@@ -75,6 +80,14 @@ class GuardOptIns:
             return None
         words = dict(part.partition("=")[::2] for part in value.split())
         return cls(**{name: words.get(word) == "true" for name, word in _TAG_FIELDS.items()})
+
+
+def recorded_stack(tags: Mapping[str, str]) -> str | None:
+    """The :func:`~.ownership.stack_marker` of the stack that last deployed the share; None
+    when its lifecycle record names none (deployed before the record carried it)."""
+    value = tags.get(LIFECYCLE_TAG_KEY) or ""
+    words = dict(part.partition("=")[::2] for part in value.split())
+    return words.get(_STACK_WORD) or None
 
 
 @dataclass(frozen=True)
@@ -125,6 +138,8 @@ class ShareDeclaration:
     opt_ins: GuardOptIns
     owner: str
     previously_declared_tag_keys: frozenset[str]
+    stack: str = ""
+    """The deploying stack's marker, recorded in the lifecycle tag ("" records none)."""
 
     @classmethod
     def parse(cls, event: ShareEvent) -> ShareDeclaration:
@@ -148,6 +163,7 @@ class ShareDeclaration:
             previously_declared_tag_keys=frozenset(
                 str(key) for key in old_tags
             ) if isinstance(old_tags, Mapping) else frozenset(),
+            stack=stack_marker(str(event.event.get("StackId", ""))),
         )
 
     @property
@@ -162,8 +178,8 @@ class ShareDeclaration:
     @property
     def kept_tags(self) -> dict[str, str]:
         """What the share carries after every Create, Update or adoption: the declared tags and
-        the record of this deployment's lifecycle opt-ins."""
-        return {**self.declared_tags, LIFECYCLE_TAG_KEY: self.opt_ins.tag_value()}
+        the record of this deployment's lifecycle opt-ins and stack."""
+        return {**self.declared_tags, LIFECYCLE_TAG_KEY: self.opt_ins.tag_value(self.stack)}
 
     @property
     def creation_tags(self) -> dict[str, str]:

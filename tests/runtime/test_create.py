@@ -13,6 +13,7 @@ from quota_constructs.runtime.ownership import (
     LIFECYCLE_TAG_KEY,
     OWNER_TAG_KEY,
     owner_marker,
+    stack_marker,
 )
 
 from .cloudformation import STACK_ID, StackResource, share_properties
@@ -39,7 +40,7 @@ def test_create_submits_the_declaration_and_waits_until_valid(batch: Batch) -> N
         "team": "a",
         OWNER_TAG_KEY: owner_marker(STACK_ID, "TeamShare"),
         LIFECYCLE_TAG_KEY: "adopt_existing=false allow_preemption_on_shrink=false "
-        "terminate_active_jobs_on_delete=false",
+        f"terminate_active_jobs_on_delete=false stack={stack_marker(STACK_ID)}",
     }
     assert batch.state.mutations() == ["CreateQuotaShare"]
 
