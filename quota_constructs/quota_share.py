@@ -569,20 +569,6 @@ class QuotaShare(_QuotaShareBase):
     def job_queue_arn(self) -> str:
         return self._job_queue_arn
 
-    def _check_grant_applies(self, grant: iam.Grant, grantee: iam.IGrantable) -> None:
-        """A grant that added no policy does nothing: AWS Batch has no resource policies, so
-        only an identity policy this app attaches (to a role, user or group) can allow it."""
-        if grant.success:
-            return
-        with errors_name_path(self):
-            raise QuotaConfigError(
-                self._subject, "grantee", principal_label(grantee),
-                "a role, user or group of the share's account that this app can attach a "
-                "policy to (iam.Role, iam.Role.from_role_arn(...), iam.User, iam.Group): AWS "
-                "Batch has no resource policies, so a grant to a principal with no identity "
-                "policy here (such as an ArnPrincipal or AccountPrincipal) would allow nothing",
-            )
-
     def _home_account(self) -> str:
         queue_account = self.job_queue.env.account
         return self.env.account if is_unresolved(queue_account) else queue_account
