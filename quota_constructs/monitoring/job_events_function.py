@@ -1,5 +1,6 @@
-"""The Lambda that turns this queue's service-job events into preemption counts and owner
-notifications, and the EventBridge rules that feed it."""
+"""The Lambda that tells owners of this queue's failed and blocked jobs, the EventBridge rules
+that feed it, and how every event function (this one and the stack's preemptions function) is
+built: invocation retries, timeout, the DescribeServiceJob grant."""
 
 from __future__ import annotations
 
@@ -43,6 +44,46 @@ events up to ``INVOKE_MAX_AGE``) instead of calling DescribeServiceJob hundreds 
 and throttling the account's Batch API."""
 
 
+def event_function(
+    scope: Construct,
+    *,
+    code: lambda_.Code,
+    handler: str,
+    description: str,
+    environment: Mapping[str, str],
+    log_retention: logs.RetentionDays,
+    dead_letter_queue: sqs.IQueue,
+    layers: Sequence[lambda_.ILayerVersion],
+    concurrency: int | None,
+    describe_purpose: str,
+) -> tuple[lambda_.Function, iam.Role, logs.LogGroup]:
+    """A monitoring function fed by EventBridge that looks jobs up (``DescribeServiceJob``, for
+    ``describe_purpose``); returns the function, its role and its log group."""
+    function, role, log_group = monitoring_function(
+        scope,
+        code=code,
+        reserved_concurrency=concurrency,
+        handler=handler,
+        description=description,
+        timeout=TIMEOUT,
+        environment=dict(environment),
+        log_retention=log_retention,
+        dead_letter_queue=dead_letter_queue,
+        retry_attempts=INVOKE_RETRIES,
+        max_event_age=INVOKE_MAX_AGE,
+        layers=layers,
+    )
+    role.add_to_principal_policy(
+        iam.PolicyStatement(actions=list(DESCRIBE_ACTIONS), resources=["*"])
+    )
+    acknowledge_xray(
+        default_policy(role),
+        f"batch:DescribeServiceJob (read-only, {describe_purpose}) defines no resource type "
+        "either.",
+    )
+    return function, role, log_group
+
+
 class JobEventsFunction(Construct):
     """Receives this queue's service-job events and tells the shares' owners.
 
@@ -79,29 +120,21 @@ class JobEventsFunction(Construct):
         concurrency: int | None = DEFAULT_CONCURRENCY,
     ) -> None:
         super().__init__(scope, id)
-        self.function, self.role, self.log_group = monitoring_function(
+        self.function, self.role, self.log_group = event_function(
             self,
             code=code,
-            reserved_concurrency=concurrency,
             handler=JOB_EVENTS_HANDLER,
             description=f"AWS Batch quota shares: job events to owners ({self.node.path})",
-            timeout=TIMEOUT,
             environment=environment,
             log_retention=log_retention,
             dead_letter_queue=dead_letter_queue,
-            retry_attempts=INVOKE_RETRIES,
-            max_event_age=INVOKE_MAX_AGE,
             layers=layers,
-        )
-        self.role.add_to_principal_policy(
-            iam.PolicyStatement(actions=list(DESCRIBE_ACTIONS), resources=["*"])
+            concurrency=concurrency,
+            describe_purpose="to find a failed or blocked job's queue and share",
         )
         self._published = 0
         for topic in owner_topics.values():
             self.allow_publishing(topic)
-        policy_reasons = ["batch:DescribeServiceJob (read-only, to find a preempted job's "
-                          "queue and share) defines no resource type either"]
-        acknowledge_xray(default_policy(self.role), "; ".join(policy_reasons) + ".")
 
         def target() -> targets.LambdaFunction:
             return targets.LambdaFunction(

@@ -19,14 +19,12 @@ from typing import Any, Final
 from aws_cdk import Aspects, Lazy, Stack
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
-from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from .._l1_resources import default_policy
 from ..runtime.monitoring_contract import (
     DECLARATION_FILE_ENV,
     ENFORCE_BUDGET_ENV,
@@ -44,19 +42,10 @@ from ._asset import LateMonitoringCode, asset_directory_with
 from ._function import (
     AtSynthesis,
     LazyText,
-    acknowledge_xray,
     allow_publishing_to_owner,
     allow_terminating_service_jobs,
-    monitoring_function,
 )
-from .job_events_function import (
-    DELIVERY_MAX_AGE,
-    DELIVERY_RETRIES,
-    DESCRIBE_ACTIONS,
-    INVOKE_MAX_AGE,
-    INVOKE_RETRIES,
-    TIMEOUT,
-)
+from .job_events_function import DELIVERY_MAX_AGE, DELIVERY_RETRIES, event_function
 
 CONSTRUCT_ID: Final = "QuotaSharePreemptions"
 DECLARATIONS_DIRECTORY: Final = "quota_monitor_declarations"
@@ -115,29 +104,19 @@ class StackPreemptions(Construct):
         self._queues: list[MonitoredQueue] = []
         self._entries: list[dict[str, Any]] = []
         self._code = LateMonitoringCode(self)
-        self.function, self.role, self.log_group = monitoring_function(
+        self.function, self.role, self.log_group = event_function(
             self,
             code=self._code.code,
             handler=PREEMPTIONS_HANDLER,
             description=f"AWS Batch quota shares: preemptions to owners ({self.node.path})",
-            timeout=TIMEOUT,
             environment={MONITORED_QUEUES_ENV: Lazy.string(LazyText(self._environment))},
             log_retention=log_retention,
             dead_letter_queue=dead_letter_queue,
-            retry_attempts=INVOKE_RETRIES,
-            max_event_age=INVOKE_MAX_AGE,
             layers=layers,
-            reserved_concurrency=concurrency,
+            concurrency=concurrency,
+            describe_purpose="to find a preempted job's queue and share",
         )
         self._code.used_by(self.function)
-        self.role.add_to_principal_policy(
-            iam.PolicyStatement(actions=list(DESCRIBE_ACTIONS), resources=["*"])
-        )
-        acknowledge_xray(
-            default_policy(self.role),
-            "batch:DescribeServiceJob (read-only, to find a preempted job's queue and share) "
-            "defines no resource type either.",
-        )
         self.preemption_rule = events.Rule(
             self,
             "PreemptionRule",
