@@ -219,10 +219,7 @@ class _Monitor:
     def queue_blocked(self, event: Mapping[str, Any], job_arn: str,
                       fields: dict[str, Any]) -> dict[str, Any]:
         detail = event.get("detail") or {}
-        queue = detail.get("jobQueue")
-        if queue and not self.settings.queue.holds(queue):
-            return _outcome("ignored: another job queue", fields, job_queue=queue)
-        job = self._job_of_this_queue(job_arn, fields)
+        job = self._job_of_this_queue(job_arn, fields, reported_queue=detail.get("jobQueue"))
         if job is None:
             return _outcome(fields.pop("outcome"), fields)
         share = str(job.get("quotaShareName") or "")
@@ -258,10 +255,7 @@ class _Monitor:
             return _outcome("ignored: nothing for an owner", fields)
         if TERMINATION_REASON_PREFIX in reason:
             return _outcome("ignored: terminated by this monitor, owner already told", fields)
-        queue = detail.get("jobQueue")
-        if queue and not self.settings.queue.holds(queue):
-            return _outcome("ignored: another job queue", fields, job_queue=queue)
-        job = self._job_of_this_queue(job_arn, fields)
+        job = self._job_of_this_queue(job_arn, fields, reported_queue=detail.get("jobQueue"))
         if job is None:
             return _outcome(fields.pop("outcome"), fields)
         share = str(job.get("quotaShareName") or "")
@@ -293,8 +287,16 @@ class _Monitor:
 
     # -- shared steps ---------------------------------------------------------------------------
 
-    def _job_of_this_queue(self, job_arn: str, fields: dict[str, Any]) -> dict[str, Any] | None:
-        """The job, or None (with ``fields["outcome"]`` saying why) to ignore the event."""
+    def _job_of_this_queue(
+        self, job_arn: str, fields: dict[str, Any], *, reported_queue: Any = None
+    ) -> dict[str, Any] | None:
+        """The job, or None (with ``fields["outcome"]`` saying why) to ignore the event. An event
+        that names another queue (``reported_queue``, its ``detail.jobQueue``) is ignored
+        without looking the job up."""
+        if reported_queue and not self.settings.queue.holds(reported_queue):
+            fields["outcome"] = "ignored: another job queue"
+            fields["job_queue"] = reported_queue
+            return None
         job: dict[str, Any] | None = (
             self._known_job if self._known_job is not None
             else self.batch.describe_job(_job_id(job_arn))
