@@ -169,17 +169,23 @@ def environment(name: str) -> Declaration:
     return declaration_of(f"{ENVIRONMENTS}.{name}", name)
 
 
+def add_declaration_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--env NAME`` or ``--declaration MODULE:ATTRIBUTE``: the declaration a command reads
+    (:func:`environment`, :func:`declaration_of`)."""
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--env", default=None,
+                       help="a deployment environment of stacks/environments.py (default: dev)")
+    where.add_argument("--declaration", metavar="MODULE:ATTRIBUTE",
+                       help="any object with capacity_limits and shares")
+
+
 def parser(prog: str = "quota-constructs simulate") -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog=prog,
         description="Replay a workload against a quota-share declaration, a hard partition and "
         "one shared pool; write an HTML report, metrics.json and a per-job CSV.",
     )
-    where = p.add_mutually_exclusive_group()
-    where.add_argument("--env", default=None,
-                       help="a deployment environment of stacks/environments.py (default: dev)")
-    where.add_argument("--declaration", metavar="MODULE:ATTRIBUTE",
-                       help="any object with capacity_limits and shares")
+    add_declaration_arguments(p)
     what = p.add_mutually_exclusive_group()
     what.add_argument("--workload", type=Path, metavar="FILE",
                       help="a .csv or .json job list (format: quota_constructs.simulation"

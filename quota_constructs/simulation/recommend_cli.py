@@ -32,7 +32,7 @@ from typing import Any, TextIO
 
 from ..model import CapacityLimit, QuotaConfigError, QuotaShareSpec
 from . import compare_policies
-from .cli import Declaration, Progress, declaration_of, environment
+from .cli import Declaration, Progress, add_declaration_arguments, declaration_of, environment
 from .declaration_code import declaration_code, declaration_diff
 from .options_cli import add_option_arguments, describe_options, options_from
 from .recommend import (
@@ -102,11 +102,7 @@ def parser(prog: str = "quota-constructs recommend") -> argparse.ArgumentParser:
         description="Search allocations of the environment for one that meets every share's "
         "service targets (from the agreements, or --target), changing least from today's.",
     )
-    where = p.add_mutually_exclusive_group()
-    where.add_argument("--env", default=None,
-                       help="a deployment environment of stacks/environments.py")
-    where.add_argument("--declaration", metavar="MODULE:ATTRIBUTE",
-                       help="any object with capacity_limits and shares")
+    add_declaration_arguments(p)
     p.add_argument("--workload", type=Path, metavar="FILE", required=True,
                    help="the history to meet the targets on (.csv or .json; e.g. from "
                    "'quota-constructs history')")
