@@ -460,7 +460,9 @@ class QuotaShareMonitoring(Construct):
                 + self._operations_alarms
             )
         # Last: the outputs name every owner topic, those of shares added late included.
-        self._owner_topic_names = add_monitoring_outputs(self)
+        self._owner_topic_names = add_monitoring_outputs(
+            self, self.dashboard, self.owner_topics
+        )
 
     @property
     def owner_topic_names(self) -> Mapping[str, DeployedName]:
