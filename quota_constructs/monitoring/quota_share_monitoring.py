@@ -40,18 +40,17 @@ from ..runtime.monitoring_contract import (
     JOB_QUEUE_ARN_ENV,
     JOB_QUEUE_NAME_ENV,
     METRIC_NAMESPACE_ENV,
-    MONITOR_HEALTHY,
     OWNER_TOPICS_ENV,
 )
 from ..runtime.share_config import ShareConfig
 from ..share_options import ShareProvisioning
 from ._asset import DECLARATION_FILE, LateMonitoringCode, monitoring_asset_directory
 from ._function import AtSynthesis, LazyText
-from ._metrics import ShareMetrics
 from ._monitor_registry import claim_queue
 from .alarm_delivery import allow_alarms_to_publish
 from .dashboard import QuotaShareDashboard
 from .job_events_function import DEFAULT_CONCURRENCY, JobEventsFunction
+from .metrics import ShareMetrics
 from .outputs import add_monitoring_outputs
 from .owner_subscriptions import OwnerSubscriptions
 from .owner_topics import OwnerTopics
@@ -238,7 +237,8 @@ class QuotaShareMonitoring(Construct):
         # The code (runtime + declaration of the monitored shares) is staged when the app is
         # synthesized, once every share of the queue is declared.
         self._code = LateMonitoringCode(self)
-        metrics = ShareMetrics(namespace, queue.job_queue_name)
+        period = Duration.minutes(max(schedule_minutes, int(MIN_PERIOD.to_minutes())))
+        metrics = ShareMetrics(namespace, queue.job_queue_name, period)
         self._metrics = metrics
         environment = {
             JOB_QUEUE_ARN_ENV: queue.job_queue_arn,
@@ -304,7 +304,6 @@ class QuotaShareMonitoring(Construct):
                 enforce_interruption_budget=enforce_interruption_budget,
                 resolve=self._final_declaration,
             ))
-        period = Duration.minutes(max(schedule_minutes, int(MIN_PERIOD.to_minutes())))
         self._period = period
         self._share_metrics_on = metrics_enabled
         self._job_events_on = job_events_enabled
@@ -474,7 +473,7 @@ class QuotaShareMonitoring(Construct):
     def _monitor_health_alarm(
         self, metrics: ShareMetrics, period: Duration, queue_path: str
     ) -> cloudwatch.Alarm:
-        healthy = metrics.queue(MONITOR_HEALTHY, statistic="Minimum", period=period)
+        healthy = metrics.monitor_healthy(period=period)
         return healthy.create_alarm(
             self,
             "MonitorHealth",
