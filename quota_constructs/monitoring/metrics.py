@@ -15,13 +15,14 @@ dashboard and alarms are built from them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
 
+from ..model import QuotaConfigError, QuotaShareSpec, share_subject
 from ..runtime.monitoring_contract import (
     BLOCKED_JOBS,
     CAPACITY_IN_USE,
@@ -33,6 +34,7 @@ from ..runtime.monitoring_contract import (
     MONITOR_HEALTHY,
     OLDEST_RUNNABLE_JOB_AGE,
     PREEMPTION_KIND_DIMENSION,
+    PREEMPTION_KINDS,
     PREEMPTIONS,
     QUOTA_SHARE_DIMENSION,
     RUNNABLE_JOBS,
@@ -270,3 +272,121 @@ class ShareMetrics:
 def _unit_key(instance_type: str) -> str:
     """``ml.g5.xlarge`` → ``mlg5xlarge``: a metric-math id must be letters and digits."""
     return "".join(character for character in instance_type if character.isalnum())
+
+
+class ShareMetricMethods:
+    """The ``metric_…()`` methods of :class:`QuotaShareMonitoring`: each share's metrics with
+    the ``JobQueue`` and ``QuotaShare`` dimensions (and ``CapacityUnit`` per instance type) and
+    the statistic of :data:`STATISTICS`, for a user's own alarms and dashboard widgets.
+
+    A share or instance type the queue does not declare is refused (``QuotaConfigError``),
+    since its metric would never have data.
+    """
+
+    _share_metrics: ShareMetrics
+
+    def _declared_specs(self) -> Sequence[QuotaShareSpec]:
+        raise NotImplementedError
+
+    def _metrics_subject(self) -> str:
+        raise NotImplementedError
+
+    def metric_capacity_in_use(
+        self, share: str, instance_type: str, *, period: Duration | None = None
+    ) -> cloudwatch.IMetric:
+        """Instances of ``instance_type`` the share's jobs hold, own and borrowed (Maximum)."""
+        self._limit(share, instance_type)
+        return self._share_metrics.capacity_in_use(share, instance_type, period=period)
+
+    def metric_own_limit(
+        self, share: str, instance_type: str, *, period: Duration | None = None
+    ) -> cloudwatch.IMetric:
+        """The share's declared limit of the type, as a series (metric math)."""
+        limit = self._limit(share, instance_type)
+        return self._share_metrics.own_limit(share, instance_type, limit, period=period)
+
+    def metric_borrowed(
+        self, share: str, instance_type: str, *, period: Duration | None = None
+    ) -> cloudwatch.IMetric:
+        """Instances held above the share's own limit (metric math over capacity in use)."""
+        limit = self._limit(share, instance_type)
+        return self._share_metrics.borrowed(share, instance_type, limit, period=period)
+
+    def metric_idle_own(
+        self, share: str, instance_type: str, *, period: Duration | None = None
+    ) -> cloudwatch.IMetric:
+        """The part of its own limit the share does not use: what it can lend, or what its
+        next job can start on (metric math over capacity in use)."""
+        limit = self._limit(share, instance_type)
+        return self._share_metrics.idle_own(share, instance_type, limit, period=period)
+
+    def metric_runnable_jobs(
+        self, share: str, *, period: Duration | None = None
+    ) -> cloudwatch.IMetric:
+        """RUNNABLE jobs counted (Maximum; a value at the count cap means at least)."""
+        self._spec(share)
+        return self._share_metrics.runnable_jobs(share, period=period)
+
+    def metric_oldest_runnable_wait(
+        self, share: str, *, period: Duration | None = None
+    ) -> cloudwatch.IMetric:
+        """Seconds the share's first RUNNABLE job has waited at the front (Maximum)."""
+        self._spec(share)
+        return self._share_metrics.oldest_runnable_wait(share, period=period)
+
+    def metric_preemptions(
+        self, share: str, *, kind: str | None = None, period: Duration | None = None
+    ) -> cloudwatch.IMetric:
+        """Preemptions the share's jobs suffered (Sum); of one kind (``CROSS_SHARE``,
+        ``IN_SHARE``, ``UNKNOWN``) when given."""
+        self._spec(share)
+        if kind is not None and kind not in PREEMPTION_KINDS:
+            raise QuotaConfigError(
+                self._metrics_subject(), "kind", kind, f"one of {', '.join(PREEMPTION_KINDS)}"
+            )
+        return self._share_metrics.preemptions(share, kind=kind, period=period)
+
+    def metric_jobs_over_budget(
+        self, share: str, *, period: Duration | None = None
+    ) -> cloudwatch.IMetric:
+        """Jobs preempted more often than the share's interruption budget (Sum)."""
+        self._spec(share)
+        return self._share_metrics.jobs_over_budget(share, period=period)
+
+    def metric_blocked_jobs(
+        self, share: str, *, period: Duration | None = None
+    ) -> cloudwatch.IMetric:
+        """The share's jobs reported blocking the queue (Sum)."""
+        self._spec(share)
+        return self._share_metrics.blocked_jobs(share, period=period)
+
+    def metric_drift(self, share: str, *, period: Duration | None = None) -> cloudwatch.IMetric:
+        """1 when the live share differs from the declaration, is INVALID or missing
+        (Maximum)."""
+        self._spec(share)
+        return self._share_metrics.drift(share, period=period)
+
+    def metric_monitor_healthy(self, *, period: Duration | None = None) -> cloudwatch.IMetric:
+        """1 when every AWS Batch read of the period's runs succeeded (Minimum); missing when
+        the metrics function did not run."""
+        return self._share_metrics.monitor_healthy(period=period)
+
+    def _spec(self, share: str) -> QuotaShareSpec:
+        specs = {spec.name: spec for spec in self._declared_specs()}
+        spec = specs.get(share) if isinstance(share, str) else None
+        if spec is None:
+            raise QuotaConfigError(
+                self._metrics_subject(), "share", share,
+                f"a share declared on the monitored queue: {', '.join(sorted(specs)) or 'none'}",
+            )
+        return spec
+
+    def _limit(self, share: str, instance_type: str) -> int:
+        spec = self._spec(share)
+        limit = spec.limit_of(instance_type) if isinstance(instance_type, str) else 0
+        if limit <= 0:
+            raise QuotaConfigError(
+                share_subject(share), "instance_type", instance_type,
+                f"an instance type the share has a limit for: {', '.join(map(str, spec.units))}",
+            )
+        return limit

@@ -50,7 +50,7 @@ from ._monitor_registry import claim_queue
 from .alarm_delivery import allow_alarms_to_publish
 from .dashboard import QuotaShareDashboard
 from .job_events_function import DEFAULT_CONCURRENCY, JobEventsFunction
-from .metrics import ShareMetrics
+from .metrics import ShareMetricMethods, ShareMetrics
 from .outputs import add_monitoring_outputs
 from .owner_subscriptions import OwnerSubscriptions
 from .owner_topics import OwnerTopics
@@ -71,7 +71,7 @@ NO_OWNER_WARNING_ID: Final = "quota_constructs:monitoring-no-owner"
 _NAMESPACE_ALLOWED = "1 to 255 characters, not starting with 'AWS/'"
 
 
-class QuotaShareMonitoring(Construct):
+class QuotaShareMonitoring(Construct, ShareMetricMethods):
     """Per-share metrics, owner notifications, a dashboard and alarms for one job queue.
 
     Works for a :class:`QuotaManagedTrainingQueue`, a :class:`TrainingJobQueue`, or a queue
@@ -239,7 +239,7 @@ class QuotaShareMonitoring(Construct):
         self._code = LateMonitoringCode(self)
         period = Duration.minutes(max(schedule_minutes, int(MIN_PERIOD.to_minutes())))
         metrics = ShareMetrics(namespace, queue.job_queue_name, period)
-        self._metrics = metrics
+        self._share_metrics = metrics
         environment = {
             JOB_QUEUE_ARN_ENV: queue.job_queue_arn,
             JOB_QUEUE_NAME_ENV: queue.job_queue_name,
@@ -384,7 +384,7 @@ class QuotaShareMonitoring(Construct):
                 self._alarms_scope,
                 spec.name,
                 spec=spec,
-                metrics=self._metrics,
+                metrics=self._share_metrics,
                 thresholds=self._share_thresholds.get(spec.name, self._thresholds),
                 period=self._period,
                 share_metrics=self._share_metrics_on,
@@ -428,6 +428,12 @@ class QuotaShareMonitoring(Construct):
                     DEPLOYED_CONFIG_TAG_KEY,
                     config_fingerprint(ShareConfig.declared(construct.spec)),
                 )
+
+    def _declared_specs(self) -> Sequence[QuotaShareSpec]:
+        return self._explicit_shares or tuple(self.job_queue.quota_share_specs)
+
+    def _metrics_subject(self) -> str:
+        return self._subject
 
     def _final_declaration(self) -> tuple[str, Mapping[str, sns.ITopic]]:
         self.resolve_shares()
