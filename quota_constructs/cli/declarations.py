@@ -60,7 +60,7 @@ SWITCHES = ("adopt_existing", "allow_preemption_on_shrink", "terminate_active_jo
 CUSTOM_RESOURCE, CLOUDFORMATION = "CUSTOM_RESOURCE", "CLOUDFORMATION"
 SHAPE = ("an object or mapping with capacity_limits and shares (optionally queue_name, "
          "lifecycle, lifecycle_by_share, provisioning)")
-REFERENCE = "path/to/file.py:ATTR or package.module:ATTR"
+REFERENCE = "path/to/file.py:attribute or package.module:attribute"
 
 
 @dataclass(frozen=True)

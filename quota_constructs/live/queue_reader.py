@@ -8,8 +8,9 @@ only.
 
 The client is an ordinary boto3 ``batch`` client from the standard configuration: profile
 (``AWS_PROFILE`` or ``--profile``), region (``--region``, else ``AWS_REGION``, else
-``AWS_DEFAULT_REGION``, else the profile's: :func:`region_of`), credentials from the usual chain, and ``AWS_ENDPOINT_URL_BATCH``. Every failure
-becomes a :class:`LiveQueueError` whose message is one line a person can act on.
+``AWS_DEFAULT_REGION``, else the profile's: :func:`region_of`), credentials from the usual
+chain, and ``AWS_ENDPOINT_URL_BATCH``. Every failure becomes a :class:`LiveQueueError` whose
+message is one line a person can act on.
 """
 
 from __future__ import annotations

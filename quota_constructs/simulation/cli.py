@@ -171,6 +171,11 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "quota-constructs sim
     options = options_from(args)
     try:
         declaration = load(args, command="simulate")
+    except QuotaConfigError as error:
+        # A declaration that cannot be read: nothing about the workload's jobs to add.
+        print(f"error: {error}", file=err_stream)
+        return 2
+    try:
         progress.note(
             f"declaration {declaration.name}: "
             + ", ".join(f"{c.max_capacity} × {c.unit}" for c in declaration.capacity_limits)
