@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from quota_constructs.runtime.batch_gateway import NOT_FOUND_CODES, BatchRequestError
@@ -326,6 +326,12 @@ class QueueReader(MonitoringGateway):
             raise _readable(error) from error
         except QuotaShareLifecycleError as error:
             raise LiveQueueError(str(error)) from error
+
+    def attempt(self, operation: str, **params: Any) -> dict[str, Any]:
+        """One Batch call, no retries: the caller paces and retries (``history``'s adaptive
+        rate needs to hear every throttle). Raises :class:`BatchRequestError`."""
+        self.calls += 1
+        return self._request(operation, params, replace(self._policy, max_attempts=1))
 
     def _call(self, operation: str, **params: Any) -> dict[str, Any]:
         self.calls += 1
