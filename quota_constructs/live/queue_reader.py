@@ -52,8 +52,8 @@ Progress = Callable[[str], None]
 
 
 NO_REGION = (
-    "no AWS region: pass --region REGION, set AWS_REGION (or AWS_DEFAULT_REGION), or give the "
-    "profile a region (aws configure set region REGION [--profile NAME])"
+    "no AWS region configured: pass --region REGION, set AWS_REGION (or AWS_DEFAULT_REGION), "
+    "or give the profile a region (aws configure set region REGION [--profile NAME])"
 )
 
 
