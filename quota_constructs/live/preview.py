@@ -154,7 +154,10 @@ def preview(
         if not _same_queue(declaration.job_queue, facts.name, facts.arn):
             continue
         changes.append(
-            _judge(reader, item, declaration, live, accounted, owner_known=stack_id is not None)
+            # A share from a declaration object has no logical id, so its owner marker cannot
+            # be recomputed even with the stack id: judged as without it (module docstring).
+            _judge(reader, item, declaration, live, accounted,
+                   owner_known=stack_id is not None and bool(item.logical_id))
         )
     this_stack = None if stack_id is None else stack_marker(stack_id)
     for name, share in sorted(live.items()):

@@ -30,6 +30,7 @@ from ..cli.declarations import (
     load,
     resolve,
 )
+from ..cli.parsing import OneLineParser
 from ..model import CapacityLimit, QuotaConfigError, QuotaShareSpec
 from . import compare_policies
 from .inputs import NeverRunnable
@@ -119,7 +120,7 @@ def alternatives_of(
 
 
 def parser(prog: str = "quota-constructs simulate") -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = OneLineParser(
         prog=prog,
         description="Replay a workload against a quota-share declaration, a hard partition and "
         "one shared pool; write an HTML report, metrics.json and a per-job CSV.",

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..cli.declarations import Declaration, add_declaration_arguments, load
+from ..cli.parsing import OneLineParser
 from ..model import CapacityLimit, QuotaConfigError, QuotaShareSpec
 from . import compare_policies
 from .cli import Progress
@@ -98,7 +99,7 @@ def merge_pins(pins: Sequence[Pin]) -> list[Pin]:
 
 
 def parser(prog: str = "quota-constructs recommend") -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = OneLineParser(
         prog=prog,
         description="Search allocations of the environment for one that meets every share's "
         "service targets (from the agreements, or --target), changing least from today's.",

@@ -36,6 +36,9 @@ def test_synthetic_options_with_a_workload_file_are_an_error(
     ["history", "--queue", "q"],
     ["preview", "--queue", "q"],
     ["status", "--queue", "q", "--runnable-pages", "many"],
+    ["simulate", "--jobs", "many"],
+    ["simulate", "--env", "dev", "--declaration", "x.py:D"],
+    ["recommend", "--env", "dev"],
 ])
 def test_option_mistakes_are_one_line(
     argv: list[str], capsys: pytest.CaptureFixture[str]

@@ -12,7 +12,7 @@ import pytest
 
 from quota_constructs.cli import main as cli
 
-from ..runtime.cloudformation import StackResource, share_properties
+from ..runtime.cloudformation import STACK_ID, StackResource, share_properties
 from ..runtime.conftest import G5, Batch
 from ..runtime.declarations import share_spec
 
@@ -108,3 +108,18 @@ def test_without_queue_or_queue_name_says_which_option(
     assert cli(["preview", "--declaration", f"{path}:D"]) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "--queue got None; allowed: the job queue's name or ARN" in err
+
+
+def test_with_the_stack_id_a_declarations_own_share_is_an_update_not_an_adoption(
+    batch: Batch, declaration_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A declaration object carries no logical ids: the stack's own share of the declared name
+    # is still its own, as without --stack-id.
+    resource = StackResource(logical_id="TrainingQueueteamaABC123", stack_id=STACK_ID)
+    assert resource.create(share_properties(share_spec(limits={G5: 4}), batch.training)).ok
+
+    code = cli(["preview", "--declaration", f"{declaration_file}:WAIVED", "--stack-id",
+                STACK_ID, "--json"])
+
+    (change,) = json.loads(capsys.readouterr().out)["changes"]
+    assert (change["action"], change["refused"], code) == ("UPDATE", False, 0)
