@@ -44,7 +44,8 @@ import hashlib
 import importlib
 import importlib.util
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -220,8 +221,8 @@ def _module(module_name: str, reference: str, *, command: str, option: str) -> M
         if module_name.endswith(".py"):
             return _file_module(Path(module_name))
         # As ``python -m`` would: modules of the working directory are importable.
-        _on_path(Path.cwd())
-        return importlib.import_module(module_name)
+        with _first_on_path(Path.cwd()):
+            return importlib.import_module(module_name)
     except (ImportError, FileNotFoundError) as error:
         raise QuotaConfigError(command, option, reference,
                                f"an importable module or file ({error})") from None
@@ -248,19 +249,30 @@ def _file_module(path: Path) -> ModuleType:
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot load {str(path)!r} as Python")
     module = importlib.util.module_from_spec(spec)
-    _on_path(resolved.parent)
     sys.modules[name] = module  # before it runs: dataclasses look their module up there
     try:
-        spec.loader.exec_module(module)
+        with _first_on_path(resolved.parent):
+            spec.loader.exec_module(module)
     except BaseException:
         sys.modules.pop(name, None)
         raise
     return module
 
 
-def _on_path(directory: Path) -> None:
-    if str(directory) not in sys.path:
-        sys.path.insert(0, str(directory))
+@contextmanager
+def _first_on_path(directory: Path) -> Iterator[None]:
+    """``directory`` first on ``sys.path`` while a declaration is imported, then removed: left
+    there, a file beside it (``platform.py``) would shadow a standard module for the rest of
+    the process."""
+    entry = str(directory)
+    added = entry not in sys.path
+    if added:
+        sys.path.insert(0, entry)
+    try:
+        yield
+    finally:
+        if added and entry in sys.path:
+            sys.path.remove(entry)
 
 
 def _identifier(text: str) -> str:

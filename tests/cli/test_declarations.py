@@ -185,3 +185,16 @@ def test_no_declaration_error_pickles_as_itself() -> None:
 
     error = NoDeclarationError("simulate", "dev")
     assert str(pickle.loads(pickle.dumps(error))) == str(error)
+
+
+def test_loading_leaves_sys_path_as_it_was(tmp_path: Path) -> None:
+    # A declaration file named like a standard module must not shadow it afterwards.
+    path = tmp_path / "platform.py"
+    path.write_text("from quota_constructs.model import CapacityLimit\n"
+                    "D = {'capacity_limits': [CapacityLimit('ml.g5.xlarge', 1)], 'shares': []}\n")
+    before = list(sys.path)
+    declaration_of(f"{path}:D", "d")
+    assert sys.path == before
+    import platform
+
+    assert Path(platform.__file__).parent != tmp_path

@@ -54,7 +54,7 @@ def main() -> None:
     print(err.getvalue().strip().splitlines()[-1])
     print(f"exit {code}: {options.jobs:,} jobs in {seconds:.0f} s ({seconds / 60:.1f} min); "
           f"{state.requests:,} requests, {state.throttled:,} throttled "
-          f"(every {options.throttle_every or '-'}th, rate limit "
+          f"(refusing every {options.throttle_every or 'no'} n-th call, rate limit "
           f"{options.rate_limit or 'none'}/s, latency {options.latency * 1000:.0f} ms)")
 
 
