@@ -57,7 +57,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TextIO
@@ -317,13 +317,13 @@ def _is_throttle(error: BatchRequestError) -> bool:
 
 
 def export_history(
-    reader: QueueReader,
+    reader: QueueReader | Read,
     queue: str,
     out: Path,
     *,
     since: datetime | None = None,
     pace: Pace | None = None,
-    rate: AdaptiveRate | None = None,
+    rate: AdaptiveRate | float | None = None,
     note: Callable[[str], None] = lambda message: None,
     now: Callable[[], float] = time.time,
 ) -> list[ExportedJob]:
@@ -331,14 +331,20 @@ def export_history(
     ``.json``, see :func:`write_history`); return them.
 
     Listing goes through the live commands' read layer (``reader.read``: its retries); the
-    describes through :func:`describe_jobs`. Failures are one-line :class:`LiveQueueError`."""
+    describes through :func:`describe_jobs` (``reader.attempt``). Failures are one-line
+    :class:`LiveQueueError`. Given a bare ``read`` function (the earlier signature), it
+    describes through it too, and a number ``rate`` is the ceiling of calls per second."""
     check_out(out)
-    listed = list_job_ids(reader.read, queue, note)
+    read: Read = reader.read if isinstance(reader, QueueReader) else reader
+    attempt: Attempt = reader.attempt if isinstance(reader, QueueReader) else reader
+    if isinstance(rate, (int, float)):
+        pace, rate = replace(pace or Pace(), max_rate=float(rate)), None
+    listed = list_job_ids(read, queue, note)
     if since is not None:
         # The listing carries createdAt: older jobs are never described.
         listed = [item for item in listed if item[2] >= since.timestamp()]
     try:
-        details = describe_jobs(reader.attempt, [job_id for job_id, _, _ in listed],
+        details = describe_jobs(attempt, [job_id for job_id, _, _ in listed],
                                 pace=pace, rate=rate, note=note)
     except BatchRequestError as error:
         raise _readable(error) from error

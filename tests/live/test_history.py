@@ -33,6 +33,8 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHistoryServer]:
                         RetryPolicy(max_attempts=5, sleep=lambda _: None))
     monkeypatch.setattr(history, "DESCRIBE_RETRY",
                         RetryPolicy(max_attempts=10, sleep=lambda _: None))
+    # Exports start fast here; the climb from a slow start is the rate's own tests' subject.
+    monkeypatch.setattr(history, "DEFAULT_START_RATE", 500.0)
     yield fake
     fake.stop()
 
@@ -210,12 +212,12 @@ def test_json_out_is_the_workload_json_and_reads_back(
 ) -> None:
     server.state.jobs = held_jobs(300)
     out = tmp_path / "jobs.json"
-    assert history.main(["--queue", QUEUE, "--out", str(out), "--quiet"],
+    assert history.main(["--queue", QUEUE, "--out", str(out), "--quiet", "--max-rate", "0"],
                         stdout=io.StringIO(), stderr=io.StringIO()) == 0
     document = json.loads(out.read_text())
     assert set(document) == {"jobs"} and len(document["jobs"]) == 300
     csv_out = tmp_path / "jobs.csv"
-    assert history.main(["--queue", QUEUE, "--out", str(csv_out), "--quiet"],
+    assert history.main(["--queue", QUEUE, "--out", str(csv_out), "--quiet", "--max-rate", "0"],
                         stdout=io.StringIO(), stderr=io.StringIO()) == 0
     running = {j.job_id for j in server.state.jobs if j.status == "RUNNING"}  # "now" moved
 
@@ -273,3 +275,16 @@ def _rows(path: Path) -> list[dict[str, str]]:
     import csv
     with path.open(newline="", encoding="utf-8") as stream:
         return list(csv.DictReader(stream))
+
+
+def test_the_python_api_takes_a_reader_or_a_bare_read_function(
+    server: FakeHistoryServer, tmp_path: Path
+) -> None:
+    from quota_constructs.live.queue_reader import QueueReader
+
+    server.state.jobs = held_jobs(120)
+    reader = QueueReader.connect()
+    by_reader = history.export_history(reader, QUEUE, tmp_path / "a.json", rate=0)
+    by_function = history.export_history(reader.read, QUEUE, tmp_path / "b.csv", rate=0)
+    assert [j.job_id for j in by_reader] == [j.job_id for j in by_function]
+    assert len(by_reader) == 120
