@@ -29,6 +29,15 @@ def parser(prog: str, description: str, *, queue_required: bool = True
     return result
 
 
+def add_unowned_borrowing(parser: argparse.ArgumentParser) -> None:
+    """``--no-unowned-borrowing``: the rules model's other reading of capacity no share owns."""
+    parser.add_argument("--no-unowned-borrowing", dest="unowned_capacity_borrowable",
+                        action="store_false",
+                        help="capacity no share owns is not borrowable (AWS's 'idle capacity "
+                        "from other shares' taken literally; default: borrowable, as the "
+                        "synth summary and simulate assume)")
+
+
 def progress(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 

@@ -126,8 +126,10 @@ def explain(
     job_id: str | None = None,
     share: str | None = None,
     reader: QueueReader | None = None,
+    unowned_capacity_borrowable: bool = True,
 ) -> Explanation:
-    """Why ``job_id`` (or ``share``'s head job) is not running (see the module docstring)."""
+    """Why ``job_id`` (or ``share``'s head job) is not running (see the module docstring);
+    ``unowned_capacity_borrowable``: the rules model's assumption 1 (``--no-unowned-borrowing``)."""
     if (job_id is None) == (share is None):
         raise LiveQueueError("explain needs exactly one of a job id or a share name")
     reader = reader or QueueReader.connect()
@@ -153,14 +155,17 @@ def explain(
                              f"{detail.get('jobQueue')!r}, not {facts.name!r}")
     shares = {s.name: s for s in reader.shares(facts.arn)}
     snapshot = reader.complete_usage(snapshot, shares.values())
-    return _Explainer(reader, facts, snapshot, shares, job).explain()
+    return _Explainer(reader, facts, snapshot, shares, job,
+                      unowned_capacity_borrowable).explain()
 
 
 class _Explainer:
     def __init__(self, reader: QueueReader, facts: QueueFacts, snapshot: Snapshot,
-                 shares: Mapping[str, LiveShare], job: _Job) -> None:
+                 shares: Mapping[str, LiveShare], job: _Job,
+                 unowned_capacity_borrowable: bool = True) -> None:
         self.reader, self.facts, self.snapshot = reader, facts, snapshot
         self.shares, self.job = shares, job
+        self.unowned_capacity_borrowable = unowned_capacity_borrowable
 
     def answer(self, code: str, reason: str, inferred: bool,
                history: Mapping[str, Any] | None = None) -> Explanation:
@@ -243,7 +248,9 @@ class _Explainer:
     def rules(self) -> BorrowingRules | None:
         """The one rules model over the live queue (None: the environment is unknown)."""
         if not hasattr(self, "_rules"):
-            self._rules = rules_of(self.facts.environment_limits, self.shares.values())
+            self._rules = rules_of(
+                self.facts.environment_limits, self.shares.values(),
+                unowned_capacity_borrowable=self.unowned_capacity_borrowable)
         return self._rules
 
     def _queue_blocked(self) -> Explanation | None:
@@ -408,11 +415,13 @@ def main(argv: Sequence[str] | None = None, prog: str = "quota-constructs explai
     target = parser.add_mutually_exclusive_group(required=True)
     target.add_argument("--job", help="the service job's id")
     target.add_argument("--share", help="a quota share: explain its head job")
+    command_line.add_unowned_borrowing(parser)
     options = parser.parse_args(argv)
 
     def command() -> int:
         result = explain(options.queue, job_id=options.job, share=options.share,
-                         reader=command_line.connect(options))
+                         reader=command_line.connect(options),
+                         unowned_capacity_borrowable=options.unowned_capacity_borrowable)
         if options.json:
             print(json.dumps(result.to_json(), indent=2))
         else:

@@ -5,7 +5,8 @@ borrowing rule.
 
 The live queue does not say whether capacity no share owns is borrowable (assumption 1 of
 :mod:`quota_constructs.model.borrowing`); the commands take the model's default (it is), as the
-synth summary, the agreement and the simulator do unless told otherwise.
+synth summary, the agreement and the simulator do unless told otherwise
+(``--no-unowned-borrowing``, as ``simulate`` spells it).
 """
 
 from __future__ import annotations
@@ -36,14 +37,18 @@ def spec_of(share: LiveShare) -> QuotaShareSpec:
     )
 
 
-def rules_of(environment: Mapping[str, int], shares: Iterable[LiveShare]) -> BorrowingRules | None:
+def rules_of(environment: Mapping[str, int], shares: Iterable[LiveShare], *,
+             unowned_capacity_borrowable: bool = True) -> BorrowingRules | None:
     """The rules of the live queue; None when the environment's capacity is unknown or a live
-    share is one the model cannot read (the figures that need the rules are then left out)."""
+    share is one the model cannot read (the figures that need the rules are then left out).
+    ``unowned_capacity_borrowable=False`` (``--no-unowned-borrowing``) takes the model's other
+    reading of its assumption 1."""
     if not environment:
         return None
     try:
         return BorrowingRules.of(environment=environment,
-                                 shares=[spec_of(share) for share in shares])
+                                 shares=[spec_of(share) for share in shares],
+                                 unowned_capacity_borrowable=unowned_capacity_borrowable)
     except (QuotaConfigError, ValueError, TypeError):
         return None
 

@@ -154,10 +154,12 @@ def queue_status(
     *,
     now_ms: int,
     runnable_pages: int = RUNNABLE_PAGES,
+    unowned_capacity_borrowable: bool = True,
 ) -> QueueStatus:
     """The status from what was read (no I/O)."""
     unit_names = _units(shares, snapshot)
-    rules = rules_of(facts.environment_limits, shares)
+    rules = rules_of(facts.environment_limits, shares,
+                     unowned_capacity_borrowable=unowned_capacity_borrowable)
     uses = {unit: UnitUse(unit, rules, {s.name: snapshot.usage_of(s.name).get(unit, 0.0)
                                          for s in shares})
             for unit in unit_names if rules is not None and unit in rules.environment}
@@ -212,6 +214,7 @@ def read_status(
     reader: QueueReader | None = None,
     runnable_pages: int = RUNNABLE_PAGES,
     now_ms: int | None = None,
+    unowned_capacity_borrowable: bool = True,
 ) -> QueueStatus:
     """Read the queue's status (see the module docstring for the calls it makes)."""
     reader = reader or QueueReader.connect()
@@ -227,6 +230,7 @@ def read_status(
         facts, shares, snapshot, runnable,
         now_ms=int(time.time() * 1000) if now_ms is None else now_ms,
         runnable_pages=runnable_pages,
+        unowned_capacity_borrowable=unowned_capacity_borrowable,
     )
 
 
@@ -278,11 +282,13 @@ def main(argv: Sequence[str] | None = None, prog: str = "quota-constructs status
     parser.add_argument("--runnable-pages", type=int, default=RUNNABLE_PAGES,
                         help=f"ListServiceJobs pages read per share at most "
                              f"(default {RUNNABLE_PAGES}); beyond, counts are floors")
+    command_line.add_unowned_borrowing(parser)
     options = parser.parse_args(argv)
 
     def command() -> int:
         status = read_status(options.queue, reader=command_line.connect(options),
-                             runnable_pages=max(1, options.runnable_pages))
+                             runnable_pages=max(1, options.runnable_pages),
+                             unowned_capacity_borrowable=options.unowned_capacity_borrowable)
         print(json.dumps(status.to_json(), indent=2) if options.json else render_table(status))
         return command_line.OK
 

@@ -3,6 +3,11 @@ read reach, lenders, idle and the unowned capacity from the one rules model."""
 
 from __future__ import annotations
 
+import json
+
+import pytest
+
+from quota_constructs.cli import main as cli
 from quota_constructs.live.explain import explain
 from quota_constructs.live.queue_reader import QueueReader
 from quota_constructs.live.status import read_status
@@ -84,3 +89,26 @@ def test_status_counts_unowned_capacity_before_lenders(batch: Batch) -> None:
     ])
     assert rows["vision"].reach == expected.reach("vision")[G5] == 6
     assert rows["research"].reach == expected.reach("research")[G5] == 2
+
+
+def test_the_other_reading_of_unowned_capacity_is_an_option(
+    batch: Batch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    q = batch.state.add_queue("unowned", {G5: 6})
+    vision = batch.state.add_share(q, "vision", {G5: 1}, "LEND_AND_BORROW", -1)
+    batch.state.add_share(q, "research", {G5: 2}, "RESERVE")
+    running(batch, vision, 1)
+    job = batch.state.add_job(vision, "RUNNABLE", {G5: 1})
+
+    assert cli(["explain", "--queue", "unowned", "--job", job, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["reason_code"] == "DISPATCH_PENDING"
+    assert cli(["explain", "--queue", "unowned", "--job", job, "--json",
+                "--no-unowned-borrowing"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    # Nothing to borrow from: research only reserves, and the unowned g5 are not borrowable.
+    assert answer["reason_code"] == "NOTHING_IDLE_TO_BORROW"
+    assert "from no share" in answer["reason"]
+
+    assert cli(["status", "--queue", "unowned", "--json", "--no-unowned-borrowing"]) == 0
+    totals = json.loads(capsys.readouterr().out)["totals"]
+    assert totals[0]["unowned"] == 3 and totals[0]["reach"] == {"vision": 1, "research": 2}
