@@ -156,6 +156,19 @@ def test_functions_are_told_their_queue_declaration_and_namespace(built: Any) ->
     enforcing_env = function_properties(built.enforcing.job_events_function)["Environment"][
         "Variables"]
     assert enforcing_env[contract.ENFORCE_BUDGET_ENV] == "true"
+    # The snapshot's age bound: ten minutes unless told otherwise.
+    assert metrics_env[contract.MAX_SNAPSHOT_AGE_ENV] == "600"
+
+
+@pytest.mark.parametrize(("age", "told"), [
+    (cdk.Duration.minutes(20), "1200"), (cdk.Duration.seconds(90), "90"), (None, "off"),
+])
+def test_the_snapshot_age_bound_reaches_the_metrics_function(
+    age: cdk.Duration | None, told: str
+) -> None:
+    monitoring = scratch_queue().add_monitoring(max_snapshot_age=age)
+    env = function_properties(monitoring.metrics_function)["Environment"]["Variables"]
+    assert env[contract.MAX_SNAPSHOT_AGE_ENV] == told
 
 
 def test_owner_topics_reach_the_events_function_as_owner_to_arn(built: Any) -> None:
@@ -424,7 +437,9 @@ def test_starved_is_the_head_job_waiting_while_it_fits_in_idle_own_capacity(
                  for q in starved["Metrics"] if "MetricStat" in q}
         assert stats == {"wait": (contract.OLDEST_RUNNABLE_JOB_AGE, "Minimum"),
                          "fits": (contract.HEAD_JOB_FITS_IDLE_OWN, "Minimum")}
-        assert starved["TreatMissingData"] == "notBreaching"
+        # Neither starvation nor its end when nothing was measured (or the snapshot was
+        # too old to judge): the alarm keeps its state.
+        assert starved["TreatMissingData"] == "ignore"
         assert starved["Threshold"] == 1
 
 
@@ -709,6 +724,9 @@ def scratch_queue() -> QuotaManagedTrainingQueue:
         ({"alarms_enabled": "yes"}, "alarms_enabled", "True or False"),
         ({"thresholds": ShareAlarmThresholds(starved_after=cdk.Duration.seconds(90))},
          "thresholds.starved_after", "whole minutes"),
+        ({"max_snapshot_age": cdk.Duration.seconds(30)}, "max_snapshot_age", "1 minute to 1 day"),
+        ({"max_snapshot_age": cdk.Duration.days(2)}, "max_snapshot_age", "1 minute to 1 day"),
+        ({"max_snapshot_age": 600}, "max_snapshot_age", "None (any age)"),
     ],
 )
 def test_bad_props_name_the_monitoring_and_the_field(
