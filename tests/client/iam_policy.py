@@ -105,41 +105,47 @@ def _operator_matches(operator: str, keys: Mapping[str, Any],
     set_operator, _, base = operator.rpartition(":")
     if_exists = base.endswith("IfExists")
     base = base.removesuffix("IfExists")
+    # Condition key names are not case-sensitive.
     lowered = {name.lower(): value for name, value in context.items()}
     for key, policy_values in keys.items():
+        values = [str(v) for v in _listed(policy_values)]
         present = key.lower() in lowered
         request = lowered.get(key.lower())
-        values = [str(v) for v in _listed(policy_values)]
         if base == "Null":
-            if set_operator:
-                raise NotImplementedError("a set operator on Null")
-            empty = not present or request in ([], "")
-            wanted = {"true": True, "false": False}[values[0].lower()]
-            if empty != wanted:
-                return False
-            continue
-        multivalued = key.lower() in MULTIVALUED_KEYS
-        if set_operator:
-            if set_operator not in ("ForAllValues", "ForAnyValue"):
-                raise NotImplementedError(f"set operator {set_operator}")
-            if not multivalued:
-                raise NotImplementedError(f"{set_operator} on the single-valued key {key}")
-            members = [str(v) for v in _listed(request)] if present else []
-            matched = [_value_matches(base, member, values) for member in members]
-            if set_operator == "ForAllValues" and not all(matched):
-                return False
-            if set_operator == "ForAnyValue" and not any(matched):
-                return False
-            continue
-        if multivalued:
-            raise NotImplementedError(f"{base} on the multivalued key {key} (needs a set operator)")
-        if not present:
-            if not (if_exists or base in NEGATED):
-                return False
-            continue
-        if not _value_matches(base, str(request), values):
+            matched = _null_matches(set_operator, present and request not in ([], ""), values)
+        elif key.lower() in MULTIVALUED_KEYS:
+            matched = _set_matches(set_operator, base, key,
+                                   [str(v) for v in _listed(request)] if present else [],
+                                   values)
+        elif set_operator:
+            raise NotImplementedError(f"{set_operator} on the single-valued key {key}")
+        elif not present:
+            matched = if_exists or base in NEGATED
+        else:
+            matched = _value_matches(base, str(request), values)
+        if not matched:
             return False
     return True
+
+
+def _null_matches(set_operator: str, present: bool, values: Sequence[str]) -> bool:
+    """``Null`` "true": the key is absent (or empty); "false": it is present."""
+    if set_operator:
+        raise NotImplementedError("a set operator on Null")
+    return {"true": not present, "false": present}[values[0].lower()]
+
+
+def _set_matches(set_operator: str, base: str, key: str, members: Sequence[str],
+                 values: Sequence[str]) -> bool:
+    """A multivalued key: ForAllValues (true on an absent or empty key) or ForAnyValue (false
+    on one)."""
+    if set_operator == "ForAllValues":
+        return all(_value_matches(base, member, values) for member in members)
+    if set_operator == "ForAnyValue":
+        return any(_value_matches(base, member, values) for member in members)
+    if not set_operator:
+        raise NotImplementedError(f"{base} on the multivalued key {key} (needs a set operator)")
+    raise NotImplementedError(f"set operator {set_operator}")
 
 
 def _value_matches(base: str, value: str, policy_values: Sequence[str]) -> bool:
