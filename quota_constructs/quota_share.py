@@ -48,7 +48,7 @@ from .model import (
 from .model.capacity import check_count
 from .model.deployed_names import PrincipalNames
 from .model.submission import MAX_JOB_PRIORITY, MIN_JOB_PRIORITY, SHARE_TAG_KEY
-from .model.tags import MAX_TAGS
+from .model.tags import MAX_TAGS, RESERVED_LIBRARY_TAG_KEYS
 from .runtime.deployed_config import DEPLOYED_CONFIG_TAG_KEY
 from .share_options import ShareLifecycle, ShareProvisioning, check_lifecycle
 from .stack_outputs import add_output, principal_names
@@ -89,8 +89,25 @@ MAX_DECLARED_TAGS = MAX_TAGS - 2
 #   the only way to tell one team's jobs from another's.
 # - botocore's batch service model: SubmitServiceJob takes ``tags`` ("The tags that you apply
 #   to the service job request"); UpdateServiceJob takes only jobId and schedulingPriority.
+# - IAM (condition operators; multivalued context keys): aws:TagKeys holds every key of the
+#   request. ForAllValues:<op> is true when each request value matches under <op> — and also
+#   when the key is absent or empty, which the grants never rely on: each also requires the
+#   share's tag (StringEquals on aws:RequestTag, false when that key is absent), so aws:TagKeys
+#   is present. A negated operator (StringNotEquals...) with several policy values matches a
+#   value equal to none of them. Null "true" matches only an absent key.
 _REQUEST_TAG = f"aws:RequestTag/{SHARE_TAG_KEY}"
 _RESOURCE_TAG = f"aws:ResourceTag/{SHARE_TAG_KEY}"
+
+
+def _submission_tag_conditions(share_name: str) -> dict[str, dict[str, Any]]:
+    """The share's own tag, valued with its name, and no key the library reserves (compared
+    without case); any other tag (cost allocation, experiment ids) may come along."""
+    return {
+        "StringEquals": {_REQUEST_TAG: share_name},
+        "ForAllValues:StringNotEqualsIgnoreCase": {
+            "aws:TagKeys": list(RESERVED_LIBRARY_TAG_KEYS),
+        },
+    }
 
 
 GRANTEE_ACCOUNT_WARNING_ID: Final = "quota_constructs:grantee-account"
@@ -243,15 +260,16 @@ class _QuotaShareBase(Resource):
 
         A request naming another share of the queue is denied, because IAM authorizes the
         quota share named in the request as a resource of its own. Every submission must carry
-        the tag ``SHARE_TAG_KEY`` with the share's name (``aws:RequestTag``) and no other tag;
-        the matching ``batch:TagResource`` is granted only to set that one tag key
-        (``aws:TagKeys``) on a job that carries no share tag yet — the job being submitted —
-        never on a job already labelled for a share (see the README for the one exposure IAM
-        cannot close, and the SCP that closes it). With ``max_priority`` (0–9999) every
-        submission must carry a ``schedulingPriority`` no higher than it; a request without
-        one has no ``batch:SchedulingPriority`` and is denied. Passing any of ``execution_roles`` to
-        SageMaker (``iam:PassRole``, only to ``sagemaker.amazonaws.com``) is granted too; no
-        other role may be passed.
+        the tag ``SHARE_TAG_KEY`` with the share's name (``aws:RequestTag``); it may carry other
+        tags (cost allocation, experiment ids) but none of the keys the library reserves
+        (``RESERVED_LIBRARY_TAG_KEYS``, ``aws:TagKeys``). The matching ``batch:TagResource`` is
+        granted under the same conditions and only on a job that carries no share tag yet —
+        the job being submitted — never on a job already labelled for a share (see the README
+        for the one exposure IAM cannot close, and the SCP that closes it). With
+        ``max_priority`` (0–9999) every submission must carry a ``schedulingPriority`` no
+        higher than it; a request without one has no ``batch:SchedulingPriority`` and is
+        denied. Passing any of ``execution_roles`` to SageMaker (``iam:PassRole``, only to
+        ``sagemaker.amazonaws.com``) is granted too; no other role may be passed.
         """
         conditions = self._priority_ceiling(max_priority)
         roles = self._check_execution_roles(execution_roles)
@@ -264,13 +282,13 @@ class _QuotaShareBase(Resource):
             # id is unknown before submission, so any service job of the queue's account and
             # region. The queue, the share and the share's tag still have to match.
             resource_arns=[self.job_queue_arn, self.quota_share_arn, self._service_jobs_arn()],
-            conditions={**conditions, "StringEquals": {_REQUEST_TAG: name}},
+            conditions={**conditions, **_submission_tag_conditions(name)},
         ).combine(
             # The reference lists batch:TagResource among the actions the SubmitServiceJob
             # operation authorizes (tag-on-create of the tags sent with it). It is allowed only
-            # to set the share's own tag and no other key (aws:TagKeys, ForAllValues), valued
-            # with this share's name, and never on a job that already carries a share tag
-            # (Null aws:ResourceTag: the job being created has no tags yet). What IAM cannot
+            # with this share's own tag, valued with its name, and no reserved key (the same
+            # conditions as the submission), and never on a job that already carries a share
+            # tag (Null aws:ResourceTag: the job being created has no tags yet). What IAM cannot
             # tell apart is a job being created from an existing job with no share tag at all
             # (AWS Batch has no tag-on-create condition key such as ec2:CreateAction): such a
             # job, submitted without the library's grants, could be labelled by a team. The
@@ -280,8 +298,7 @@ class _QuotaShareBase(Resource):
                 actions=["batch:TagResource"],
                 resource_arns=[self._service_jobs_arn()],
                 conditions={
-                    "StringEquals": {_REQUEST_TAG: name},
-                    "ForAllValues:StringEquals": {"aws:TagKeys": [SHARE_TAG_KEY]},
+                    **_submission_tag_conditions(name),
                     "Null": {_RESOURCE_TAG: "true"},
                 },
             )

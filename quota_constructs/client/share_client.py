@@ -129,8 +129,10 @@ class ShareClient:
         """Submit a SageMaker ``CreateTrainingJob`` request (a mapping, or its JSON) into the
         share; returns the service job's id.
 
-        A priority above the ceiling, or none under a ceiling, raises
-        :class:`QuotaConfigError` before any call.
+        ``tags`` (cost allocation, experiment ids) are sent with the share's tag, which
+        ``grant_submit`` allows. A priority above the ceiling, or none under a ceiling, and a
+        tag key the library reserves (``quota-constructs:...``) or AWS does (``aws:...``)
+        raise :class:`QuotaConfigError` before any call.
         """
         request = self.submit_request(
             job_name=job_name, training_job_request=training_job_request, priority=priority,

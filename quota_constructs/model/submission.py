@@ -13,10 +13,8 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from .errors import QuotaConfigError
-
-SHARE_TAG_KEY: Final = "quota-constructs:quota-share"
-"""The tag every service job submitted under ``grant_submit`` carries, valued with the share's
-name: it is what lets ``grant_update_priority`` reach a team's own jobs and no one else's."""
+from .tags import LIBRARY_TAG_PREFIX, is_library_tag_key, validate_tags
+from .tags import SHARE_TAG_KEY as SHARE_TAG_KEY
 
 MIN_JOB_PRIORITY: Final = 0
 MAX_JOB_PRIORITY: Final = 9999
@@ -28,6 +26,25 @@ SAGEMAKER_TRAINING: Final = "SAGEMAKER_TRAINING"
 def share_tags(share: str) -> dict[str, str]:
     """The tags a submission into ``share`` must carry under ``grant_submit``."""
     return {SHARE_TAG_KEY: share}
+
+
+def submission_tags(share: str, extra_tags: Mapping[str, str] | None) -> dict[str, str]:
+    """The share's tag and ``extra_tags``: a :class:`QuotaConfigError` naming the share for
+    a key in the library's namespace (``quota-constructs:``; the grants deny the keys the
+    library sets, and another share's tag), a key starting with ``aws:`` or more than AWS's
+    50 tags in all. The share's own tag with its own name is accepted (it is sent anyway)."""
+    subject = f"quota share {share!r}"
+    extra = validate_tags(extra_tags or {}, subject=subject)
+    for key, value in extra.items():
+        if key == SHARE_TAG_KEY and value == share:
+            continue
+        if is_library_tag_key(key):
+            raise QuotaConfigError(
+                subject, "tags key", key,
+                f"a key outside {LIBRARY_TAG_PREFIX!r}, which the library reserves (the "
+                f"share's own tag {SHARE_TAG_KEY}={share} is added for you)",
+            )
+    return validate_tags({**extra, **share_tags(share)}, subject=subject)
 
 
 def check_priority(
@@ -81,9 +98,10 @@ def submit_service_job_request(
     """The keyword arguments of boto3's ``batch.submit_service_job`` for one job of ``share``.
 
     ``schedulingPriority`` is always sent, 0 included (a priority-ceiling grant denies a request
-    without one). Extra tags may not override the share's tag.
+    without one). ``extra_tags`` (cost allocation, experiment ids) go with the share's tag; see
+    :func:`submission_tags` for what they may not be.
     """
-    tags = {**(extra_tags or {}), **share_tags(share)}
+    tags = submission_tags(share, extra_tags)
     payload = (
         training_job_request if isinstance(training_job_request, str)
         else json.dumps(dict(training_job_request), separators=(",", ":"))

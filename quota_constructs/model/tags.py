@@ -1,8 +1,10 @@
-"""AWS resource tag limits shared by every Batch resource the library creates."""
+"""AWS resource tag limits shared by every Batch resource the library creates, and the one
+place the library's own tag keys are named."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Final
 
 from .errors import QuotaConfigError
 from .tokens import is_unresolved
@@ -11,6 +13,30 @@ MAX_TAGS = 50
 MAX_TAG_KEY_LENGTH = 128
 MAX_TAG_VALUE_LENGTH = 256
 RESERVED_TAG_PREFIX = "aws:"
+
+LIBRARY_TAG_PREFIX: Final = "quota-constructs:"
+"""Every tag key the library sets or reads starts with this."""
+SHARE_TAG_KEY: Final = LIBRARY_TAG_PREFIX + "quota-share"
+"""The tag every service job submitted under ``grant_submit`` carries, valued with the share's
+name: it is what lets ``grant_update_priority`` reach a team's own jobs and no one else's (the
+one library key a team sets)."""
+OWNER_TAG_KEY: Final = LIBRARY_TAG_PREFIX + "owner"
+ADOPTING_TAG_KEY: Final = LIBRARY_TAG_PREFIX + "adopting"
+LIFECYCLE_TAG_KEY: Final = LIBRARY_TAG_PREFIX + "lifecycle"
+DEPLOYED_CONFIG_TAG_KEY: Final = LIBRARY_TAG_PREFIX + "deployed-config"
+RESERVED_LIBRARY_TAG_KEYS: Final = (
+    OWNER_TAG_KEY, ADOPTING_TAG_KEY, LIFECYCLE_TAG_KEY, DEPLOYED_CONFIG_TAG_KEY,
+)
+"""The library's keys that only the library sets (on quota shares: ownership marker, adoption
+step, lifecycle record, deployed configuration). ``grant_submit`` lists them by name: IAM's
+string patterns cannot say "this prefix except the share's tag", so a key added here is
+reserved in every grant synthesized afterwards. The team client refuses the whole prefix."""
+
+
+def is_library_tag_key(key: str) -> bool:
+    """Whether ``key`` is in the library's namespace (compared without case, as IAM's
+    ``...IgnoreCase`` operators the grants use do)."""
+    return key.lower().startswith(LIBRARY_TAG_PREFIX)
 
 
 def validate_tags(tags: Mapping[str, str], *, subject: str, field: str = "tags") -> dict[str, str]:

@@ -12,7 +12,11 @@ synth).
 
 A topic the app does not define (``sns.Topic.from_topic_arn``) cannot be changed from here:
 a synth warning (:data:`IMPORTED_TOPIC_WARNING_ID`) says what its owner must add, exactly
-:func:`alarm_publish_statement` and :func:`alarm_key_statement`.
+:func:`alarm_publish_statement` and :func:`alarm_key_statement`. Likewise a topic the app
+defines with a key it does not (``kms.Key.from_key_arn``, ``kms.Alias.from_alias_name``): its
+key policy cannot be changed here, and an AWS managed key (``alias/aws/sns``) can never be given
+the statement, so AWS-service publishers such as CloudWatch alarms cannot use it at all. A
+synth warning (:data:`UNMANAGED_KEY_WARNING_ID`) names the topic, the key and what to do.
 """
 
 from __future__ import annotations
@@ -21,11 +25,14 @@ from typing import Final
 
 from aws_cdk import Annotations, ArnFormat, Stack, Token
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sns as sns
 from constructs import IConstruct
 
 CLOUDWATCH_PRINCIPAL: Final = "cloudwatch.amazonaws.com"
 IMPORTED_TOPIC_WARNING_ID: Final = "quota_constructs:alarm-topic-not-managed"
+UNMANAGED_KEY_WARNING_ID: Final = "quota_constructs:alarm-topic-key-not-managed"
+AWS_MANAGED_ALIAS_PREFIX: Final = "alias/aws/"
 KEY_ACTIONS: Final = ("kms:Decrypt", "kms:GenerateDataKey*")
 
 
@@ -86,7 +93,44 @@ def allow_alarms_to_publish(topic: sns.ITopic, alarms_scope: IConstruct) -> bool
         )
         return False
     key = topic.master_key if isinstance(topic, sns.Topic) else None
-    if key is not None:
-        key.add_to_resource_policy(alarm_key_statement(stack), allow_no_op=True)
+    if key is None:
+        return True
+    added_to_key = key.add_to_resource_policy(alarm_key_statement(stack), allow_no_op=True)
+    if not added_to_key.statement_added:
+        Annotations.of(alarms_scope).add_warning_v2(
+            UNMANAGED_KEY_WARNING_ID, _unmanaged_key_text(topic, key, stack))
+        return False
     return True
+
+
+def key_reference(key: kms.IKey) -> str:
+    """How people recognise a key: its alias name, else its ARN (or the token's text)."""
+    alias = getattr(key, "alias_name", None)
+    if isinstance(alias, str) and not Token.is_unresolved(alias):
+        return alias
+    return key.key_arn
+
+
+def _unmanaged_key_text(topic: sns.ITopic, key: kms.IKey, stack: Stack) -> str:
+    reference = key_reference(key)
+    where = f"Topic {topic.node.path} is encrypted with {reference}"
+    if reference.startswith(AWS_MANAGED_ALIAS_PREFIX) or f":{AWS_MANAGED_ALIAS_PREFIX}" in (
+        reference
+    ):
+        return (
+            f"{where}, an AWS managed key whose policy no one can change: CloudWatch alarms "
+            "cannot publish to it (AWS-service publishers need a customer managed key whose "
+            "policy allows them). Encrypt the topic with a customer managed key (kms.Key) "
+            "defined in this app, which then gets the grant, or with one whose policy allows "
+            f"{CLOUDWATCH_PRINCIPAL} kms:Decrypt and kms:GenerateDataKey* (README, 'Alarm "
+            "delivery')."
+        )
+    return (
+        f"{where}, a key not defined in this app, so its policy cannot be changed here: "
+        f"CloudWatch alarms can publish to the topic only if the key's policy allows "
+        f"{CLOUDWATCH_PRINCIPAL} kms:Decrypt and kms:GenerateDataKey* (conditions "
+        f"aws:SourceAccount = this account, aws:SourceArn like {stack.stack_name}'s alarms). "
+        "Add that statement to the key's policy, or encrypt the topic with a customer managed "
+        "key defined in this app (README, 'Alarm delivery')."
+    )
 

@@ -34,6 +34,7 @@ from ..runtime.batch_reads import MAX_LISTING_PAGES, MAX_PAGE_SIZE
 from ..runtime.deployed_config import DEPLOYED_CONFIG_TAG_KEY, config_fingerprint
 from ..runtime.monitoring_contract import (
     DECLARATION_FILE_ENV,
+    DEFAULT_MAX_SNAPSHOT_AGE_SECONDS,
     DEFAULT_METRIC_NAMESPACE,
     DEFAULT_RUNNABLE_COUNT_CAP,
     ENFORCE_BUDGET_ENV,
@@ -64,6 +65,9 @@ DEFAULT_LOG_RETENTION: Final = logs.RetentionDays.ONE_MONTH
 # Alarm and graph period: five one-minute measurements smooth out a single slow API call.
 MIN_PERIOD: Final = Duration.minutes(5)
 MAX_SCHEDULE_MINUTES: Final = 60
+DEFAULT_MAX_SNAPSHOT_AGE: Final = Duration.seconds(DEFAULT_MAX_SNAPSHOT_AGE_SECONDS)
+MIN_SNAPSHOT_AGE_SECONDS: Final = 60
+MAX_SNAPSHOT_AGE_SECONDS: Final = 86_400
 # Two periods in a row: one failed run (a deployment, a single throttled minute) does not page.
 HEALTH_EVALUATION_PERIODS: Final = 2
 MAX_JOB_EVENTS_CONCURRENCY: Final = 100
@@ -124,6 +128,11 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
         ListServiceJobs call per 100, only for shares with a waiting job). Default 100; a
         ``RunnableJobs`` value equal to the cap means at least that many. 0: not counted (no
         ``RunnableJobs`` metric, no ListServiceJobs call).
+    :param max_snapshot_age: how old a ``GetJobQueueSnapshot`` (each part's ``lastUpdatedAt``)
+        may be for the shares to be judged by it. An older one, or one without
+        ``lastUpdatedAt``, is not judged: no capacity, wait or fit is published (``Starved``
+        keeps its state) and ``MonitorHealthy`` is 0. Default 10 minutes; whole seconds, 1
+        minute to 1 day; None: any age is judged.
     :param job_events_concurrency: reserved concurrency of the job-events function, so a
         preemption storm queues rather than throttles the account's AWS Batch API. Default 2;
         None: unreserved (for accounts whose concurrency quota cannot spare it).
@@ -151,6 +160,7 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
         handler_layers: Sequence[lambda_.ILayerVersion] = (),
         runnable_count_cap: int = DEFAULT_RUNNABLE_COUNT_CAP,
         job_events_concurrency: int | None = DEFAULT_CONCURRENCY,
+        max_snapshot_age: Duration | None = DEFAULT_MAX_SNAPSHOT_AGE,
     ) -> None:
         # Everything is checked before the construct exists, so a mistake leaves nothing behind.
         subject = f"monitoring {child_path(scope, id)}"
@@ -177,6 +187,7 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
         schedule_minutes = _check_schedule(metrics_schedule, subject=subject)
         check_count(runnable_count_cap, subject=subject, field="runnable_count_cap", minimum=0,
                     maximum=MAX_LISTING_PAGES * MAX_PAGE_SIZE)
+        snapshot_age_seconds = _check_snapshot_age(max_snapshot_age, subject=subject)
         if job_events_concurrency is not None:
             check_count(job_events_concurrency, subject=subject, field="job_events_concurrency",
                         minimum=1, maximum=MAX_JOB_EVENTS_CONCURRENCY)
@@ -255,6 +266,7 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
                 environment=environment,
                 schedule=Duration.minutes(schedule_minutes),
                 runnable_count_cap=runnable_count_cap,
+                max_snapshot_age_seconds=snapshot_age_seconds,
                 log_retention=log_retention,
                 dead_letter_queue=self.dead_letter_queue,
                 layers=handler_layers,
@@ -588,6 +600,22 @@ def _training_job_queue(job_queue: object, *, subject: str) -> ITrainingJobQueue
     raise QuotaConfigError(
         subject, "job_queue", job_queue,
         "a QuotaManagedTrainingQueue, a TrainingJobQueue or one of its from_... imports",
+    )
+
+
+def _check_snapshot_age(age: object, *, subject: str) -> int | None:
+    if age is None:
+        return None
+    if isinstance(age, Duration):
+        seconds = age.to_seconds(integral=False)
+        if seconds == int(seconds) and MIN_SNAPSHOT_AGE_SECONDS <= seconds <= (
+            MAX_SNAPSHOT_AGE_SECONDS
+        ):
+            return int(seconds)
+    shown = age.to_human_string() if isinstance(age, Duration) else age
+    raise QuotaConfigError(
+        subject, "max_snapshot_age", shown,
+        "None (any age) or a Duration of whole seconds from 1 minute to 1 day",
     )
 
 

@@ -25,7 +25,8 @@ class ShareAlarms(Construct):
       ``starved_after`` while the share's own idle capacity *of that job's instance type*
       could hold it (its instance count), at every measurement of a period (metric math over
       ``OldestRunnableJobAgeSeconds`` and ``HeadJobFitsIdleOwnCapacity``). Missing data is
-      *not breaching*: a silent monitor is the monitor-health alarm's to report.
+      *ignored* (the alarm keeps its state): a failed, stale or silent measurement neither
+      pages nor clears a starvation — it is the monitor-health alarm's to report.
     - ``OverBudget`` (shares whose agreement sets an interruption budget): a job was preempted
       more often than the budget allows (``JobsOverInterruptionBudget`` > 0). Not breaching
       when missing: the count is only published when it happens.
@@ -130,8 +131,10 @@ class ShareAlarms(Construct):
             threshold=1,
             comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
             evaluation_periods=1,
-            # No data: nothing measured (the health alarm pages for that), never starvation.
-            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            # No data: nothing measured, or a snapshot too old to judge (the health alarm
+            # pages for that). Neither starvation nor its end: the alarm keeps its state, so a
+            # starving share is not told "OK" because a reading was withheld.
+            treat_missing_data=cloudwatch.TreatMissingData.IGNORE,
         )
 
     def _drift(

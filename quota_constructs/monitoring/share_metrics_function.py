@@ -16,7 +16,11 @@ from constructs import Construct
 
 from .._l1_resources import default_policy
 from ..nag_acknowledgments import acknowledge_wildcard_resource
-from ..runtime.monitoring_contract import RUNNABLE_COUNT_CAP_ENV, SHARE_METRICS_HANDLER
+from ..runtime.monitoring_contract import (
+    MAX_SNAPSHOT_AGE_ENV,
+    RUNNABLE_COUNT_CAP_ENV,
+    SHARE_METRICS_HANDLER,
+)
 from ._function import acknowledge_xray, monitoring_function
 
 # Read-only, from the AWS Batch service authorization reference.
@@ -43,6 +47,7 @@ class ShareMetricsFunction(Construct):
     :param job_queue_arn: the queue whose shares are measured.
     :param environment: the handler's environment (see ``monitoring_contract``).
     :param schedule: time between runs.
+    :param max_snapshot_age_seconds: the oldest snapshot judged (None: any age).
     """
 
     def __init__(
@@ -56,6 +61,7 @@ class ShareMetricsFunction(Construct):
         schedule: Duration,
         runnable_count_cap: int,
         log_retention: logs.RetentionDays,
+        max_snapshot_age_seconds: int | None,
         dead_letter_queue: sqs.IQueue,
         layers: Sequence[lambda_.ILayerVersion] = (),
     ) -> None:
@@ -66,7 +72,13 @@ class ShareMetricsFunction(Construct):
             handler=SHARE_METRICS_HANDLER,
             description=f"AWS Batch quota shares: per-share metrics ({self.node.path})",
             timeout=TIMEOUT,
-            environment={**environment, RUNNABLE_COUNT_CAP_ENV: str(runnable_count_cap)},
+            environment={
+                **environment,
+                RUNNABLE_COUNT_CAP_ENV: str(runnable_count_cap),
+                MAX_SNAPSHOT_AGE_ENV: (
+                    "off" if max_snapshot_age_seconds is None else str(max_snapshot_age_seconds)
+                ),
+            },
             log_retention=log_retention,
             dead_letter_queue=dead_letter_queue,
             retry_attempts=0,

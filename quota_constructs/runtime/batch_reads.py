@@ -103,6 +103,12 @@ class QueueSnapshot:
     front_of_queue: tuple[PositionedJob, ...] = ()
     """The queue's first RUNNABLE jobs (at most 100), in dispatch order."""
     total_usage: Mapping[str, float] = field(default_factory=dict)
+    usage_updated_at_ms: int | None = None
+    """``queueUtilization.lastUpdatedAt``: when the usage was last updated (None: not sent)."""
+    heads_updated_at_ms: int | None = None
+    """``frontOfQuotaShares.lastUpdatedAt``: when the shares' first jobs were last updated."""
+    front_updated_at_ms: int | None = None
+    """``frontOfQueue.lastUpdatedAt``."""
 
     def usage_of(self, share: str) -> Mapping[str, float]:
         return self.usage.get(share, {})
@@ -155,7 +161,17 @@ def parse_queue_snapshot(response: Mapping[str, Any]) -> QueueSnapshot:
             _positioned(item) for item in (response.get("frontOfQueue") or {}).get("jobs") or []
         ) if job is not None
     )
-    return QueueSnapshot(usage=usage, heads=heads, front_of_queue=front, total_usage=total)
+    return QueueSnapshot(
+        usage=usage, heads=heads, front_of_queue=front, total_usage=total,
+        usage_updated_at_ms=_millis(utilization.get("lastUpdatedAt")),
+        heads_updated_at_ms=_millis((response.get("frontOfQuotaShares") or {}).get(
+            "lastUpdatedAt")),
+        front_updated_at_ms=_millis((response.get("frontOfQueue") or {}).get("lastUpdatedAt")),
+    )
+
+
+def _millis(value: object) -> int | None:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def read_queue_snapshot(call: BatchCall, job_queue: str) -> QueueSnapshot:

@@ -12,6 +12,12 @@ count published. *Service Job State Change* (FAILED only, filtered by the rule) 
 about a job that FAILED after exhausting its preemption retries. A FAILED job the monitor
 itself terminated is not reported again.
 
+The job is looked up by a form DescribeServiceJob accepts, its ``jobId`` (the API reference
+documents a job id, not an ARN): the event's ``detail.jobId`` first, then the id ending its ARN.
+AWS's own sample *State Change* and *Queue Blocked* events carry a ``detail.jobId`` that differs
+from the id in ``detail.jobArn``; whichever AWS Batch knows is the job, and from then on the
+job's own ARN (as DescribeServiceJob returns it) names it.
+
 Failures raise, so Lambda's asynchronous retries and then the dead-letter queue take over. The
 order makes a retry safe: look up, terminate (only an active job), notify, publish metrics,
 remember; a retry after a failed notification does not terminate twice. Duplicate deliveries
@@ -22,7 +28,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .emf import COUNT, MetricRecord, emit
@@ -83,14 +89,14 @@ def preemptions_handler(event: Mapping[str, Any], context: Any) -> dict[str, Any
         return _outcome("ignored: no service job ARN", fields)
     queues = monitored_queues()
     batch = MonitoringGateway.from_context(context)
-    job: dict[str, Any] | None = batch.describe_job(_job_id(job_arn))
+    job = describe_first(batch, job_ids(event, job_arn))
     if job is None:
         return _outcome("ignored: AWS Batch does not know the job", fields)
     settings = next((s for s in queues if s.queue.holds(job.get("jobQueue"))), None)
     if settings is None:
         return _outcome("ignored: another job queue", fields, job_queue=job.get("jobQueue"))
     monitor = _Monitor(settings, context, batch=batch, known_job=job)
-    return monitor.preemption_completed(event, job_arn, fields)
+    return monitor.preemption_completed(event, _arn_of(job, job_arn), fields)
 
 
 def monitored_queues() -> list[MonitorSettings]:
@@ -159,9 +165,10 @@ class _Monitor:
 
     def preemption_completed(self, event: Mapping[str, Any], job_arn: str,
                              fields: dict[str, Any]) -> dict[str, Any]:
-        job = self._job_of_this_queue(job_arn, fields)
+        job = self._job_of_this_queue(job_ids(event, job_arn), fields)
         if job is None:
             return _outcome(fields.pop("outcome"), fields)
+        job_arn = _arn_of(job, job_arn)
         share = str(job.get("quotaShareName") or "")
         detail = event.get("detail") or {}
         summary = detail.get("preemptionSummary") or job.get("preemptionSummary") or {}
@@ -219,9 +226,11 @@ class _Monitor:
     def queue_blocked(self, event: Mapping[str, Any], job_arn: str,
                       fields: dict[str, Any]) -> dict[str, Any]:
         detail = event.get("detail") or {}
-        job = self._job_of_this_queue(job_arn, fields, reported_queue=detail.get("jobQueue"))
+        job = self._job_of_this_queue(job_ids(event, job_arn), fields,
+                                      reported_queue=detail.get("jobQueue"))
         if job is None:
             return _outcome(fields.pop("outcome"), fields)
+        job_arn = _arn_of(job, job_arn)
         share = str(job.get("quotaShareName") or "")
         fields.update(quota_share=share)
         # Once per job (AWS may report a blocked queue again while the job stays at the front).
@@ -255,9 +264,11 @@ class _Monitor:
             return _outcome("ignored: nothing for an owner", fields)
         if TERMINATION_REASON_PREFIX in reason:
             return _outcome("ignored: terminated by this monitor, owner already told", fields)
-        job = self._job_of_this_queue(job_arn, fields, reported_queue=detail.get("jobQueue"))
+        job = self._job_of_this_queue(job_ids(event, job_arn), fields,
+                                      reported_queue=detail.get("jobQueue"))
         if job is None:
             return _outcome(fields.pop("outcome"), fields)
+        job_arn = _arn_of(job, job_arn)
         share = str(job.get("quotaShareName") or "")
         fields.update(quota_share=share)
         key = f"{status}/{job_arn}/{job.get('createdAt')}/{event.get('time')}/{reason}"
@@ -288,7 +299,7 @@ class _Monitor:
     # -- shared steps ---------------------------------------------------------------------------
 
     def _job_of_this_queue(
-        self, job_arn: str, fields: dict[str, Any], *, reported_queue: Any = None
+        self, ids: Sequence[str], fields: dict[str, Any], *, reported_queue: Any = None
     ) -> dict[str, Any] | None:
         """The job, or None (with ``fields["outcome"]`` saying why) to ignore the event. An event
         that names another queue (``reported_queue``, its ``detail.jobQueue``) is ignored
@@ -297,12 +308,10 @@ class _Monitor:
             fields["outcome"] = "ignored: another job queue"
             fields["job_queue"] = reported_queue
             return None
-        job: dict[str, Any] | None = (
-            self._known_job if self._known_job is not None
-            else self.batch.describe_job(_job_id(job_arn))
-        )
+        job = self._known_job if self._known_job is not None else describe_first(self.batch, ids)
         if job is None:
             fields["outcome"] = "ignored: AWS Batch does not know the job"
+            fields["job_ids"] = list(ids)
             return None
         if not self.settings.queue.holds(job.get("jobQueue")):
             fields["outcome"] = "ignored: another job queue"
@@ -334,6 +343,36 @@ def _job_arn(event: Mapping[str, Any]) -> str:
         if isinstance(candidate, str) and ":service-job/" in candidate:
             return candidate
     return ""
+
+
+def job_ids(event: Mapping[str, Any], job_arn: str) -> list[str]:
+    """The ids to look the event's job up by, in order, each once: ``detail.jobId``, then the
+    id ending ``job_arn`` (DescribeServiceJob takes a job id; AWS documents no ARN form)."""
+    detail = event.get("detail") or {}
+    given = detail.get("jobId") if isinstance(detail, Mapping) else None
+    ids = [given] if isinstance(given, str) and given else []
+    from_arn = _job_id(job_arn)
+    if from_arn and from_arn not in ids:
+        ids.append(from_arn)
+    return ids
+
+
+def describe_first(batch: MonitoringGateway, ids: Sequence[str]) -> dict[str, Any] | None:
+    """DescribeServiceJob of the first of ``ids`` AWS Batch knows; None when it knows none.
+    Only "not found" moves on to the next id: any other failure raises."""
+    for job_id in ids:
+        job = batch.describe_job(job_id)
+        if job is not None:
+            if job_id != ids[0]:
+                log("service_job_found_by_arn_id", job_id=job_id, event_job_id=ids[0])
+            return job
+    return None
+
+
+def _arn_of(job: Mapping[str, Any], event_arn: str) -> str:
+    """The job's own ARN as AWS Batch describes it, else the event's."""
+    own = job.get("jobArn")
+    return own if isinstance(own, str) and own else event_arn
 
 
 def _still_active(job: Mapping[str, Any]) -> bool:

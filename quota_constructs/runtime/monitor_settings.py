@@ -22,11 +22,13 @@ from quota_constructs.model import (
 from .errors import QuotaShareLifecycleError
 from .monitoring_contract import (
     DECLARATION_FILE_ENV,
+    DEFAULT_MAX_SNAPSHOT_AGE_SECONDS,
     DEFAULT_METRIC_NAMESPACE,
     DEFAULT_RUNNABLE_COUNT_CAP,
     ENFORCE_BUDGET_ENV,
     JOB_QUEUE_ARN_ENV,
     JOB_QUEUE_NAME_ENV,
+    MAX_SNAPSHOT_AGE_ENV,
     METRIC_NAMESPACE_ENV,
     OWNER_TOPICS_ENV,
     RUNNABLE_COUNT_CAP_ENV,
@@ -75,6 +77,8 @@ class MonitorSettings:
     owner_topics: Mapping[str, str] = field(default_factory=dict)
     enforce_budget: bool = False
     runnable_count_cap: int = DEFAULT_RUNNABLE_COUNT_CAP
+    max_snapshot_age_seconds: int | None = DEFAULT_MAX_SNAPSHOT_AGE_SECONDS
+    """None: a snapshot of any age is judged."""
 
     @classmethod
     def from_environment(cls, environ: Mapping[str, str] | None = None) -> MonitorSettings:
@@ -93,6 +97,7 @@ class MonitorSettings:
             owner_topics=_owner_topics(env.get(OWNER_TOPICS_ENV, "")),
             enforce_budget=env.get(ENFORCE_BUDGET_ENV, "").strip().lower() == "true",
             runnable_count_cap=_count_cap(env.get(RUNNABLE_COUNT_CAP_ENV, "")),
+            max_snapshot_age_seconds=_max_snapshot_age(env.get(MAX_SNAPSHOT_AGE_ENV, "")),
         )
 
     def share(self, name: str) -> QuotaShareSpec | None:
@@ -164,5 +169,18 @@ def _count_cap(raw: str) -> int:
     if not text.isdigit():
         raise MonitorConfigurationError(
             f"{RUNNABLE_COUNT_CAP_ENV} is {raw!r}: expected a whole number of jobs (0 = no count)"
+        )
+    return int(text)
+
+
+def _max_snapshot_age(raw: str) -> int | None:
+    text = raw.strip()
+    if not text:
+        return DEFAULT_MAX_SNAPSHOT_AGE_SECONDS
+    if text.lower() == "off":
+        return None
+    if not text.isdigit() or int(text) < 1:
+        raise MonitorConfigurationError(
+            f"{MAX_SNAPSHOT_AGE_ENV} is {raw!r}: expected whole seconds (at least 1) or 'off'"
         )
     return int(text)

@@ -39,6 +39,13 @@ RUNNABLE_COUNT_CAP_ENV: Final = "QUOTA_MONITOR_RUNNABLE_COUNT_CAP"
 DEFAULT_RUNNABLE_COUNT_CAP: Final = 100
 """One ListServiceJobs page per share with a waiting job."""
 
+MAX_SNAPSHOT_AGE_ENV: Final = "QUOTA_MONITOR_MAX_SNAPSHOT_AGE_SECONDS"
+"""Whole seconds: a ``GetJobQueueSnapshot`` older than this is not judged; ``off``: any age."""
+DEFAULT_MAX_SNAPSHOT_AGE_SECONDS: Final = 600
+"""Ten minutes. AWS documents each part's ``lastUpdatedAt`` but not how often it is refreshed:
+the bound says how old a reading may be before waits and idle capacity computed from it are
+withheld (a third of the default ``starved_after``)."""
+
 MONITORED_QUEUES_ENV: Final = "QUOTA_MONITOR_QUEUES"
 """The preemptions function's: a JSON list, one object per monitored queue, each mapping the
 per-queue variables above (queue ARN and name, declaration file, namespace, owner topics,
@@ -79,8 +86,9 @@ SHARE_METRICS: Final = (RUNNABLE_JOBS, OLDEST_RUNNABLE_JOB_AGE, HEAD_JOB_FITS_ID
 # -- metric per queue (share_metrics_handler) --------------------------------------------------
 MONITOR_HEALTHY: Final = "MonitorHealthy"
 """Published by every run, with the JobQueue dimension only: 1 when every AWS Batch read of the
-run succeeded, 0 when any failed or ran out of time. Its absence means the function did not run
-or crashed; the health alarm treats missing data as breaching."""
+run succeeded and the queue snapshot was recent enough to judge, 0 when any failed, ran out of
+time or read a snapshot older than the bound (:data:`MAX_SNAPSHOT_AGE_ENV`). Its absence means
+the function did not run or crashed; the health alarm treats missing data as breaching."""
 
 # -- metrics per queue and share from job events (job_events_handler) --------------------------
 PREEMPTIONS: Final = "Preemptions"

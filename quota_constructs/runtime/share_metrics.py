@@ -13,6 +13,13 @@ Assumption (AWS documents ``earliestTimeAtPosition`` as "when the job transition
 current position", not what a preemption does to it): a job requeued after a preemption waits
 from the end of its preempted attempt, whichever of the two is later, so a job put back a
 moment ago never counts as having waited since its submission.
+
+A snapshot is judged only while it is recent: each part the figures come from
+(``queueUtilization`` for capacity in use, ``frontOfQuotaShares`` for the head jobs and their
+waits) carries a ``lastUpdatedAt``, and a part older than the bound — or without one, its age
+unknown (AWS marks the field optional) — withholds the whole snapshot (:func:`snapshot_too_old`):
+no capacity, no wait, no fit, no inferred "nothing waits". A stale reading would otherwise page
+an owner for a starvation that ended, or clear one that goes on.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from dataclasses import dataclass
 
 from quota_constructs.model import QuotaShareSpec
 
-from .batch_reads import PositionedJob, RunnableCount, ServiceJobDetail
+from .batch_reads import PositionedJob, QueueSnapshot, RunnableCount, ServiceJobDetail
 from .emf import COUNT, NONE, SECONDS, MetricRecord
 from .live_share import LiveShare
 from .monitoring_contract import (
@@ -80,6 +87,24 @@ class HeadJob:
             needed <= max(0.0, own_limits.get(unit, 0.0) - in_use.get(unit, 0.0))
             for unit, needed in self.detail.capacity.items()
         )
+
+
+def snapshot_too_old(snapshot: QueueSnapshot, *, now_ms: int,
+                     max_age_seconds: int | None) -> str | None:
+    """Why ``snapshot`` is too old to judge the shares by, or None when it is recent enough
+    (or ``max_age_seconds`` is None: any age is judged)."""
+    if max_age_seconds is None:
+        return None
+    for part, updated in (("queueUtilization", snapshot.usage_updated_at_ms),
+                          ("frontOfQuotaShares", snapshot.heads_updated_at_ms)):
+        if updated is None:
+            return f"{part} carries no lastUpdatedAt: its age is unknown"
+        # A clock ahead of AWS's makes a reading look younger, never older: no false alarm.
+        age = (now_ms - updated) / 1000.0
+        if age > max_age_seconds:
+            return (f"{part} was last updated {round(age)} s ago, more than the "
+                    f"{max_age_seconds} s allowed")
+    return None
 
 
 def own_limits(spec: QuotaShareSpec, live: LiveShare | None) -> dict[str, float]:

@@ -9,6 +9,10 @@ One run, whatever the backlog (every figure from :mod:`.batch_reads`):
    and count, its latest preemption) and, unless switched off, one bounded ``ListServiceJobs``
    count of RUNNABLE jobs (``runnable_count_cap``). A share with nothing waiting costs no call.
 
+A snapshot older than ``max_snapshot_age_seconds`` (or of unknown age) is used as if the call
+had failed (:func:`~.share_metrics.snapshot_too_old`): its figures are withheld, so the alarms'
+missing-data treatment applies, and ``MonitorHealthy`` says 0.
+
 So a run costs at most 2 + 2 x shares calls (42 for 20 shares), never more for a longer queue.
 Only when the snapshot's per-share list (AWS documents its *top* shares) adds up to less than
 its total does a share it leaves out cost one more listing of its SCHEDULED/STARTING/RUNNING
@@ -41,7 +45,13 @@ from .monitoring_contract import (
 )
 from .monitoring_gateway import LiveShares, MonitoringGateway
 from .share_arn import QuotaShareArn, job_queue_name_of
-from .share_metrics import HeadJob, drift_of, health_record, share_records
+from .share_metrics import (
+    HeadJob,
+    drift_of,
+    health_record,
+    share_records,
+    snapshot_too_old,
+)
 from .structured_log import log
 
 T = TypeVar("T")
@@ -54,6 +64,8 @@ HELD_JOBS_READ = 1000
 instance, so more than any environment's capacity of one queue)."""
 MARGIN_SECONDS = 1.0
 """Kept back from the Lambda's remaining time to print the records and return."""
+CLOCK: Callable[[], float] = time.time
+"""Wall-clock seconds: the snapshot's age and the jobs' waits are measured against it."""
 
 
 def handler(event: Any, context: Any) -> dict[str, Any]:
@@ -81,6 +93,13 @@ def _measure(settings: MonitorSettings, gateway: MonitoringGateway,
         live_call = pool.submit(gateway.live_shares, queue.reference, names)
         wait([snapshot_call], timeout=_left(deadline))
         snapshot: QueueSnapshot | None = _result(snapshot_call, "GetJobQueueSnapshot", missing)
+        if snapshot is not None:
+            stale = snapshot_too_old(snapshot, now_ms=_now_ms(),
+                                     max_age_seconds=settings.max_snapshot_age_seconds)
+            if stale is not None:
+                log("share_metrics_snapshot_too_old", job_queue=queue.reference, reason=stale)
+                missing.append(f"GetJobQueueSnapshot ({stale})")
+                snapshot = None
         detail_calls: dict[str, Future[ServiceJobDetail]] = {}
         count_calls: dict[str, Future[RunnableCount]] = {}
         held_calls: dict[str, Future[dict[str, float]]] = {}
@@ -109,7 +128,7 @@ def _measure(settings: MonitorSettings, gateway: MonitoringGateway,
         pool.shutdown(wait=False, cancel_futures=True)
 
     live: LiveShares | None = _result(live_call, "ListQuotaShares", missing)
-    now_ms = int(time.time() * 1000)
+    now_ms = _now_ms()
     records = []
     drifted = []
     for spec in settings.shares:
@@ -197,6 +216,10 @@ def _emit_unhealthy_from_environment() -> None:
     if name:
         namespace = os.environ.get(METRIC_NAMESPACE_ENV, "").strip() or DEFAULT_METRIC_NAMESPACE
         emit([health_record(namespace, name, healthy=False)])
+
+
+def _now_ms() -> int:
+    return int(CLOCK() * 1000)
 
 
 def _left(deadline: float) -> float:

@@ -17,7 +17,8 @@ import pytest
 from stacks.launch import PROJECT_ROOT
 
 from .conftest import Queue
-from .fake_submissions import TAG_KEY, TeamGrant
+from .fake_submissions import TAG_KEY
+from .granted import team_policy
 
 README = PROJECT_ROOT / "README.md"
 
@@ -43,7 +44,7 @@ def offline_sdk(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_the_readme_sdk_example_submits_with_share_tag_budget_and_priority(
     queue: Queue, offline_sdk: None
 ) -> None:
-    queue.state.grant = TeamGrant("vision", ceiling=50)
+    queue.state.policy = team_policy("vision", 50)
     exec(readme_block("TrainingQueue("), {})
     (job,) = queue.state.submitted()
     assert (job.share_name, job.priority, job.retries_before_termination) == ("vision", 10, 2)
@@ -58,7 +59,7 @@ def test_the_sdk_trap_priority_zero_is_dropped_and_the_ceiling_denies_it(
     """What the README and the agreement warn about, shown on the SDK itself."""
     from botocore.exceptions import ClientError
 
-    queue.state.grant = TeamGrant("vision", ceiling=50)
+    queue.state.policy = team_policy("vision", 50)
     block = readme_block("TrainingQueue(").replace("priority=10,", "priority=0,")
     with pytest.raises(ClientError, match="AccessDenied"):
         exec(block, {})
@@ -67,7 +68,10 @@ def test_the_sdk_trap_priority_zero_is_dropped_and_the_ceiling_denies_it(
 
 
 def test_the_readme_client_example(queue: Queue) -> None:
-    queue.state.grant = TeamGrant("vision", ceiling=50)
+    queue.state.policy = team_policy("vision", 50)
     exec(readme_block("ShareClient("), {})
     (job,) = queue.state.submitted()
     assert (job.share_name, job.priority, job.retries_before_termination) == ("vision", 20, 2)
+    assert job.tags == {TAG_KEY: "vision", "cost-center": "cv-42",
+                        "experiment": "resnet-sweep-7"}
+    assert queue.state.denied == []

@@ -12,15 +12,18 @@ import pytest
 
 from quota_constructs.client import ShareClient
 from quota_constructs.model import QuotaConfigError
+from quota_constructs.model.tags import RESERVED_LIBRARY_TAG_KEYS
 
 from .conftest import G5, Queue
-from .fake_submissions import TAG_KEY, TeamGrant
+from .fake_submissions import TAG_KEY
+from .granted import team_policy
+from .iam_policy import Authorization, Denied, authorize, tag_context
 
 REQUEST = {"TrainingJobName": "resnet", "RoleArn": "arn:aws:iam::123456789012:role/x"}
 
 
 def test_submit_sends_share_tag_budget_and_priority(queue: Queue) -> None:
-    queue.state.grant = TeamGrant("vision", ceiling=50)
+    queue.state.policy = team_policy("vision", 50)
     client = ShareClient(queue="gpu-prod", share="vision", max_priority=50, preemption_budget=2)
     job_id = client.submit(job_name="resnet-42", training_job_request=REQUEST, priority=10)
     (job,) = queue.state.submitted()
@@ -34,7 +37,7 @@ def test_submit_sends_share_tag_budget_and_priority(queue: Queue) -> None:
 
 def test_priority_zero_is_sent_and_allowed_under_a_ceiling(queue: Queue) -> None:
     # The SageMaker SDK drops 0; the grant would then deny the request. The client sends it.
-    queue.state.grant = TeamGrant("vision", ceiling=0)
+    queue.state.policy = team_policy("vision", 0)
     client = ShareClient(queue=queue.arn, share="vision", max_priority=0)
     client.submit(job_name="j", training_job_request=REQUEST, priority=0)
     (job,) = queue.state.submitted()
@@ -70,7 +73,7 @@ def test_the_fake_denies_what_the_grant_forbids(queue: Queue) -> None:
     import boto3
     from botocore.exceptions import ClientError
 
-    queue.state.grant = TeamGrant("vision", ceiling=50)
+    queue.state.policy = team_policy("vision", 50)
     batch = boto3.client("batch")
     with pytest.raises(ClientError):
         batch.submit_service_job(
@@ -83,6 +86,105 @@ def test_the_fake_denies_what_the_grant_forbids(queue: Queue) -> None:
             quotaShareName="vision", tags={TAG_KEY: "vision"}, serviceRequestPayload="{}",
         )
     assert len(queue.state.denied) == 2
+
+
+def test_submit_with_extra_tags_is_allowed_under_the_grant(queue: Queue) -> None:
+    """Cost-allocation and experiment tags travel with the share's tag, and the library's own
+    grant (evaluated as IAM does) allows the request, its tag-on-create included."""
+    queue.state.policy = team_policy("vision", 50)
+    client = ShareClient(queue="gpu-prod", share="vision", max_priority=50)
+    extra = {"cost-center": "cv-42", "experiment": "resnet-sweep-7"}
+    client.submit(job_name="j", training_job_request=REQUEST, priority=5, tags=extra)
+    client.submit(job_name="k", training_job_request=REQUEST, priority=5)
+    first, second = queue.state.submitted()
+    assert first.tags == {**extra, TAG_KEY: "vision"}
+    assert second.tags == {TAG_KEY: "vision"}
+    assert queue.state.denied == []
+
+
+@pytest.mark.parametrize("tags", [
+    {TAG_KEY: "speech"},
+    {"quota-constructs:owner": "arn:aws:cloudformation:us-east-1:123456789012:stack/x/1"},
+    {"Quota-Constructs:Lifecycle": "terminate"},
+    {"quota-constructs:anything-new": "x"},
+    {"aws:cloudformation:stack-name": "x"},
+])
+def test_the_client_refuses_reserved_tags_before_any_call(
+    queue: Queue, tags: dict[str, str]
+) -> None:
+    client = ShareClient(queue="gpu-prod", share="vision")
+    before = len(queue.state.calls)
+    with pytest.raises(QuotaConfigError) as raised:
+        client.submit(job_name="j", training_job_request=REQUEST, tags=tags)
+    (key,) = tags
+    assert "vision" in str(raised.value) and key in str(raised.value)
+    assert len(queue.state.calls) == before
+
+
+def raw_submit(share: str, tags: dict[str, str]) -> None:
+    """A request the client would never send, made with boto3 under the team's policy."""
+    import boto3
+
+    boto3.client("batch").submit_service_job(
+        jobName="j", jobQueue="gpu-prod", serviceJobType="SAGEMAKER_TRAINING",
+        quotaShareName=share, schedulingPriority=1, tags=tags, serviceRequestPayload="{}",
+    )
+
+
+@pytest.mark.parametrize(("share", "tags"), [
+    ("vision", {TAG_KEY: "speech"}),
+    ("speech", {TAG_KEY: "speech"}),
+    ("speech", {TAG_KEY: "vision"}),
+    *[("vision", {TAG_KEY: "vision", key: "x"}) for key in RESERVED_LIBRARY_TAG_KEYS],
+    ("vision", {TAG_KEY: "vision", "QUOTA-CONSTRUCTS:OWNER": "x", "cost-center": "1"}),
+])
+def test_the_grant_denies_another_shares_tag_and_reserved_keys(
+    queue: Queue, share: str, tags: dict[str, str]
+) -> None:
+    from botocore.exceptions import ClientError
+
+    queue.state.policy = team_policy("vision", 50)
+    with pytest.raises(ClientError, match="AccessDenied"):
+        raw_submit(share, tags)
+    assert queue.state.submitted() == []
+
+
+@pytest.mark.parametrize("key", RESERVED_LIBRARY_TAG_KEYS)
+def test_tag_on_create_alone_refuses_a_reserved_key(key: str) -> None:
+    """The TagResource statement holds on its own (were SubmitServiceJob allowed some other
+    way): the share's tag plus a reserved key is denied, plus a cost tag allowed."""
+    job = "arn:aws:batch:us-east-1:123456789012:service-job/new"
+    policy = team_policy("vision", 50)
+
+    def tag_on_create(tags: dict[str, str]) -> Authorization:
+        return Authorization("batch:TagResource", job,
+                             tag_context(request_tags=tags, resource_tags=None))
+
+    authorize(policy, [tag_on_create({TAG_KEY: "vision", "cost-center": "1"})])
+    with pytest.raises(Denied):
+        authorize(policy, [tag_on_create({TAG_KEY: "vision", key: "x"})])
+    with pytest.raises(Denied):
+        authorize(policy, [tag_on_create({"cost-center": "1"})])
+
+
+@pytest.mark.parametrize("tags", [{"cost-center": "cv-42"}, {TAG_KEY: "speech"},
+                                  {TAG_KEY: "vision"}])
+def test_the_grant_denies_tagging_a_job_that_carries_a_share_tag(
+    queue: Queue, tags: dict[str, str]
+) -> None:
+    import boto3
+    from botocore.exceptions import ClientError
+
+    queue.state.policy = team_policy("vision", 50)
+    client = ShareClient(queue="gpu-prod", share="vision", max_priority=50)
+    client.submit(job_name="j", training_job_request=REQUEST, priority=5)
+    (job,) = queue.state.submitted()
+    with pytest.raises(ClientError, match="AccessDenied"):
+        boto3.client("batch").tag_resource(resourceArn=job.arn, tags=tags)
+    assert job.tags == {TAG_KEY: "vision"}
+    # Its priority is still the team's to change.
+    client.update_priority(job.job_id, 7)
+    assert job.priority == 7
 
 
 def test_jobs_lists_only_this_shares_jobs_in_every_active_status(queue: Queue) -> None:
@@ -110,7 +212,7 @@ def test_jobs_never_shows_another_share_even_from_an_unfiltered_listing(queue: Q
 
 
 def test_update_priority_within_the_ceiling(queue: Queue) -> None:
-    queue.state.grant = TeamGrant("vision", ceiling=50)
+    queue.state.policy = team_policy("vision", 50)
     client = ShareClient(queue="gpu-prod", share="vision", max_priority=50)
     job_id = client.submit(job_name="j", training_job_request=REQUEST, priority=5)
     client.update_priority(job_id, 20)
@@ -125,7 +227,7 @@ def test_update_priority_within_the_ceiling(queue: Queue) -> None:
 def test_from_agreement_reads_queue_ceiling_and_budget(queue: Queue, tmp_path: Path) -> None:
     path = tmp_path / "Stack.json"
     path.write_text(json.dumps(agreement_document(queue_name="gpu-prod")))
-    queue.state.grant = TeamGrant("vision", ceiling=30)
+    queue.state.policy = team_policy("vision", 30)
     client = ShareClient.from_agreement(path, share="vision")
     assert (client.queue, client.max_priority, client.preemption_budget) == ("gpu-prod", 30, 1)
     client.submit(job_name="j", training_job_request=REQUEST, priority=30)

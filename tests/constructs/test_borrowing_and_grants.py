@@ -21,6 +21,7 @@ from quota_constructs import (
     allocation_summary,
     write_allocation_agreements,
 )
+from quota_constructs.model.tags import RESERVED_LIBRARY_TAG_KEYS
 
 from .support import warnings_of
 
@@ -83,7 +84,7 @@ def tag_statements(stack: cdk.Stack) -> list[dict[str, Any]]:
     ]
 
 
-def test_team_grants_tag_only_new_jobs_and_only_with_the_share_tag() -> None:
+def test_team_grants_tag_only_new_jobs_with_the_share_tag_and_no_reserved_key() -> None:
     stack = cdk.Stack(cdk.App(), "Grants", env=ENV)
     built = queue(stack)
     role = iam.Role(stack, "Team", assumed_by=iam.AccountPrincipal("123456789012"))
@@ -91,12 +92,34 @@ def test_team_grants_tag_only_new_jobs_and_only_with_the_share_tag() -> None:
     built.share("research").grant_update_priority(role)
     (statement,) = tag_statements(stack)
     condition = statement["Condition"]
-    # Only the share tag's key may be set, only with this share's name ...
-    assert condition["ForAllValues:StringEquals"] == {"aws:TagKeys": [SHARE_TAG_KEY]}
+    # The share tag must be set, with this share's name; no key the library reserves (every
+    # library key but the share tag, from the one place the model names them) ...
     assert condition["StringEquals"] == {f"aws:RequestTag/{SHARE_TAG_KEY}": "research"}
+    reserved = condition["ForAllValues:StringNotEqualsIgnoreCase"]["aws:TagKeys"]
+    assert set(reserved) == set(RESERVED_LIBRARY_TAG_KEYS)
+    assert SHARE_TAG_KEY not in reserved
     # ... and only on a job carrying no share tag yet: never on another share's job.
     assert condition["Null"] == {f"aws:ResourceTag/{SHARE_TAG_KEY}": "true"}
-    assert set(condition) == {"ForAllValues:StringEquals", "StringEquals", "Null"}
+    assert set(condition) == {"ForAllValues:StringNotEqualsIgnoreCase", "StringEquals", "Null"}
+
+
+def test_every_library_tag_key_in_the_code_is_the_share_tag_or_reserved() -> None:
+    """A key the library starts setting must be named in the model's one list, or a team's
+    grant would let it be set on a job."""
+    import re
+    from pathlib import Path
+
+    import quota_constructs
+
+    root = Path(quota_constructs.__file__).parent
+    found = {
+        match
+        for path in root.rglob("*.py")
+        for match in re.findall(r"[\"'](quota-constructs:[A-Za-z0-9_.:/=+@-]+)[\"']",
+                                path.read_text(encoding="utf-8"))
+    }
+    assert found, "the scan found no library tag key at all"
+    assert found <= {SHARE_TAG_KEY, *RESERVED_LIBRARY_TAG_KEYS}, found
 
 
 @pytest.mark.parametrize(

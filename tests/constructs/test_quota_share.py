@@ -363,15 +363,22 @@ def service_jobs() -> dict[str, Any]:
     }
 
 
+RESERVED = {"aws:TagKeys": [
+    "quota-constructs:owner", "quota-constructs:adopting", "quota-constructs:lifecycle",
+    "quota-constructs:deployed-config",
+]}
+"""The library's keys a team may not set on a job (written out: the template's own words)."""
+
+
 def tag_on_submission(share: str, jobs: Any) -> dict[str, Any]:
-    """The TagResource that submitting with the share's tag needs: only that tag key, only
-    with this share's name, and only on a job carrying no share tag yet (the one being
-    created), never on a job already labelled."""
+    """The TagResource that submitting with tags needs: the share's tag with this share's
+    name, no key the library reserves (other tags may come along), and only on a job carrying
+    no share tag yet (the one being created), never on a job already labelled."""
     return {
         "Action": "batch:TagResource",
         "Condition": {
             "StringEquals": {f"aws:RequestTag/{SHARE_TAG_KEY}": share},
-            "ForAllValues:StringEquals": {"aws:TagKeys": [SHARE_TAG_KEY]},
+            "ForAllValues:StringNotEqualsIgnoreCase": RESERVED,
             "Null": {f"aws:ResourceTag/{SHARE_TAG_KEY}": "true"},
         },
         "Effect": "Allow",
@@ -389,6 +396,7 @@ def test_grant_submit_is_limited_to_queue_share_tag_priority_and_execution_roles
             "Condition": {
                 "NumericLessThanEquals": {"batch:SchedulingPriority": 50},
                 "StringEquals": {f"aws:RequestTag/{SHARE_TAG_KEY}": "Detailed"},
+                "ForAllValues:StringNotEqualsIgnoreCase": RESERVED,
             },
             "Effect": "Allow",
             "Resource": [
@@ -415,7 +423,8 @@ def test_grant_submit_without_ceiling_or_roles(built: SimpleNamespace) -> None:
     assert policy_statements(built.open_submitter) == [
         {
             "Action": "batch:SubmitServiceJob",
-            "Condition": {"StringEquals": {f"aws:RequestTag/{SHARE_TAG_KEY}": "Lend"}},
+            "Condition": {"StringEquals": {f"aws:RequestTag/{SHARE_TAG_KEY}": "Lend"},
+                          "ForAllValues:StringNotEqualsIgnoreCase": RESERVED},
             "Effect": "Allow",
             "Resource": [
                 queue_arn(built.cfn_queue),
@@ -435,6 +444,7 @@ def test_grant_submit_on_a_custom_resource_share_uses_its_physical_id(
     assert statement["Condition"] == {
         "NumericLessThanEquals": {"batch:SchedulingPriority": 0},
         "StringEquals": {f"aws:RequestTag/{SHARE_TAG_KEY}": "Detailed"},
+        "ForAllValues:StringNotEqualsIgnoreCase": RESERVED,
     }
 
 
@@ -502,6 +512,7 @@ def test_an_imported_share_grants_in_its_own_account_and_region(built: SimpleNam
             "Condition": {
                 "NumericLessThanEquals": {"batch:SchedulingPriority": 10},
                 "StringEquals": {f"aws:RequestTag/{SHARE_TAG_KEY}": "team-a"},
+                "ForAllValues:StringNotEqualsIgnoreCase": RESERVED,
             },
             "Effect": "Allow",
             "Resource": [QUEUE_ARN, SHARE_ARN, jobs],

@@ -6,8 +6,9 @@ statistic over the data points whose namespace, name and *exact* dimension set m
 math (``IF``, ``AND``, ``OR``, comparisons, arithmetic) on those values, a period whose inputs
 are missing having no value; then the alarm is in ALARM when each of the last
 ``EvaluationPeriods`` periods breaches, a period without a value counting as the alarm's
-``TreatMissingData`` says (``breaching``, ``notBreaching``; ``missing``/``ignore``: all missing
-gives INSUFFICIENT_DATA).
+``TreatMissingData`` says (``breaching``, ``notBreaching``; ``missing``: all missing gives
+INSUFFICIENT_DATA; ``ignore``: "the current alarm state is maintained", so all missing keeps the
+state the alarm was in, INSUFFICIENT_DATA for a new one).
 """
 
 from __future__ import annotations
@@ -96,8 +97,10 @@ def period_value(alarm: Mapping[str, Any], points: Sequence[DataPoint]) -> float
     return _evaluate(returned["Expression"], values)
 
 
-def alarm_state(alarm: Mapping[str, Any], periods: Sequence[Sequence[DataPoint]]) -> str:
-    """ALARM, OK or INSUFFICIENT_DATA after the last of ``periods`` (oldest first)."""
+def alarm_state(alarm: Mapping[str, Any], periods: Sequence[Sequence[DataPoint]],
+                previous: str = "INSUFFICIENT_DATA") -> str:
+    """ALARM, OK or INSUFFICIENT_DATA after the last of ``periods`` (oldest first), for an
+    alarm that was in ``previous`` before them."""
     needed = int(alarm["EvaluationPeriods"])
     window = list(periods)[-needed:]
     if len(window) < needed:
@@ -108,7 +111,13 @@ def alarm_state(alarm: Mapping[str, Any], periods: Sequence[Sequence[DataPoint]]
     for points in window:
         value = period_value(alarm, points)
         breaches.append(None if value is None else compare(value, float(alarm["Threshold"])))
-    if all(b is None for b in breaches) and treat in ("missing", "ignore"):
+    if all(b is None for b in breaches) and treat == "ignore":
+        return previous
+    if all(b is None for b in breaches) and treat == "missing":
         return "INSUFFICIENT_DATA"
+    if treat in ("missing", "ignore"):
+        # Only the periods with data are evaluated.
+        resolved = [b for b in breaches if b is not None]
+        return "ALARM" if all(resolved) else "OK"
     resolved = [(treat == "breaching") if b is None else b for b in breaches]
     return "ALARM" if all(resolved) else "OK"

@@ -12,6 +12,7 @@ from aws_cdk.assertions import Template
 
 from quota_constructs import QuotaShareMonitoring, ShareAlarmThresholds
 from quota_constructs.model import CapacityLimit, QuotaShareSpec, SharingStrategy
+from quota_constructs.runtime import share_metrics_handler
 from quota_constructs.runtime.monitoring_contract import (
     OLDEST_RUNNABLE_JOB_AGE,
     RUNNABLE_JOBS,
@@ -50,9 +51,10 @@ class Deployed:
         props: dict[str, Any] = self.resources[logical_id(construct)]["Properties"]
         return props
 
-    def starved(self, share: str, periods: list[list[DataPoint]]) -> str:
+    def starved(self, share: str, periods: list[list[DataPoint]],
+                previous: str = "INSUFFICIENT_DATA") -> str:
         [alarm] = [a for a in self.monitoring.alarms_of(share) if a.node.id == "Starved"]
-        return alarm_state(self.alarm(alarm), periods)
+        return alarm_state(self.alarm(alarm), periods, previous)
 
     def health(self, periods: list[list[DataPoint]]) -> str:
         assert self.monitoring.monitor_health_alarm is not None
@@ -147,7 +149,32 @@ def test_batch_failing_every_call_pages_operations_not_owners(
     runs = [deployed.run() for _ in range(2)]
 
     assert deployed.health(runs) == "ALARM"
-    assert deployed.starved("QS2", [runs[-1]]) == "OK"  # nothing measured is not starvation
+    # Nothing measured is neither starvation nor its end: the alarm keeps its state.
+    for previous in ("OK", "ALARM", "INSUFFICIENT_DATA"):
+        assert deployed.starved("QS2", [runs[-1]], previous) == previous
+
+
+def test_a_stale_snapshot_neither_starves_nor_clears_and_pages_operations(
+    deployed: Deployed, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    batch, queue = deployed.monitor.batch, deployed.monitor.training
+    now_ms = 1_893_456_000_000
+    monkeypatch.setattr(share_metrics_handler, "CLOCK", lambda: now_ms / 1000.0)
+    job = batch.add_service_job(queue, "QS2", "RUNNABLE", {G5: 1})
+    job.runnable_since = now_ms - int(HOUR * 1000)
+    batch.snapshot_updated_at_ms = now_ms - 60_000
+    fresh = [deployed.run() for _ in range(2)]
+    assert deployed.starved("QS2", [fresh[0] + fresh[1]]) == "ALARM"
+    assert deployed.starved("QS1", [fresh[0]]) == "OK"
+
+    # The snapshot stops being refreshed: 20 minutes old, past the default bound of 10.
+    batch.snapshot_updated_at_ms = now_ms - 20 * 60_000
+    stale = [deployed.run() for _ in range(2)]
+
+    assert deployed.starved("QS2", [stale[0] + stale[1]], previous="ALARM") == "ALARM"
+    assert deployed.starved("QS1", [stale[0] + stale[1]], previous="OK") == "OK"
+    assert deployed.health(stale) == "ALARM"
+    assert deployed.health(fresh) == "OK"
 
 
 def test_a_monitor_that_does_not_run_is_unhealthy(deployed: Deployed) -> None:

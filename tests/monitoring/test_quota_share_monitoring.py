@@ -156,6 +156,19 @@ def test_functions_are_told_their_queue_declaration_and_namespace(built: Any) ->
     enforcing_env = function_properties(built.enforcing.job_events_function)["Environment"][
         "Variables"]
     assert enforcing_env[contract.ENFORCE_BUDGET_ENV] == "true"
+    # The snapshot's age bound: ten minutes unless told otherwise.
+    assert metrics_env[contract.MAX_SNAPSHOT_AGE_ENV] == "600"
+
+
+@pytest.mark.parametrize(("age", "told"), [
+    (cdk.Duration.minutes(20), "1200"), (cdk.Duration.seconds(90), "90"), (None, "off"),
+])
+def test_the_snapshot_age_bound_reaches_the_metrics_function(
+    age: cdk.Duration | None, told: str
+) -> None:
+    monitoring = scratch_queue().add_monitoring(max_snapshot_age=age)
+    env = function_properties(monitoring.metrics_function)["Environment"]["Variables"]
+    assert env[contract.MAX_SNAPSHOT_AGE_ENV] == told
 
 
 def test_owner_topics_reach_the_events_function_as_owner_to_arn(built: Any) -> None:
@@ -424,7 +437,9 @@ def test_starved_is_the_head_job_waiting_while_it_fits_in_idle_own_capacity(
                  for q in starved["Metrics"] if "MetricStat" in q}
         assert stats == {"wait": (contract.OLDEST_RUNNABLE_JOB_AGE, "Minimum"),
                          "fits": (contract.HEAD_JOB_FITS_IDLE_OWN, "Minimum")}
-        assert starved["TreatMissingData"] == "notBreaching"
+        # Neither starvation nor its end when nothing was measured (or the snapshot was
+        # too old to judge): the alarm keeps its state.
+        assert starved["TreatMissingData"] == "ignore"
         assert starved["Threshold"] == 1
 
 
@@ -574,6 +589,52 @@ def test_a_topic_defined_in_the_app_gets_the_grant_on_topic_and_key() -> None:
     assert monitoring.monitor_health_alarm is not None
 
 
+def key_warnings(stack: cdk.Stack) -> list[str]:
+    return [
+        str(m.entry.data)
+        for m in Annotations.from_stack(stack).find_warning("*", Match.any_value())
+        if "quota_constructs:alarm-topic-key-not-managed" in str(m.entry.data)
+    ]
+
+
+def test_a_topic_encrypted_with_the_aws_managed_key_gets_a_warning_saying_what_to_do() -> None:
+    stack = cdk.Stack(cdk.App(), "ManagedKey", env=ENV)
+    aws_key = kms.Alias.from_alias_name(stack, "AwsSnsKey", "alias/aws/sns")
+    operations = sns.Topic(stack, "Ops", master_key=aws_key, enforce_ssl=True)
+    managed(stack).add_monitoring(operations_topic=operations)
+    (warning,) = key_warnings(stack)
+    assert "ManagedKey/Ops" in warning and "alias/aws/sns" in warning
+    assert "AWS managed key" in warning and "customer managed key" in warning
+    # The topic's own policy is the app's, so it still gets CloudWatch's statement.
+    assert "alarm-topic-not-managed" not in str(
+        Annotations.from_stack(stack).find_warning("*", Match.any_value()))
+
+
+def test_an_owner_topic_with_an_imported_key_gets_a_warning_naming_the_statement() -> None:
+    stack = cdk.Stack(cdk.App(), "ImportedKey", env=ENV)
+    arn = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+    key = kms.Key.from_key_arn(stack, "TeamKey", arn)
+    topic = sns.Topic(stack, "ResearchTopic", master_key=key, enforce_ssl=True)
+    product = sns.Topic(stack, "ProductTopic", enforce_ssl=True)  # unencrypted: nothing to warn
+    managed(stack).add_monitoring(owner_topics={"research": topic, "product": product})
+    (warning,) = key_warnings(stack)
+    assert "ImportedKey/ResearchTopic" in warning and arn in warning
+    assert "kms:Decrypt" in warning and "kms:GenerateDataKey*" in warning
+    assert "aws:SourceAccount" in warning and "ImportedKey" in warning
+
+
+def test_a_key_defined_in_the_app_needs_no_warning() -> None:
+    stack = cdk.Stack(cdk.App(), "OwnKey", env=ENV)
+    key = kms.Key(stack, "OpsKey", enable_key_rotation=True)
+    alias = kms.Alias(stack, "OpsAlias", alias_name="alias/ops", target_key=key)
+    operations = sns.Topic(stack, "Ops", master_key=alias, enforce_ssl=True)
+    managed(stack).add_monitoring(operations_topic=operations)
+    assert key_warnings(stack) == []
+    key_policy = Template.from_stack(stack).to_json()["Resources"][logical_id(key)][
+        "Properties"]["KeyPolicy"]["Statement"]
+    assert any(_allows(s, {"kms:Decrypt", "kms:GenerateDataKey*"}) for s in key_policy)
+
+
 # -- switches ----------------------------------------------------------------------------------
 
 
@@ -663,6 +724,9 @@ def scratch_queue() -> QuotaManagedTrainingQueue:
         ({"alarms_enabled": "yes"}, "alarms_enabled", "True or False"),
         ({"thresholds": ShareAlarmThresholds(starved_after=cdk.Duration.seconds(90))},
          "thresholds.starved_after", "whole minutes"),
+        ({"max_snapshot_age": cdk.Duration.seconds(30)}, "max_snapshot_age", "1 minute to 1 day"),
+        ({"max_snapshot_age": cdk.Duration.days(2)}, "max_snapshot_age", "1 minute to 1 day"),
+        ({"max_snapshot_age": 600}, "max_snapshot_age", "None (any age)"),
     ],
 )
 def test_bad_props_name_the_monitoring_and_the_field(

@@ -105,6 +105,10 @@ class MonitoringFakeBatch(FakeBatch):
     share_faults: dict[str, deque[Fault]] = field(default_factory=dict)
     terse_listing: bool = False
     """ListQuotaShares answers names, ARNs and statuses only (as an endpoint might)."""
+    snapshot_updated_at_ms: int | None = None
+    """Every part's ``lastUpdatedAt`` in GetJobQueueSnapshot (None: now)."""
+    snapshot_undated: bool = False
+    """GetJobQueueSnapshot sends no ``lastUpdatedAt`` at all (AWS marks the field optional)."""
     position_kept_on_requeue: bool = False
     """AWS does not document what a preemption does to ``earliestTimeAtPosition``: False, the
     requeued job's time restarts when it is put back; True, it keeps its submission time."""
@@ -237,18 +241,23 @@ class MonitoringFakeBatch(FakeBatch):
             if best is None or _order(job) < _order(best):
                 heads[job.share_name] = job
         front = sorted(waiting, key=_order)[:100]
+        updated = now_ms() if self.snapshot_updated_at_ms is None else self.snapshot_updated_at_ms
         response["frontOfQuotaShares"] = {
             "quotaShares": {
                 share: [{"jobArn": job.arn, "earliestTimeAtPosition": self._at_front(job)}]
                 for share, job in heads.items()
             },
-            "lastUpdatedAt": now_ms(),
+            "lastUpdatedAt": updated,
         }
         response["frontOfQueue"] = {
             "jobs": [{"jobArn": job.arn, "earliestTimeAtPosition": self._at_front(job)}
                      for job in front],
-            "lastUpdatedAt": now_ms(),
+            "lastUpdatedAt": updated,
         }
+        response.setdefault("queueUtilization", {})["lastUpdatedAt"] = updated
+        if self.snapshot_undated:
+            for part in ("frontOfQuotaShares", "frontOfQueue", "queueUtilization"):
+                response[part].pop("lastUpdatedAt", None)
         return response
 
     def _at_front(self, job: FakeServiceJob) -> int:

@@ -15,6 +15,7 @@ from quota_constructs.runtime.monitoring_contract import (
     OWNER_TOPICS_ENV,
     PREEMPTIONS,
 )
+from tests.monitoring.sample_events import QUEUE_BLOCKED, STATE_CHANGE, on_queue
 
 from .conftest import G5, Monitor, context
 from .emf_lines import DataPoint, data_points, values
@@ -363,3 +364,86 @@ def test_non_batch_events_are_ignored(monitor: Monitor) -> None:
     outcome = deliver({"detail-type": "Scheduled Event", "source": "aws.events", "detail": {}})
     assert outcome["outcome"].startswith("ignored")
     assert monitor.batch.calls == []
+
+
+# -- AWS's own sample events: detail.jobId differs from the id in detail.jobArn ------------------
+
+
+def documented(sample: dict[str, Any], monitor: Monitor, **detail: Any) -> dict[str, Any]:
+    """An AWS Batch user guide sample, only its queue made the monitored one (and ``detail``
+    fields changed where a test says)."""
+    event = on_queue(sample, monitor.training)
+    event["detail"].update(detail)
+    return event
+
+
+def described_ids(monitor: Monitor) -> list[str]:
+    return [params["jobId"] for name, params in monitor.batch.calls
+            if name == "DescribeServiceJob"]
+
+
+def sample_ids(sample: dict[str, Any]) -> tuple[str, str]:
+    """The sample's ``detail.jobId`` and the id ending its ``detail.jobArn`` (they differ)."""
+    detail = sample["detail"]
+    from_arn = detail["jobArn"].rsplit("/", 1)[-1]
+    assert detail["jobId"] != from_arn  # what the samples really say
+    return detail["jobId"], from_arn
+
+
+def blocked_job_with_id(monitor: Monitor, job_id: str) -> FakeServiceJob:
+    monitor.create_shares()
+    job = monitor.batch.add_service_job(monitor.training, "QS2", "RUNNABLE", {G5: 4},
+                                        name="event-test")
+    job.job_id = job_id
+    return job
+
+
+@pytest.mark.parametrize("found_by", ["detail.jobId", "detail.jobArn"])
+def test_the_documented_queue_blocked_sample_finds_its_job_by_either_id(
+    monitor: Monitor, found_by: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    given_id, arn_id = sample_ids(QUEUE_BLOCKED)
+    job = blocked_job_with_id(monitor, given_id if found_by == "detail.jobId" else arn_id)
+    capsys.readouterr()
+
+    outcome = deliver(documented(QUEUE_BLOCKED, monitor))
+
+    assert outcome["outcome"] == "reported"
+    # Looked up by job id, never by ARN: the event's jobId first, then the ARN's.
+    expected = [given_id] if found_by == "detail.jobId" else [given_id, arn_id]
+    assert described_ids(monitor) == expected
+    [message] = monitor.sns.to(monitor.topics["nlp-team"])
+    assert job.arn in message.message  # the job as AWS Batch describes it
+    assert values(emitted(capsys), BLOCKED_JOBS, QuotaShare="QS2") == [1]
+    # The same job reported again under its other id is the same job: one notice.
+    again = documented(QUEUE_BLOCKED, monitor, jobId=job.job_id, jobArn=job.arn)
+    again["id"] = "another-delivery"
+    assert deliver(again)["outcome"] == "duplicate"
+
+
+@pytest.mark.parametrize("found_by", ["detail.jobId", "detail.jobArn"])
+def test_the_documented_state_change_sample_finds_its_job_by_either_id(
+    monitor: Monitor, found_by: str
+) -> None:
+    given_id, arn_id = sample_ids(STATE_CHANGE)
+    monitor.create_shares()
+    job = monitor.batch.add_service_job(monitor.training, "QS3", "RUNNING", {G5: 1},
+                                        name="event-test", retries_before_termination=0)
+    job.job_id = given_id if found_by == "detail.jobId" else arn_id
+    monitor.batch.preempt(job.job_id)
+
+    outcome = deliver(documented(STATE_CHANGE, monitor, status="FAILED",
+                                 statusReason="Job failed: preemption retries exhausted"))
+
+    assert outcome["outcome"] == "reported"
+    assert all(not job_id.startswith("arn:") for job_id in described_ids(monitor))
+    [message] = monitor.sns.to(monitor.topics["research-team"])
+    assert job.arn in message.message
+
+
+def test_a_sample_whose_ids_aws_batch_knows_neither_of_is_ignored(monitor: Monitor) -> None:
+    monitor.create_shares()
+    outcome = deliver(documented(QUEUE_BLOCKED, monitor))
+    assert outcome["outcome"] == "ignored: AWS Batch does not know the job"
+    assert outcome["job_ids"] == list(sample_ids(QUEUE_BLOCKED))
+    assert monitor.sns.published == []

@@ -12,6 +12,7 @@ from quota_constructs.runtime import batch_gateway, share_metrics_handler
 from quota_constructs.runtime.monitoring_contract import (
     CAPACITY_IN_USE,
     HEAD_JOB_FITS_IDLE_OWN,
+    MAX_SNAPSHOT_AGE_ENV,
     MONITOR_HEALTHY,
     OLDEST_RUNNABLE_JOB_AGE,
     RUNNABLE_JOBS,
@@ -329,3 +330,127 @@ def test_a_change_made_outside_any_deployment_is_drift(
 
     assert summary["drifted"] == ["QS1"]
     assert values(points, SHARE_DRIFT, QuotaShare="QS1") == [1]
+
+
+# -- the snapshot's age ---------------------------------------------------------------------------
+
+NOW_MS = 1_893_456_000_000
+"""The injected clock's reading (the fake dates its snapshot relative to it)."""
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(share_metrics_handler, "CLOCK", lambda: NOW_MS / 1000.0)
+
+
+def arrange_starving_share(monitor: Monitor, snapshot_age_seconds: float) -> None:
+    """QS2 idle, its one job waiting at the front for two hours: Starved, were it judged."""
+    monitor.create_shares()
+    job = monitor.batch.add_service_job(monitor.training, "QS2", "RUNNABLE", {G5: 1})
+    job.runnable_since = NOW_MS - 2 * 3600 * 1000
+    monitor.batch.add_service_job(monitor.training, "QS1", "RUNNING", {G5: 1})
+    monitor.batch.snapshot_updated_at_ms = NOW_MS - int(snapshot_age_seconds * 1000)
+
+
+def snapshot_figures(points: list[DataPoint]) -> list[Any]:
+    return [p for p in points if p.name in (CAPACITY_IN_USE, OLDEST_RUNNABLE_JOB_AGE,
+                                             HEAD_JOB_FITS_IDLE_OWN, RUNNABLE_JOBS)]
+
+
+def test_a_snapshot_within_the_bound_is_judged(
+    monitor: Monitor, capsys: pytest.CaptureFixture[str], clock: None
+) -> None:
+    arrange_starving_share(monitor, snapshot_age_seconds=599)
+
+    summary, points = run(capsys)
+
+    assert summary["missing"] == []
+    assert values(points, OLDEST_RUNNABLE_JOB_AGE, QuotaShare="QS2") == [7200.0]
+    assert values(points, HEAD_JOB_FITS_IDLE_OWN, QuotaShare="QS2") == [1]
+    assert values(points, MONITOR_HEALTHY) == [1]
+
+
+@pytest.mark.parametrize("age_seconds", [601, 3 * 3600])
+def test_a_snapshot_older_than_the_bound_is_not_judged_and_health_says_so(
+    monitor: Monitor, capsys: pytest.CaptureFixture[str], clock: None, age_seconds: float
+) -> None:
+    arrange_starving_share(monitor, snapshot_age_seconds=age_seconds)
+
+    summary, points = run(capsys)
+
+    # Nothing from the snapshot: no false Starved (wait, fit) and no false all-clear (a wait
+    # of 0, "nothing waits", idle capacity) — the figures are withheld, not zeroed.
+    assert snapshot_figures(points) == []
+    [why] = summary["missing"]
+    assert why.startswith("GetJobQueueSnapshot (") and "600 s allowed" in why
+    assert values(points, MONITOR_HEALTHY) == [0]
+    # What does not come from the snapshot is still measured.
+    assert values(points, SHARE_DRIFT) == [0, 0, 0]
+    # And nothing was read on the strength of the stale snapshot.
+    assert monitor.batch.count("DescribeServiceJob") == 0
+    assert monitor.batch.count("ListServiceJobs") == 0
+
+
+def test_a_snapshot_of_unknown_age_is_not_judged(
+    monitor: Monitor, capsys: pytest.CaptureFixture[str], clock: None
+) -> None:
+    arrange_starving_share(monitor, snapshot_age_seconds=0)
+    monitor.batch.snapshot_undated = True
+
+    summary, points = run(capsys)
+
+    assert snapshot_figures(points) == []
+    assert "no lastUpdatedAt" in summary["missing"][0]
+    assert values(points, MONITOR_HEALTHY) == [0]
+
+
+def test_one_stale_part_is_enough(
+    monitor: Monitor, capsys: pytest.CaptureFixture[str], clock: None,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The usage fresh, the shares' fronts (the waits) old: still not judged."""
+    arrange_starving_share(monitor, snapshot_age_seconds=0)
+    original = type(monitor.batch)._GetJobQueueSnapshot
+
+    def fronts_behind(self: Any, p: dict[str, Any]) -> dict[str, Any]:
+        response = original(self, p)
+        response["frontOfQuotaShares"]["lastUpdatedAt"] = NOW_MS - 3600 * 1000
+        return response
+
+    monkeypatch.setattr(type(monitor.batch), "_GetJobQueueSnapshot", fronts_behind)
+
+    summary, points = run(capsys)
+
+    assert snapshot_figures(points) == []
+    assert "frontOfQuotaShares was last updated 3600 s ago" in summary["missing"][0]
+
+
+@pytest.mark.parametrize(("setting", "judged"), [("1200", True), ("off", True), ("300", False)])
+def test_the_bound_is_the_monitors_setting(
+    monitor: Monitor, capsys: pytest.CaptureFixture[str], clock: None,
+    setting: str, judged: bool,
+) -> None:
+    # 11 minutes old: within a 20-minute bound, judged; "off": any age is judged; a 5-minute
+    # bound withholds it.
+    arrange_starving_share(monitor, snapshot_age_seconds=660)
+    monitor.monkeypatch.setenv(MAX_SNAPSHOT_AGE_ENV, setting)
+
+    summary, points = run(capsys)
+
+    assert bool(snapshot_figures(points)) is judged
+    assert values(points, MONITOR_HEALTHY) == [1 if judged else 0]
+    assert (summary["missing"] == []) is judged
+
+
+@pytest.mark.parametrize("setting", ["0", "ten", "-5", "1.5"])
+def test_an_unreadable_bound_is_a_configuration_error(
+    monitor: Monitor, setting: str
+) -> None:
+    from quota_constructs.runtime.monitor_settings import (
+        MonitorConfigurationError,
+        MonitorSettings,
+    )
+
+    monitor.monkeypatch.setenv(MAX_SNAPSHOT_AGE_ENV, setting)
+    with pytest.raises(MonitorConfigurationError, match=MAX_SNAPSHOT_AGE_ENV):
+        MonitorSettings.from_environment()

@@ -1,7 +1,8 @@
 """Reviewer's held-out check of issue 15's grants.
 
 The synthesized TagResource statement is evaluated by a small IAM condition evaluator written
-here (StringEquals, ForAllValues:StringEquals, Null — as the IAM policy reference defines them)
+here (StringEquals, ForAllValues:StringEquals, ForAllValues:StringNotEqualsIgnoreCase, Null — as
+the IAM policy reference defines them)
 against request contexts the tests in tests/constructs do not try; and grants to principals of
 another account, in shapes other than the existing test's, are refused at synth.
 """
@@ -49,6 +50,11 @@ def condition_holds(operator: str, expected: dict[str, Any], context: dict[str, 
             # (true for an absent or empty key: the IAM reference's warning).
             if any(value not in allowed for value in context.get(key, [])):
                 return False
+        elif operator == "ForAllValues:StringNotEqualsIgnoreCase":
+            # Every value in the request equals none of the listed ones (ignoring case).
+            barred = {value.lower() for value in allowed}
+            if any(value.lower() in barred for value in context.get(key, [])):
+                return False
         elif operator == "Null":
             if (key not in context) != (allowed[0] == "true"):
                 return False
@@ -95,9 +101,14 @@ def test_the_job_being_submitted_may_carry_its_share_tag(granted: cdk.Stack) -> 
     assert tag_resource_allowed(granted, request({SHARE_TAG_KEY: "vision"}, None))
 
 
+def test_the_job_being_submitted_may_carry_other_tags_too(granted: cdk.Stack) -> None:
+    # Issue 26 item 8: cost-allocation and experiment tags go with the share's tag.
+    assert tag_resource_allowed(granted, request({SHARE_TAG_KEY: "vision", "cost": "x"}, None))
+
+
 @pytest.mark.parametrize("tags, existing", [
     ({SHARE_TAG_KEY: "speech"}, None),                          # another share's name
-    ({SHARE_TAG_KEY: "vision", "cost": "x"}, None),             # a second key
+    ({SHARE_TAG_KEY: "vision", "quota-constructs:owner": "x"}, None),  # a reserved key
     ({"cost": "x"}, None),                                      # no share key at all
     ({SHARE_TAG_KEY: "vision"}, {SHARE_TAG_KEY: "speech"}),     # relabel another's job
     ({SHARE_TAG_KEY: "vision"}, {SHARE_TAG_KEY: "vision"}),     # re-tag its own existing job

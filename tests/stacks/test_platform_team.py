@@ -50,6 +50,11 @@ def test_team_may_submit_only_into_its_share_up_to_its_ceiling(team: Template) -
     assert submit[0]["Condition"] == {
         "NumericLessThanEquals": {"batch:SchedulingPriority": 50},
         "StringEquals": {"aws:RequestTag/quota-constructs:quota-share": "vision"},
+        # Other tags may come along, but none of the keys the library reserves.
+        "ForAllValues:StringNotEqualsIgnoreCase": {"aws:TagKeys": [
+            "quota-constructs:owner", "quota-constructs:adopting", "quota-constructs:lifecycle",
+            "quota-constructs:deployed-config",
+        ]},
     }
     pass_role = [s for s in statements(team) if s["Action"] == "iam:PassRole"]
     assert len(pass_role) == 1
