@@ -76,6 +76,7 @@ from ..model import (
     SharingStrategy,
 )
 from .arrangements import _subset
+from .environment_advice import EnvironmentSearch
 from .inputs import PriorityChange, SimJob, SimulationOptions
 from .problem import Problem, compile_problem
 from .search_tasks import (
@@ -154,6 +155,8 @@ class Recommendation:
     environment_shares: list[QuotaShareSpec]
     """A declaration meeting every target on ``environment_needed`` (empty when none was
     confirmed)."""
+    environment_reasons: dict[str, str]
+    """Per instance type advised to grow or shrink, why."""
     demand: list[Demand]
     holdout: HoldoutCheck | None
     searched_jobs: int
@@ -255,6 +258,7 @@ def recommend(
         environment_basis=result.environment_basis,
         environment_shares=(search.specs(result.environment_allocation)
                             if result.environment_allocation is not None else []),
+        environment_reasons=result.environment_reasons,
         demand=search.demands,
         holdout=holdout_check,
         searched_jobs=len(searched),
@@ -275,6 +279,7 @@ class _Outcome:
     environment_verified: bool
     environment_basis: str
     environment_allocation: Allocation | None
+    environment_reasons: dict[str, str] = field(default_factory=dict)
 
 
 def _pins(shares: Sequence[QuotaShareSpec], pins: Iterable[Pin]) -> dict[str, Pin]:
@@ -329,6 +334,11 @@ class _Search:
         """A contiguous stretch of the history candidates are ranked on first (long histories
         only); None: every candidate is replayed on the whole history."""
         self.width = CONFIRMED_PER_ROUND
+        self.jobs: list[SimJob] = []
+        self.changes: list[PriorityChange] = []
+        self.screen_jobs = 0
+        self.floors: list[list[int]] = []
+        self.needed: list[int] = []
 
     # --- inputs -------------------------------------------------------------------------
     def compile(
@@ -336,6 +346,7 @@ class _Search:
     ) -> None:
         """Check the jobs once against the most any allocation could give each share (every
         listed type up to the whole environment), so that any candidate can be replayed."""
+        self.jobs, self.changes, self.screen_jobs = jobs, changes, screen_jobs
         self.problem = without_ids(self._compile(jobs, changes))
         n = len(jobs)
         if screen_jobs and n > 2 * screen_jobs:
@@ -478,7 +489,7 @@ class _Search:
         ]
 
     # --- the search -----------------------------------------------------------------------
-    def run(self, max_simulations: int) -> _Outcome:
+    def run(self, max_simulations: int, *, advise: bool = True) -> _Outcome:
         problem = self.problem
         assert problem is not None
         index = {spec.name: i for i, spec in enumerate(self.today)}
@@ -548,11 +559,7 @@ class _Search:
             "meets every target" if not today_missed else
             "misses the targets of " + ", ".join(sorted(today_missed))))
 
-        partition_at_need = self._partition(today, floors, floors, tuple(needed))
-        verified = False
-        if partition_at_need is not None:
-            (need_scores,) = self.evaluate_all([(partition_at_need, tuple(needed))])
-            verified = need_scores is not None and not self.missed(need_scores)
+        self.floors, self.needed = floors, needed
         if today_columns is not None and not today_missed:
             best, best_scores = today, self.today_scores
         else:
@@ -570,93 +577,89 @@ class _Search:
         for name in unmet:
             reasons.setdefault(name, self._why_missed(name, best_scores, floors, needed,
                                                       index))
-        environment: tuple[int, ...] = tuple(needed)
-        basis = "a RESERVE partition giving every share what it needs alone"
-        at_environment = partition_at_need if verified else None
-        scaled = self._smallest_environment(best, best_scores)
-        if scaled is not None and (not verified or sum(scaled[1]) < sum(needed)):
-            at_environment, environment = scaled
-            verified = True
-            basis = "the recommended allocation scaled with the environment"
-        return _Outcome(
+        outcome = _Outcome(
             allocation=best,
             scores=best_scores,
             missed=len(unmet),
             unmet=unmet,
             reasons={name: reasons[name] for name in unmet},
-            environment_needed=dict(zip(self.units, environment, strict=True)),
-            environment_verified=verified,
-            environment_basis=basis,
-            environment_allocation=at_environment,
+            environment_needed=dict(zip(self.units, self.capacity, strict=True)),
+            environment_verified=not unmet,
+            environment_basis="today's environment",
+            environment_allocation=best if not unmet else None,
+        )
+        if not advise:
+            return outcome
+        advice = EnvironmentSearch(self, max_simulations).advise(best, best_scores)
+        return replace(
+            outcome,
+            environment_needed=dict(zip(self.units, advice.sizes, strict=True)),
+            environment_verified=advice.verified,
+            environment_basis=advice.basis,
+            environment_allocation=advice.allocation,
+            environment_reasons=advice.reasons,
         )
 
-    def _scaled(self, allocation: Allocation, factor: float) -> tuple[Allocation, tuple[int, ...]]:
-        """The environment scaled by ``factor`` (never below what the shares' largest jobs and
-        pinned limits need) and ``allocation``'s limits scaled with it, then lowered to fit."""
+    def lowest(self, allocation: Allocation) -> list[list[int]]:
+        """Per share and type, the least limit any allocation may give it: its pinned limit,
+        else at least 1, its largest job and its pinned minimum (0 where it lists none)."""
         rows: list[list[int]] = []
-        lowest: list[list[int]] = []
         for s, (limits, _, _) in enumerate(allocation):
             pin = self.pins.get(self.today[s].name)
             if pin is not None and pin.limits:
                 rows.append(list(limits))
-                lowest.append(list(limits))
                 continue
-            floor = [
+            rows.append([
                 0 if not count else max(1, self.largest.get((s, k), 1),
                                         pin.minimum.get(self.units[k], 0) if pin else 0)
                 for k, count in enumerate(limits)
-            ]
-            lowest.append(floor)
-            rows.append([max(f, round(count * factor)) if count else 0
-                         for f, count in zip(floor, limits, strict=True)])
-        env = tuple(
-            max(1, math.ceil(capacity * factor), sum(row[k] for row in lowest))
-            for k, capacity in enumerate(self.capacity)
-        )
-        fitted = self._fit(rows, lowest, env)
-        assert fitted is not None  # the environment holds every floor by construction
-        return self._allocation(fitted, [(st, b) for _, st, b in allocation]), env
+            ])
+        return rows
 
-    def _smallest_environment(
-        self, best: Allocation, scores: Scores
-    ) -> tuple[Allocation, tuple[int, ...]] | None:
-        """The smallest environment (by instances) found on which ``best``, scaled with it,
-        meets every target: shrinking when it meets today's environment, growing when not;
-        two rounds of parallel replays (on the screening stretch when there is one, the
-        answer then confirmed on the whole history)."""
-        meets_now = not self.missed(scores)
-        steps: tuple[float, ...] = (
-            (0.25, 0.5, 0.625, 0.75, 0.875) if meets_now else (1.25, 1.5, 2.0, 3.0))
-        lower = 0.0 if meets_now else 1.0
-        upper = 1.0 if meets_now else math.inf
-        passing: list[tuple[float, Allocation, tuple[int, ...]]] = []
-        for _ in range(2):
-            tried = [(f, *self._scaled(best, f)) for f in steps]
-            results = self.evaluate_all([(a, env) for _, a, env in tried], self.screen)
-            for (f, a, env), r in zip(tried, results, strict=True):
-                if r is not None and not self.missed(r):
-                    passing.append((f, a, env))
-                    upper = min(upper, f)
-            failing = [f for (f, _, _), r in zip(tried, results, strict=True)
-                       if f < upper and (r is None or self.missed(r))]
-            lower = max([lower, *failing])
-            if math.isinf(upper) or upper - lower <= 0.05:
-                break
-            steps = (lower + (upper - lower) / 3, lower + 2 * (upper - lower) / 3)
-        passing.sort(key=lambda item: item[0])
-        if self.screen is not None:
-            # Confirm in full, smallest first, at most two rounds.
-            for first in range(0, min(len(passing), 2 * self.width), self.width):
-                batch = passing[first : first + self.width]
-                results = self.evaluate_all([(a, env) for _, a, env in batch])
-                for (_, a, env), r in zip(batch, results, strict=True):
-                    if r is not None and not self.missed(r):
-                        return a, env
-            passing = []
-        if passing:
-            _, allocation, env = passing[0]
-            return allocation, env
-        return (best, tuple(self.capacity)) if meets_now else None
+    def resized(self, allocation: Allocation, env: Sequence[int]) -> Allocation | None:
+        """``allocation`` on the environment ``env``: the limits of each type whose size
+        changes scaled with it (never below :meth:`lowest`), then lowered to fit; a type whose
+        size stays keeps its limits exactly. None when the least limits do not fit."""
+        lowest = self.lowest(allocation)
+        pinned = {s for s, spec in enumerate(self.today)
+                  if spec.name in self.pins and self.pins[spec.name].limits}
+        rows = [
+            [count if s in pinned or not count or env[k] == self.capacity[k]
+             else max(lowest[s][k], round(count * env[k] / self.capacity[k]))
+             for k, count in enumerate(limits)]
+            for s, (limits, _, _) in enumerate(allocation)
+        ]
+        fitted = self._fit(rows, lowest, env)
+        if fitted is None:
+            return None
+        return self._allocation(fitted, [(st, b) for _, st, b in allocation])
+
+    def reachable_missed(self, scores: Scores) -> list[str]:
+        """Targets missed, leaving out those no environment meets (:attr:`Demand.met`)."""
+        unreachable = {d.share for d in self.demands if not d.met}
+        return [name for name in self.missed(scores) if name not in unreachable]
+
+    def search_at(self, env: tuple[int, ...], max_simulations: int
+                  ) -> tuple[tuple[Allocation, Scores] | None, list[str]]:
+        """What ``recommend`` on the environment ``env`` (today's shares, the same jobs,
+        pins and options) finds, when it meets every reachable target: the same search, so
+        that advice about one environment holds when recommend is run on it."""
+        limits = tuple(CapacityLimit(unit, count) for unit, count in zip(self.units, env,
+                                                                         strict=True))
+        sub = _Search(limits, self.today, self.goals, self.pins, self.options, self.pool,
+                      lambda message: None)
+        try:
+            sub.compile(self.jobs, self.changes, self.screen_jobs)
+            found = sub.run(max_simulations, advise=False)
+        except QuotaConfigError:
+            # A job larger than this environment's type can never run: every target of its
+            # share is missed.
+            return None, [str(name) for name in self.goals]
+        finally:
+            self.simulations += sub.simulations
+            self.jobs_simulated += sub.jobs_simulated
+        missed = sub.reachable_missed(found.scores)
+        return (None if missed else (found.allocation, found.scores)), missed
 
     def _floors(self, today: Allocation) -> list[list[int]]:
         """Per share and type, what it needs when served alone by a reserved partition: its

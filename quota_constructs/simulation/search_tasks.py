@@ -151,6 +151,9 @@ class Demand:
     capacity: int
     probes: int
     jobs_simulated: int
+    met: bool = True
+    """False when even every job starting on submission (``capacity``: their instances
+    added up) misses the targets: no environment meets them."""
 
 
 def demand(
@@ -189,10 +192,12 @@ def demand(
                      wait_p95, max_failures)
 
     high = max(low, start)
-    while not ok(high):
-        if high >= cap:
-            break
+    met = ok(high)
+    while not met and high < cap:
         high = min(cap, high * 2)
+        met = ok(high)
+    if not met:
+        return Demand(name, problem.unit_names[unit], high, probes, simulated, met=False)
     low = max(1, low, min(at_least, high))
     if low < high and low != at_least and ok(low):
         high = low
