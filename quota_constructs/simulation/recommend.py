@@ -86,6 +86,7 @@ from .search_tasks import (
     alone,
     demand,
     evaluate,
+    evaluate_with_digest,
     meets,
     without_ids,
 )
@@ -573,6 +574,8 @@ class _Search:
             best, best_scores = self._repair(best, best_scores, max_simulations)
         if not self.missed(best_scores) and best != today:
             best, best_scores = self._walk_back(best, best_scores, today, max_simulations)
+        if best != today:
+            best, best_scores = self._drop_no_ops(best, best_scores, today)
         unmet = self.missed(best_scores)
         for name in unmet:
             reasons.setdefault(name, self._why_missed(name, best_scores, floors, needed,
@@ -956,6 +959,78 @@ class _Search:
             return None
         return tuple((tuple(row), strategy, borrow)
                      for row, (_, strategy, borrow) in zip(rows, current, strict=True))
+
+    # --- changes that change nothing -------------------------------------------------------
+    @staticmethod
+    def _differences(allocation: Allocation, today: Allocation) -> list[tuple[int, int]]:
+        """Each separate change of ``allocation`` against ``today``: (share, -1) for its
+        strategy and borrow limit, (share, type) for one limit."""
+        out = []
+        for s, ((limits, strategy, borrow), (was, was_strategy, was_borrow)) in enumerate(
+            zip(allocation, today, strict=True)
+        ):
+            if (strategy, borrow) != (was_strategy, was_borrow):
+                out.append((s, -1))
+            out += [(s, k) for k, (a, b) in enumerate(zip(limits, was, strict=True)) if a != b]
+        return out
+
+    @staticmethod
+    def _with(target: Allocation, source: Allocation, change: tuple[int, int]) -> Allocation:
+        """``target`` with one change taken from ``source``."""
+        s, k = change
+        limits, strategy, borrow = target[s]
+        if k < 0:
+            _, strategy, borrow = source[s]
+        else:
+            limits = (*limits[:k], source[s][0][k], *limits[k + 1:])
+        row = list(target)
+        row[s] = (limits, strategy, borrow)
+        return tuple(row)
+
+    def _digests(self, allocations: list[Allocation]) -> list[tuple[Scores, str] | None]:
+        problem = self.problem
+        assert problem is not None
+        calls: list[tuple[Callable[..., tuple[Scores, str]], tuple[Any, ...], int]] = []
+        slots: list[int | None] = []
+        for allocation in allocations:
+            columns = self.columns(allocation)
+            slots.append(None if columns is None else len(calls))
+            if columns is not None:
+                calls.append((evaluate_with_digest, (problem, columns, self.options),
+                              len(problem.job_ids)))
+        results = self._map(calls)
+        return [None if slot is None else results[slot] for slot in slots]
+
+    def _drop_no_ops(
+        self, best: Allocation, scores: Scores, today: Allocation
+    ) -> tuple[Allocation, Scores]:
+        """Undo every change of ``best`` that changes nothing: undone, no job's replay differs
+        from ``best``'s; or, made alone on today's declaration, no job's replay differs from
+        today's and undoing it ranks no worse. A change that does nothing is never proposed
+        or counted (e.g. a RESERVE share alone on its type made LEND_AND_BORROW)."""
+        for _ in range(len(self._differences(best, today))):
+            changes = self._differences(best, today)
+            if not changes:
+                break
+            undone = [self._with(best, today, c) for c in changes]
+            alone = [self._with(today, best, c) for c in changes]
+            replays = self._digests([best, today, *undone, *alone])
+            here, base = replays[0], replays[1]
+            assert here is not None
+            n = len(changes)
+            dropped = [
+                i for i in range(n)
+                if (undo := replays[2 + i]) is not None and (
+                    undo[1] == here[1]
+                    or (base is not None and (only := replays[2 + n + i]) is not None
+                        and only[1] == base[1]
+                        and self.key(undone[i], undo[0]) <= self.key(best, scores)))
+            ]
+            if not dropped:
+                break
+            first = dropped[0]
+            best, scores = undone[first], replays[2 + first][0]  # type: ignore[index]
+        return best, scores
 
     def _walk_back(
         self, best: Allocation, scores: Scores, today: Allocation, budget: int

@@ -7,6 +7,7 @@ cluster's ``Client.get_executor()``. Nothing here depends on which worker runs i
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import cast, overload
@@ -104,6 +105,26 @@ def evaluate(problem: Problem, columns: ShareColumns, options: SimulationOptions
         name: ShareScore(f.wait_p95, f.failed_preemption_budget, f.jobs)
         for name, f in figures.items()
     }
+
+
+def evaluate_with_digest(
+    problem: Problem, columns: ShareColumns, options: SimulationOptions
+) -> tuple[Scores, str]:
+    """:func:`evaluate`, and a digest of every job's outcome (each attempt's start, end and
+    how it ended; each job's end and status): two allocations with the same digest make no
+    difference to any job."""
+    candidate = columns.apply(problem)
+    data = run(candidate, options)
+    figures = share_figures(data, candidate)
+    scores = {
+        name: ShareScore(f.wait_p95, f.failed_preemption_budget, f.jobs)
+        for name, f in figures.items()
+    }
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(repr(data.attempts).encode())
+    digest.update(data.finished.tobytes())
+    digest.update(bytes(data.status_failed))
+    return scores, digest.hexdigest()
 
 
 def alone(problem: Problem, share: int, capacity: dict[int, int]) -> Problem:

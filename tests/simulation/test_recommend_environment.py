@@ -133,3 +133,57 @@ def test_advice_is_sufficient_and_each_growth_necessary_on_random_two_type_cases
 ) -> None:
     sizes, shares, jobs = random_case(seed)
     check_advice(sizes, shares, jobs)
+
+
+# --- no change that changes nothing ---------------------------------------------------------
+def outcomes(environment: Sequence[CapacityLimit], shares: Sequence[QuotaShareSpec],
+             jobs: Sequence[SimJob]) -> dict[str, object] | None:
+    try:
+        result = simulate(capacity_limits=environment, shares=shares, jobs=jobs)
+    except QuotaConfigError:
+        return None
+    return {job_id: (job.status, job.finished_at, job.attempts)
+            for job_id, job in result.jobs.items()}
+
+
+def assert_every_change_changes_something(
+    sizes: dict[str, int], today: Sequence[QuotaShareSpec], rec: Recommendation,
+    jobs: Sequence[SimJob],
+) -> None:
+    """Each share the recommendation changes: made alone on today's declaration, or undone
+    from the recommendation, some job's replay differs."""
+    environment = env(sizes)
+    before = outcomes(environment, today, jobs)
+    after = outcomes(environment, rec.shares, jobs)
+    for s, (was, now) in enumerate(zip(today, rec.shares, strict=True)):
+        if was == now:
+            continue
+        alone = [*today[:s], now, *today[s + 1:]]
+        undone = [*rec.shares[:s], was, *rec.shares[s + 1:]]
+        assert (outcomes(environment, alone, jobs) != before
+                or outcomes(environment, undone, jobs) != after), (was, now)
+
+
+def test_a_reserve_share_alone_on_its_type_is_not_made_to_borrow() -> None:
+    """'llm' alone on p4d misses its target: no strategy changes that (nothing to borrow and
+    nobody to lend to), so none is proposed or counted."""
+    shares = [share("llm", {P4: 1}, SharingStrategy.RESERVE, wait=60.0),
+              share("vision", {G5: 1}, SharingStrategy.RESERVE, wait=60.0),
+              share("nlp", {G5: 1}, SharingStrategy.LEND, wait=None)]
+    jobs = [SimJob(job_id=f"l{i}", share="llm", submitted_at=0.0, duration=3600.0,
+                   instance_type=P4) for i in range(2)]
+    jobs += [SimJob(job_id=f"v{i}", share="vision", submitted_at=0.0, duration=600.0,
+                    instance_type=G5) for i in range(2)]
+    sizes = {P4: 1, G5: 2}
+    rec = run(sizes, shares, jobs)
+    llm = rec.shares[0]
+    assert llm.strategy is SharingStrategy.RESERVE and llm.limit_of(P4) == 1
+    assert rec.change == sum(a != b for a, b in zip(shares, rec.shares, strict=True))
+    assert_every_change_changes_something(sizes, shares, rec, jobs)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_no_proposed_change_leaves_the_replay_identical_on_random_cases(seed: int) -> None:
+    sizes, shares, jobs = random_case(seed)
+    rec = run(sizes, shares, jobs)
+    assert_every_change_changes_something(sizes, shares, rec, jobs)
