@@ -235,6 +235,7 @@ def recommend(
     try:
         search = _Search(environment, today, goals, pinned, options, pool, say)
         search.compile(searched, searched_changes, screen_jobs)
+        search.check_pins()
         result = search.run(max_simulations)
         holdout_check = None
         if held:
@@ -377,6 +378,66 @@ class _Search:
         return compile_problem(capacity_limits=self.environment, shares=relaxed, jobs=jobs,
                                priority_changes=changes,
                                unowned_capacity_borrowable=self.options.unowned_capacity_borrowable)
+
+    def check_pins(self) -> None:
+        """Refuse a pin no allocation can honour (QuotaConfigError): a minimum above the
+        environment less what every other share listing the type needs at least (1, its
+        largest job, its own pin), or above the share's own limit when its limits are
+        pinned too. Silently ignoring it would recommend what the user ruled out."""
+        today = self.allocation_of(self.today)
+        lowest = self.lowest(today)
+        for s, spec in enumerate(self.today):
+            pin = self.pins.get(spec.name)
+            if pin is None:
+                continue
+            for unit, count in pin.minimum.items():
+                k = self.units.index(unit)
+                field_name = f"minimum[{unit}]"
+                if pin.limits and count > today[s][0][k]:
+                    raise QuotaConfigError(
+                        f"pin for {spec.name!r}", field_name, count,
+                        f"at most {today[s][0][k]}: its limits are pinned too, at "
+                        f"{today[s][0][k]} x {unit}")
+                others = [(self.today[t].name, row[k]) for t, row in enumerate(lowest)
+                          if t != s and row[k]]
+                most = self.capacity[k] - sum(n for _, n in others)
+                if count > most:
+                    needs = ", ".join(f"{name} {n}" for name, n in others)
+                    raise QuotaConfigError(
+                        f"pin for {spec.name!r}", field_name, count,
+                        f"at most {max(most, 0)}: the environment has {self.capacity[k]} x "
+                        f"{unit}" + (f" and the other shares listing it need at least "
+                                     f"{sum(n for _, n in others)} ({needs})" if others
+                                     else ""))
+
+    def honours_pins(self, allocation: Allocation) -> bool:
+        today = self.allocation_of(self.today)
+        for s, spec in enumerate(self.today):
+            pin = self.pins.get(spec.name)
+            if pin is None:
+                continue
+            limits, strategy, borrow = allocation[s]
+            if pin.strategy and (strategy, borrow) != today[s][1:]:
+                return False
+            if pin.limits and limits != today[s][0]:
+                return False
+            if any(limits[self.units.index(unit)] < count for unit, count in pin.minimum.items()):
+                return False
+        return True
+
+    def _honour_pins(self, allocation: Allocation) -> Allocation:
+        """``allocation`` with every pinned minimum given, taken from the shares furthest
+        above their least limits (:meth:`check_pins` made sure it fits)."""
+        rows = [
+            [max(count, self.pins[spec.name].minimum.get(self.units[k], 0))
+             if count and spec.name in self.pins else count
+             for k, count in enumerate(limits)]
+            for spec, (limits, _, _) in zip(self.today, allocation, strict=True)
+        ]
+        fitted = self._fit(rows, self.lowest(allocation), self.capacity)
+        if fitted is None:
+            return allocation
+        return self._allocation(fitted, [(st, b) for _, st, b in allocation])
 
     # --- allocations ----------------------------------------------------------------------
     def allocation_of(self, specs: Sequence[QuotaShareSpec]) -> Allocation:
@@ -561,14 +622,18 @@ class _Search:
             "misses the targets of " + ", ".join(sorted(today_missed))))
 
         self.floors, self.needed = floors, needed
-        if today_columns is not None and not today_missed:
+        # Today's declaration is an answer only where it honours the pins (a minimum above
+        # today's limit must be given, even when today meets every target).
+        today_valid = today_columns is not None and self.honours_pins(today)
+        if today_valid and not today_missed:
             best, best_scores = today, self.today_scores
         else:
-            candidates = self._candidates(today, floors, today_missed, index)
+            candidates = [self._honour_pins(today),
+                          *self._candidates(today, floors, today_missed, index)]
             candidates = [c for c in dict.fromkeys(candidates) if c != today]
             self.say(f"replaying {len(candidates)} candidate allocations")
             best, best_scores = today, self.today_scores if today_columns else {}
-            picked = self._pick(candidates, (best, best_scores) if today_columns else None)
+            picked = self._pick(candidates, (best, best_scores) if today_valid else None)
             if picked is not None:
                 best, best_scores = picked
             best, best_scores = self._repair(best, best_scores, max_simulations)
@@ -840,6 +905,7 @@ class _Search:
         if not allocations:
             return current
         accept = better or (lambda allocation, scores: True)
+        allocations = [a for a in allocations if self.honours_pins(a)]
         if self.screen is not None:
             screened = self.evaluate_all([(a, None) for a in allocations], self.screen)
             ranked = sorted(
@@ -1012,6 +1078,9 @@ class _Search:
             changes = self._differences(best, today)
             if not changes:
                 break
+            changes = [c for c in changes if self.honours_pins(self._with(best, today, c))]
+            if not changes:
+                break
             undone = [self._with(best, today, c) for c in changes]
             alone = [self._with(today, best, c) for c in changes]
             replays = self._digests([best, today, *undone, *alone])
@@ -1080,6 +1149,7 @@ class _Search:
                 continue
             if self.change(move) < present:
                 fitting.append(move)
+        fitting = [move for move in fitting if self.honours_pins(move)]
         fitting.sort(key=self.change)
         return fitting
 
