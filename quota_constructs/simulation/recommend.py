@@ -76,6 +76,7 @@ from ..model import (
     SharingStrategy,
 )
 from .arrangements import _subset
+from .durations import human_duration
 from .environment_advice import EnvironmentSearch
 from .inputs import PriorityChange, SimJob, SimulationOptions
 from .problem import Problem, compile_problem
@@ -1162,8 +1163,8 @@ class _Search:
         parts = []
         if score is not None and goal.wait_p95 is not None and score.wait_p95 is not None \
                 and score.wait_p95 > goal.wait_p95:
-            parts.append(f"wait p95 {score.wait_p95:,.0f} s against a target of "
-                         f"{goal.wait_p95:,.0f} s")
+            parts.append(f"wait p95 {human_duration(score.wait_p95)} against a target of "
+                         f"{human_duration(goal.wait_p95)}")
         if score is not None and goal.max_budget_failures is not None \
                 and score.budget_failures > goal.max_budget_failures:
             parts.append(f"{score.budget_failures} jobs lost to their preemption budget "
@@ -1188,7 +1189,8 @@ class _Search:
                         for k, unit in enumerate(self.units) if floors[index[name]][k])
         score = scores.get(name)
         shown = "no replay" if score is None else (
-            f"wait p95 {score.wait_p95 or 0:,.0f} s, {score.budget_failures} jobs lost")
+            f"wait p95 {human_duration(score.wait_p95 or 0.0)}, {score.budget_failures} jobs "
+            "lost")
         # Which target is missed, beside what the best allocation gives.
         shown += f" against its target of {self.goals[name].describe()}"
         if short:

@@ -34,6 +34,7 @@ from ..model import CapacityLimit, QuotaConfigError, QuotaShareSpec
 from . import compare_policies
 from .cli import Declaration, Progress, add_declaration_arguments, declaration_of, environment
 from .declaration_code import declaration_code, declaration_diff
+from .durations import human_duration
 from .options_cli import add_option_arguments, describe_options, options_from
 from .recommend import (
     DEFAULT_MAX_SIMULATIONS,
@@ -327,7 +328,7 @@ def summary_page(
         f"<p><b>{escape(headline(rec))}</b></p>",
         f"<p>Environment: {escape(_env(declaration))}. Replayed {rec.searched_jobs:,} jobs; "
         f"{rec.simulations:,} simulations ({rec.jobs_simulated:,} jobs) in "
-        f"{rec.seconds:,.1f} s.</p>",
+        f"{human_duration(rec.seconds)}.</p>",
         "<h2>Targets on the searched history</h2>",
         f"<table>{head}{rows(rec.today_outcomes, rec.outcomes)}</table>",
     ]

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ...model import CapacityLimit, QuotaShareSpec
+from ..durations import human_duration
 from ..results import PolicyComparison, ShareFigures, SimulationResult
 
 SAME_WITHIN = 0.10
@@ -29,15 +30,8 @@ class Finding:
 
 
 def human_seconds(seconds: float | None) -> str:
-    if seconds is None:
-        return "n/a"
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 90 * 60:
-        return f"{seconds / 60:.0f} min"
-    if seconds < 48 * 3600:
-        return f"{seconds / 3600:.1f} h"
-    return f"{seconds / 86400:.1f} days"
+    """The one way durations read in the report and in recommend (``25 h 35 min``)."""
+    return human_duration(seconds)
 
 
 def compare(value: float | None, other: float | None) -> tuple[str, str]:
