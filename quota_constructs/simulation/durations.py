@@ -13,8 +13,8 @@ _MINUTE, _HOUR, _DAY = 60, 3600, 86400
 
 
 def human_duration(seconds: float | None) -> str:
-    """``45 s``, ``2 min 30 s``, ``25 min``, ``25 h 35 min``, ``3 d 4 h``; ``n/a`` for None,
-    ``never`` for infinity (a job that never starts)."""
+    """``45 s``, ``2 min 30 s``, ``25 min``, ``1 h 30 min``, ``25 h 35 min``, ``3 d 4 h``;
+    ``n/a`` for None, ``never`` for infinity (a job that never starts)."""
     if seconds is None:
         return "n/a"
     if math.isinf(seconds):
@@ -22,7 +22,7 @@ def human_duration(seconds: float | None) -> str:
     whole = int(max(seconds, 0.0))
     if seconds < 90:
         return f"{seconds:.0f} s"
-    if whole < 90 * _MINUTE:
+    if whole < _HOUR:
         minutes, rest = divmod(whole, _MINUTE)
         return _two(minutes, "min", rest if minutes < 10 else 0, "s")
     if whole < 72 * _HOUR:

@@ -174,6 +174,11 @@ def share_figures(
             cross_share_preemptions=cross[g],
             in_share_preemptions=in_share[g],
             lost_instance_hours=lost_hours[g],
+            utilization_by_type={
+                data.unit_names[c - g * n_units]: own[c] / (limits[c] * seconds)
+                if seconds > 0 else 0.0
+                for c in cells if limits[c] > 0
+            },
         )
     return figures
 
