@@ -84,6 +84,7 @@ from .search_tasks import (
     Demand,
     Scores,
     ShareColumns,
+    ShareScore,
     alone,
     demand,
     evaluate,
@@ -134,6 +135,41 @@ class HoldoutCheck:
 
 
 @dataclass(frozen=True)
+class ShareCost:
+    """What one share's jobs suffered in the replays of today's and the recommended
+    declaration (the searched history): preemptions and jobs lost to their interruption
+    budget. ``change`` says what the recommendation changes for this share ("" when
+    nothing); a change to one share's strategy can cost another share's jobs."""
+
+    share: str
+    change: str
+    today: ShareScore | None
+    recommended: ShareScore | None
+
+    @property
+    def strategy_changed(self) -> bool:
+        return "strategy" in self.change
+
+
+def describe_change(was: QuotaShareSpec, now: QuotaShareSpec) -> str:
+    """``strategy RESERVE -> LEND; ml.g5.xlarge 2 -> 3`` ("" when nothing changes)."""
+    parts = []
+    if (was.strategy, was.borrow_limit_percent) != (now.strategy, now.borrow_limit_percent):
+        def strategy(spec: QuotaShareSpec) -> str:
+            if not spec.strategy.borrows:
+                return spec.strategy.value
+            limit = ("unlimited" if spec.borrow_limit_percent is None
+                     else f"{spec.borrow_limit_percent} %")
+            return f"{spec.strategy.value} (borrow limit {limit})"
+        parts.append(f"strategy {strategy(was)} → {strategy(now)}")
+    for limit in was.capacity_limits:
+        before, after = limit.max_capacity, now.limit_of(limit.unit)
+        if before != after:
+            parts.append(f"{limit.unit} {before} → {after}")
+    return "; ".join(parts)
+
+
+@dataclass(frozen=True)
 class Recommendation:
     capacity_limits: tuple[CapacityLimit, ...]
     today: tuple[QuotaShareSpec, ...]
@@ -160,6 +196,8 @@ class Recommendation:
     environment_reasons: dict[str, str]
     """Per instance type advised to grow or shrink, why."""
     demand: list[Demand]
+    costs: list[ShareCost]
+    """Per share, preemptions and budget failures today and under the recommendation."""
     holdout: HoldoutCheck | None
     searched_jobs: int
     simulations: int
@@ -224,6 +262,11 @@ def recommend(
             raise QuotaConfigError("recommend", argument, value, f"a whole number >= {least}"
                                    + (" (None: every core)" if argument == "workers" else ""))
     all_jobs = sorted(jobs, key=lambda job: job.submitted_at)
+    if not all_jobs:
+        raise QuotaConfigError("recommend", "jobs", 0,
+                               "at least one job: targets are met or missed by replaying a "
+                               "history, and an empty one (a header alone) has nothing to "
+                               "replay")
     changes = list(priority_changes)
     cut = len(all_jobs) - math.ceil(holdout * len(all_jobs)) if holdout else len(all_jobs)
     searched, held = all_jobs[:cut], all_jobs[cut:]
@@ -263,6 +306,11 @@ def recommend(
                             if result.environment_allocation is not None else []),
         environment_reasons=result.environment_reasons,
         demand=search.demands,
+        costs=[
+            ShareCost(was.name, describe_change(was, now), search.today_scores.get(was.name),
+                      result.scores.get(was.name))
+            for was, now in zip(today, search.specs(result.allocation), strict=True)
+        ],
         holdout=holdout_check,
         searched_jobs=len(searched),
         simulations=search.simulations,
@@ -660,6 +708,14 @@ class _Search:
         if not advise:
             return outcome
         advice = EnvironmentSearch(self, max_simulations).advise(best, best_scores)
+        if advice.verified and advice.sizes != tuple(self.capacity):
+            sized = ", ".join(f"{n} x {unit}" for unit, n in zip(self.units, advice.sizes,
+                                                                 strict=True))
+            unreachable = self.unreachable()
+            outcome.reasons.update({
+                name: f"{why}; on an environment of {sized} its target is met (replayed)"
+                for name, why in outcome.reasons.items() if name not in unreachable
+            })
         return replace(
             outcome,
             environment_needed=dict(zip(self.units, advice.sizes, strict=True)),
@@ -703,9 +759,13 @@ class _Search:
             return None
         return self._allocation(fitted, [(st, b) for _, st, b in allocation])
 
+    def unreachable(self) -> set[str]:
+        """Shares whose targets no environment meets (:attr:`Demand.met` false)."""
+        return {d.share for d in self.demands if not d.met}
+
     def reachable_missed(self, scores: Scores) -> list[str]:
-        """Targets missed, leaving out those no environment meets (:attr:`Demand.met`)."""
-        unreachable = {d.share for d in self.demands if not d.met}
+        """Targets missed, leaving out those no environment meets."""
+        unreachable = self.unreachable()
         return [name for name in self.missed(scores) if name not in unreachable]
 
     def search_at(self, env: tuple[int, ...], max_simulations: int
@@ -1194,9 +1254,12 @@ class _Search:
         # Which target is missed, beside what the best allocation gives.
         shown += f" against its target of {self.goals[name].describe()}"
         if short:
-            return (f"{name} needs {own} on its own, and the shares with targets together "
-                    f"need {', '.join(short)}: more than the environment has; the best "
-                    f"allocation found gives {name} {shown}")
+            # A partition's sum is enough, not a minimum: shared capacity may need less (the
+            # environment advice says how much).
+            return (f"{name} needs {own} on its own; reserved for every share with a target, "
+                    f"that adds up to {', '.join(short)}, more than the environment has, and "
+                    f"no allocation tried shares capacity well enough to make up for it; the "
+                    f"best allocation found gives {name} {shown}")
         return (f"no allocation tried meets it (best: {shown}); it needs {own} when served "
                 "alone")
 

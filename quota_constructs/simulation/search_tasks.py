@@ -17,6 +17,7 @@ from .engine import run
 from .figures import share_figures
 from .inputs import SimulationOptions
 from .problem import Problem
+from .results import ShareFigures
 
 
 class JobNumbers(Sequence[str]):
@@ -91,6 +92,15 @@ class ShareScore:
     wait_p95: float | None
     budget_failures: int
     jobs: int
+    cross_share_preemptions: int = 0
+    in_share_preemptions: int = 0
+    lost_instance_hours: float = 0.0
+
+    @classmethod
+    def of(cls, figures: ShareFigures) -> ShareScore:
+        return cls(figures.wait_p95, figures.failed_preemption_budget, figures.jobs,
+                   figures.cross_share_preemptions, figures.in_share_preemptions,
+                   figures.lost_instance_hours)
 
 
 Scores = dict[str, ShareScore]
@@ -101,10 +111,7 @@ def evaluate(problem: Problem, columns: ShareColumns, options: SimulationOptions
     candidate = columns.apply(problem)
     data = run(candidate, options)
     figures = share_figures(data, candidate)
-    return {
-        name: ShareScore(f.wait_p95, f.failed_preemption_budget, f.jobs)
-        for name, f in figures.items()
-    }
+    return {name: ShareScore.of(f) for name, f in figures.items()}
 
 
 def evaluate_with_digest(
@@ -116,10 +123,7 @@ def evaluate_with_digest(
     candidate = columns.apply(problem)
     data = run(candidate, options)
     figures = share_figures(data, candidate)
-    scores = {
-        name: ShareScore(f.wait_p95, f.failed_preemption_budget, f.jobs)
-        for name, f in figures.items()
-    }
+    scores = {name: ShareScore.of(f) for name, f in figures.items()}
     digest = hashlib.blake2b(digest_size=16)
     digest.update(repr(data.attempts).encode())
     digest.update(data.finished.tobytes())
