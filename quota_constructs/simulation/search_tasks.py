@@ -57,6 +57,7 @@ class ShareColumns:
 
     environment: list[int]
     capacity: list[int]
+    unowned: list[int]
     limit: list[int]
     ceiling: list[float]
     reserve: list[bool]
@@ -69,7 +70,7 @@ class ShareColumns:
     def of(cls, problem: Problem) -> ShareColumns:
         return cls(
             environment=list(problem.environment), capacity=list(problem.capacity),
-            limit=list(problem.limit),
+            unowned=list(problem.unowned), limit=list(problem.limit),
             ceiling=list(problem.ceiling), reserve=list(problem.reserve),
             borrows=list(problem.borrows), in_share=list(problem.in_share),
             group_limits=[list(g) for g in problem.group_limits],
@@ -78,7 +79,8 @@ class ShareColumns:
 
     def apply(self, problem: Problem) -> Problem:
         return replace(
-            problem, environment=self.environment, capacity=self.capacity, limit=self.limit,
+            problem, environment=self.environment, capacity=self.capacity,
+            unowned=self.unowned, limit=self.limit,
             ceiling=self.ceiling,
             reserve=self.reserve, borrows=self.borrows, in_share=self.in_share,
             group_limits=self.group_limits, group_lends=self.group_lends,
@@ -147,6 +149,7 @@ def alone(problem: Problem, share: int, capacity: dict[int, int]) -> Problem:
         environment=[capacity.get(k, 0) for k in range(n_units)],
         # The share owns the whole partition: nothing is left unowned for anyone.
         capacity=[capacity.get(k, 0) for k in range(n_units)],
+        unowned=[0] * n_units,
         limit=limit,
         ceiling=[float(v) for v in limit],
         reserve=[True] * n_shares,

@@ -40,6 +40,7 @@ ALTERNATIVE = [
     for s in SHARES
 ]
 ALT_ENVIRONMENT = [CapacityLimit(G5, 7), CapacityLimit(P4, 2)]
+DECLARATION = {"capacity_limits": ENVIRONMENT, "shares": SHARES}
 
 
 def jobs() -> list[SimJob]:
@@ -194,11 +195,8 @@ def test_a_header_only_workload_gives_a_report_that_says_there_are_no_jobs(
     workload = tmp_path / "empty.csv"
     write_workload(workload, Workload(jobs=[]))
     assert len(workload.read_text().splitlines()) == 1  # the header alone
-    module = tmp_path / "empty_decl.py"
-    module.write_text("from tests.simulation_report.test_report_truth import ENVIRONMENT, SHARES\n"
-                      "DECLARATION = {'capacity_limits': ENVIRONMENT, 'shares': SHARES}\n")
     out, err = io.StringIO(), io.StringIO()
-    code = simulate_main(["--declaration", f"{module}:DECLARATION", "--workload",
+    code = simulate_main(["--declaration", f"{__name__}:DECLARATION", "--workload",
                           str(workload), "--out", str(tmp_path / "report"), "--quiet"],
                          stdout=out, stderr=err)
     assert code == 0, err.getvalue()
