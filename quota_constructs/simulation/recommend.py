@@ -1159,6 +1159,18 @@ class _Search:
             if not dropped:
                 break
             first = dropped[0]
+            if len(dropped) > 1:
+                # All of them at once, kept when that ranks no worse (one replay instead of a
+                # round per change on a long history).
+                together = best
+                for i in dropped:
+                    together = self._with(together, today, changes[i])
+                (replayed,) = self._digests([together]) if self.honours_pins(together) \
+                    else (None,)
+                if replayed is not None and \
+                        self.key(together, replayed[0]) <= self.key(best, scores):
+                    best, scores = together, replayed[0]
+                    continue
             best, scores = undone[first], replays[2 + first][0]  # type: ignore[index]
         return best, scores
 
