@@ -93,6 +93,7 @@ class EnvironmentSearch:
             if confirmed is not None:
                 found = confirmed
                 basis += " (the declaration shown is what recommend finds there)"
+            sizes, found = self.unneeded_growth(sizes, found, reasons)
         for k, unit in enumerate(self.search.units):
             if sizes[k] < self.today[k]:
                 reasons.setdefault(unit, self.why_shrink(k, sizes))
@@ -184,6 +185,25 @@ class EnvironmentSearch:
                 continue
             reasons[unit] = self.why_grow(k, missed)
         return sizes, found, reasons
+
+    def unneeded_growth(
+        self, sizes: tuple[int, ...], found: Found, reasons: dict[str, str]
+    ) -> tuple[tuple[int, ...], Found]:
+        """The declaration shown for the advised environment, replayed with each grown type
+        back at today's size: where its own limits still fit there (recommend's rule: every
+        guarantee honoured at once) and it still meets every target, that type is not grown,
+        so the declaration given never contradicts a growth."""
+        for k, unit in enumerate(self.search.units):
+            if sizes[k] <= self.today[k]:
+                continue
+            if sum(limits[k] for limits, _, _ in found[0]) > self.today[k]:
+                continue
+            at_today = (*sizes[:k], self.today[k], *sizes[k + 1:])
+            (scores,) = self.search.evaluate_all([(found[0], at_today)])
+            if scores is not None and not self.search.reachable_missed(scores):
+                sizes, found = at_today, (found[0], scores)
+                reasons.pop(unit, None)
+        return sizes, found
 
     # --- reasons ---------------------------------------------------------------------------
     def runners(self, k: int) -> list[str]:

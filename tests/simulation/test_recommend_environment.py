@@ -73,6 +73,10 @@ def check_advice(sizes: dict[str, int], shares: Sequence[QuotaShareSpec],
             continue
         back = run({**advised, unit: sizes[unit]}, shares, jobs)
         assert not back.meets_targets, (unit, advised)
+        # Nor does the declaration given for the advised sizes meet them there, where its
+        # own limits still fit (recommend never over-allocates a type).
+        if sum(s.limit_of(unit) for s in rec.environment_shares) <= sizes[unit]:
+            assert misses(env({**advised, unit: sizes[unit]}), rec.environment_shares, jobs)
         assert set(back.unmet) & runners[unit], (unit, back.unmet)
         assert any(name in rec.environment_reasons[unit] for name in runners[unit])
     # Asked again on the advised environment, recommend meets every target and grows nothing.
