@@ -1147,6 +1147,8 @@ class _Search:
             replays = self._digests([best, today, *undone, *alone])
             here, base = replays[0], replays[1]
             assert here is not None
+            if base is not None and base[1] == here[1] and self.honours_pins(today):
+                return today, base[0]  # the whole proposal replays as today does
             n = len(changes)
             dropped = [
                 i for i in range(n)
