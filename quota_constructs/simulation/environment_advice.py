@@ -72,7 +72,6 @@ class EnvironmentSearch:
         self.base: Allocation = ()
 
     def advise(self, best: Allocation, scores: Scores) -> Advice:
-        del scores  # the replay at today's sizes is the first probe (cached columns)
         self.base = best
         (found,) = self.probe([self.today])
         sizes = self.today
@@ -94,6 +93,7 @@ class EnvironmentSearch:
                 found = confirmed
                 basis += " (the declaration shown is what recommend finds there)"
             sizes, found = self.unneeded_growth(sizes, found, reasons)
+            sizes, found = self.keep_met_types(sizes, found, scores, reasons)
         for k, unit in enumerate(self.search.units):
             if sizes[k] < self.today[k]:
                 reasons.setdefault(unit, self.why_shrink(k, sizes))
@@ -202,6 +202,31 @@ class EnvironmentSearch:
             (scores,) = self.search.evaluate_all([(found[0], at_today)])
             if scores is not None and not self.search.reachable_missed(scores):
                 sizes, found = at_today, (found[0], scores)
+                reasons.pop(unit, None)
+        return sizes, found
+
+    def keep_met_types(
+        self, sizes: tuple[int, ...], found: Found, scores: Scores, reasons: dict[str, str]
+    ) -> tuple[tuple[int, ...], Found]:
+        """A grown type every share running it meets its targets on today's environment
+        (the recommendation's replay, ``scores``) goes back to today's size, with the
+        recommendation's limits of that type, when a replay confirms every target is still
+        met: its shares need nothing more of it."""
+        search = self.search
+        missed = set(search.missed(scores))
+        for k, unit in enumerate(search.units):
+            runners = set(self.runners(k)) & set(search.goals)
+            if sizes[k] <= self.today[k] or runners & missed:
+                continue
+            at_today = (*sizes[:k], self.today[k], *sizes[k + 1:])
+            mixed = tuple(
+                ((*limits[:k], mine[k], *limits[k + 1:]), strategy, borrow)
+                for (limits, strategy, borrow), (mine, _, _) in zip(found[0], self.base,
+                                                                      strict=True)
+            )
+            (replayed,) = search.evaluate_all([(mixed, at_today)])
+            if replayed is not None and not search.reachable_missed(replayed):
+                sizes, found = at_today, (mixed, replayed)
                 reasons.pop(unit, None)
         return sizes, found
 

@@ -71,6 +71,8 @@ def check_advice(sizes: dict[str, int], shares: Sequence[QuotaShareSpec],
     for unit, delta in rec.environment_change().items():
         if delta <= 0:
             continue
+        # Never grown for a type whose shares all meet their targets at today's size.
+        assert set(rec.unmet) & runners[unit], (unit, rec.unmet)
         back = run({**advised, unit: sizes[unit]}, shares, jobs)
         assert not back.meets_targets, (unit, advised)
         # Nor does the declaration given for the advised sizes meet them there, where its
