@@ -27,6 +27,10 @@ The search (:meth:`EnvironmentSearch.advise`):
 4. *Confirmed as recommend would answer*: when the advised environment differs from today's,
    ``recommend``'s search on it gives the declaration shown for it (when it meets every
    target; otherwise the allocation step 2 verified).
+5. *No growth a replay shows unneeded*: a grown type goes back to today's size where that
+   declaration, its limits of the type still fitting, meets every target there; and where
+   every share running the type met its targets on today's environment, with the
+   recommendation's limits of that type, when a replay confirms it.
 
 "Reachable" targets leave out a share whose jobs miss even when every one starts on
 submission (:attr:`Demand.met` false): no environment meets it, so it is not a reason to grow.
