@@ -38,10 +38,14 @@ How the search stays cheap, and why it finds what an exhaustive search would
    undone where every target is still met; repeated until nothing more can be undone or
    ``max_simulations`` is reached.
 
-6. **The environment needed**: the answer, its limits scaled with the environment, is replayed
-   on smaller environments (larger when it misses) in two rounds; the smallest meeting every
-   target, or the partition of step 1 when that is smaller, is ``environment_needed``, with a
-   declaration for it (``environment_shares``).
+6. **Changes that change nothing** are undone: one whose undoing leaves no job's replay
+   different, or which made alone on today's declaration changes no job's replay and whose
+   undoing ranks no worse; a proposal whose whole replay is today's is not made.
+7. **The environment needed, per instance type** (:mod:`.environment_advice`): each type the
+   smallest size a replay verifies, the others as found; a type grows only where recommend's
+   own search, with that type at today's size, misses a target of a share running it.
+   ``environment_needed``, ``environment_reasons`` and a declaration for it
+   (``environment_shares``).
 
 Long histories (more than twice ``screen_jobs``) rank the candidates of steps 3-5 on a stretch
 of ``screen_jobs`` jobs from the middle of the history first and replay only the best two on
