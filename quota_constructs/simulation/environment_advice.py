@@ -51,6 +51,9 @@ POINTS_PER_ROUND = 3
 workers, so that the answer does not depend on the executor)."""
 GROWTH_ROUNDS = 4
 """Times the environment is doubled while even a partition at every share's demand misses."""
+ROUNDS = 2
+"""Searches of the sizes: from the recommendation, then once more from what recommend finds
+on the sizes found (it may fit smaller ones)."""
 
 Found = tuple["Allocation", "Scores"]
 
@@ -72,8 +75,11 @@ class EnvironmentSearch:
         self.search = search
         self.max_simulations = max_simulations
         self.today = tuple(search.capacity)
-        self.cache: dict[tuple[int, ...], Found | None] = {}
+        self.cache: dict[tuple[Allocation, tuple[int, ...]], Found | None] = {}
         self.base: Allocation = ()
+        self.origin: tuple[int, ...] = self.today
+        """The environment ``base`` was found for (its limits scale from there)."""
+        self.searched: dict[tuple[int, ...], tuple[Found | None, list[str]]] = {}
 
     def advise(self, best: Allocation, scores: Scores) -> Advice:
         self.base = best
@@ -86,16 +92,24 @@ class EnvironmentSearch:
                               "a RESERVE partition giving every share what it needs alone "
                               "(no replay confirmed it)", None)
             sizes, found = grown
-        for k, lower in enumerate(self.lower_bounds()):
-            sizes, found = self.shrink(k, sizes, found, lower)
-        sizes, found, reasons = self.necessary(sizes, found)
         basis = ("each type the smallest size on which a replay met every target; each type "
                  "advised to grow misses a target at today's size")
+        confirmed_at: tuple[int, ...] | None = None
+        for _ in range(ROUNDS):
+            for k, lower in enumerate(self.lower_bounds()):
+                sizes, found = self.shrink(k, sizes, found, lower)
+            sizes, found, reasons = self.necessary(sizes, found)
+            if sizes == self.today or sizes == confirmed_at:
+                break
+            confirmed, _ = self.search_at(sizes)
+            if confirmed is None:
+                break
+            # What recommend finds on these sizes may fit smaller ones: search again from it.
+            found, confirmed_at = confirmed, sizes
+            self.base, self.origin = confirmed[0], sizes
+        if confirmed_at == sizes:
+            basis += " (the declaration shown is what recommend finds there)"
         if sizes != self.today:
-            confirmed, _ = self.search.search_at(sizes, self.max_simulations)
-            if confirmed is not None:
-                found = confirmed
-                basis += " (the declaration shown is what recommend finds there)"
             sizes, found = self.unneeded_growth(sizes, found, reasons)
             sizes, found = self.keep_met_types(sizes, found, scores, reasons)
         for k, unit in enumerate(self.search.units):
@@ -109,7 +123,7 @@ class EnvironmentSearch:
         demand, the room left going toward the former's limits."""
         search = self.search
         out: list[Allocation] = []
-        scaled = search.resized(self.base, env)
+        scaled = search.resized(self.base, env, self.origin)
         if scaled is not None:
             out.append(scaled)
         wanted = [list(limits) for limits, _, _ in (scaled or self.base)]
@@ -121,16 +135,23 @@ class EnvironmentSearch:
     def probe(self, envs: Sequence[tuple[int, ...]]) -> list[Found | None]:
         """Per environment, the first candidate whose replay meets every reachable target
         (None: none does); replayed together, in a fixed order."""
-        todo = [env for env in dict.fromkeys(envs) if env not in self.cache]
+        base = self.base
+        todo = [env for env in dict.fromkeys(envs) if (base, env) not in self.cache]
         pairs = [(env, allocation) for env in todo for allocation in self.candidates(env)]
         scored = self.search.evaluate_all([(allocation, env) for env, allocation in pairs])
         for env in todo:
-            self.cache[env] = None
+            self.cache[(base, env)] = None
         for (env, allocation), scores in zip(pairs, scored, strict=True):
-            if self.cache[env] is None and scores is not None \
+            if self.cache[(base, env)] is None and scores is not None \
                     and not self.search.reachable_missed(scores):
-                self.cache[env] = (allocation, scores)
-        return [self.cache[env] for env in envs]
+                self.cache[(base, env)] = (allocation, scores)
+        return [self.cache[(base, env)] for env in envs]
+
+    def search_at(self, env: tuple[int, ...]) -> tuple[Found | None, list[str]]:
+        """recommend's own search on ``env`` (once per environment)."""
+        if env not in self.searched:
+            self.searched[env] = self.search.search_at(env, self.max_simulations)
+        return self.searched[env]
 
     # --- the steps -------------------------------------------------------------------------
     def grow(self) -> tuple[tuple[int, ...], Found] | None:
@@ -183,7 +204,7 @@ class EnvironmentSearch:
             (mine,) = self.probe([at_today])
             missed: list[str] = []
             if mine is None:
-                mine, missed = self.search.search_at(at_today, self.max_simulations)
+                mine, missed = self.search_at(at_today)
             if mine is not None:
                 sizes, found = at_today, mine
                 continue

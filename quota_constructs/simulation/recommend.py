@@ -745,16 +745,20 @@ class _Search:
             ])
         return rows
 
-    def resized(self, allocation: Allocation, env: Sequence[int]) -> Allocation | None:
-        """``allocation`` on the environment ``env``: the limits of each type whose size
-        changes scaled with it (never below :meth:`lowest`), then lowered to fit; a type whose
-        size stays keeps its limits exactly. None when the least limits do not fit."""
+    def resized(
+        self, allocation: Allocation, env: Sequence[int], origin: Sequence[int] | None = None,
+    ) -> Allocation | None:
+        """``allocation`` (for the environment ``origin``, today's by default) on the
+        environment ``env``: the limits of each type whose size changes scaled with it (never
+        below :meth:`lowest`), then lowered to fit; a type whose size stays keeps its limits
+        exactly. None when the least limits do not fit."""
+        origin = self.capacity if origin is None else origin
         lowest = self.lowest(allocation)
         pinned = {s for s, spec in enumerate(self.today)
                   if spec.name in self.pins and self.pins[spec.name].limits}
         rows = [
-            [count if s in pinned or not count or env[k] == self.capacity[k]
-             else max(lowest[s][k], round(count * env[k] / self.capacity[k]))
+            [count if s in pinned or not count or env[k] == origin[k]
+             else max(lowest[s][k], round(count * env[k] / origin[k]))
              for k, count in enumerate(limits)]
             for s, (limits, _, _) in enumerate(allocation)
         ]
