@@ -16,9 +16,11 @@ The search (:meth:`EnvironmentSearch.advise`):
    smallest size on which a replay still meets every reachable target, the other types as
    found so far. A size is met when the recommended allocation, its limits of that type
    scaled with it (:meth:`_Search.resized`), or a RESERVE partition at each share's demand
-   with the room left toward those limits, meets the targets. Lowering a type later never
-   helps one settled before (more capacity never lengthens a wait), so each size is the
-   smallest given the final sizes of the others.
+   with the room left toward those limits, meets the targets; then one instance less is
+   tried with ``recommend``'s own search there (it may find an allocation the scaled ones
+   miss), and the search goes on from what it finds. Lowering a type later never helps one
+   settled before (more capacity never lengthens a wait), so each size is the smallest
+   given the final sizes of the others.
 3. *Every growth necessary*: for each type advised to grow, the same search ``recommend``
    runs is run on the advised environment with that type back at today's size; when it
    meets every target there the type is not grown. What remains is what a re-run of
@@ -52,6 +54,8 @@ workers, so that the answer does not depend on the executor)."""
 GROWTH_ROUNDS = 4
 """Times the environment is doubled while even a partition at every share's demand misses."""
 ROUNDS = 2
+SEARCHED_STEPS = 2
+"""Times one instance less of a type is tried with recommend's own search, per round."""
 """Searches of the sizes: from the recommendation, then once more from what recommend finds
 on the sizes found (it may fit smaller ones)."""
 
@@ -98,6 +102,7 @@ class EnvironmentSearch:
         for _ in range(ROUNDS):
             for k, lower in enumerate(self.lower_bounds()):
                 sizes, found = self.shrink(k, sizes, found, lower)
+                sizes, found = self.one_less(k, sizes, found, lower)
             sizes, found, reasons = self.necessary(sizes, found)
             if sizes == self.today or sizes == confirmed_at:
                 break
@@ -190,6 +195,23 @@ class EnvironmentSearch:
                                                                     strict=True)
                                       if result is None and point < passing)])
         return (*sizes[:k], passing, *sizes[k + 1:]), found
+
+    def one_less(
+        self, k: int, sizes: tuple[int, ...], found: Found, lower: int
+    ) -> tuple[tuple[int, ...], Found]:
+        """One instance less of type ``k`` where recommend's own search meets every target
+        there (it may find an allocation the scaled ones miss); then searched from it."""
+        for _ in range(SEARCHED_STEPS):
+            if sizes[k] - 1 < lower:
+                break
+            fewer = (*sizes[:k], sizes[k] - 1, *sizes[k + 1:])
+            met, _ = self.search_at(fewer)
+            if met is None:
+                break
+            sizes, found = fewer, met
+            self.base, self.origin = met[0], fewer
+            sizes, found = self.shrink(k, sizes, found, lower)
+        return sizes, found
 
     def necessary(
         self, sizes: tuple[int, ...], found: Found
