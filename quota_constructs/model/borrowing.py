@@ -45,7 +45,7 @@ Assumptions (AWS is silent; the reason, and the option where a user may want the
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 # The rounding itself (assumption 2) sits one floor down, where a spec can read it too.
 from .borrow_limit import borrow_allowance
@@ -95,6 +95,8 @@ class BorrowingRules:
     environment: Mapping[str, int]
     unowned_capacity_borrowable: bool
     by_share: Mapping[str, Mapping[str, UnitRules]]
+    owned_by_unit: Mapping[str, int] = field(default_factory=dict)
+    """Per type, the shares' own limits added up."""
 
     @classmethod
     def of(
@@ -145,13 +147,30 @@ class BorrowingRules:
                     rule.unit, rule.own, rule.allowance, rule.reach, rule.lenders,
                     rule.borrows_unowned, borrowers,
                 )
-        return cls(env, unowned_capacity_borrowable, by_share)
+        return cls(env, unowned_capacity_borrowable, by_share, owned)
 
     @staticmethod
     def usable(capacity: int, owned: int, unowned_capacity_borrowable: bool) -> int:
         """How much of an environment's ``capacity`` of a type any job can ever use: all of it
         when capacity no share owns is borrowable, else only what the shares own."""
         return capacity if unowned_capacity_borrowable else min(capacity, owned)
+
+    def owned(self, unit: str) -> int:
+        """Instances of ``unit`` the shares own (their limits added up)."""
+        return self.owned_by_unit.get(unit, 0)
+
+    def unowned(self, unit: str) -> int:
+        """Instances of ``unit`` the environment lists beyond what the shares own."""
+        return max(0, self.environment.get(unit, 0) - self.owned(unit))
+
+    def usable_capacity(self, unit: str) -> int:
+        """How much of ``unit`` jobs can ever use (assumption 1 decides the unowned part)."""
+        return self.usable(self.environment.get(unit, 0), self.owned(unit),
+                           self.unowned_capacity_borrowable)
+
+    def unowned_usable(self, unit: str) -> int:
+        """Capacity no share owns that borrowers may use (0 unless assumption 1 holds)."""
+        return max(0, self.usable_capacity(unit) - self.owned(unit))
 
     def rules(self, share: str, unit: str) -> UnitRules:
         return self.by_share[share][unit]

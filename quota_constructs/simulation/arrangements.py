@@ -48,8 +48,13 @@ def shared_pool(problem: Problem) -> Problem:
     return replace(
         problem,
         share_names=[SHARED_POOL_NAME],
-        # Without shares nothing is unowned: the whole environment is the pool.
+        # Without shares the whole environment is the pool: capacity the declared shares do
+        # not own is usable by every job, whatever the rules say of borrowing it.
         capacity=list(problem.environment),
+        unowned=[
+            max(0, size - sum(limits[k] for limits in problem.group_limits))
+            for k, size in enumerate(problem.environment)
+        ],
         limit=list(problem.environment),
         ceiling=[float(v) for v in problem.environment],
         reserve=[False],

@@ -36,12 +36,9 @@ def share_figures(
     n_groups = len(groups)
     limits = [limit for g in range(n_groups) for limit in data.own_limits[g]]
     lends = problem.group_lends
-    # Only unowned capacity jobs can use (the rules model's assumption) is lendable.
-    usable = problem.capacity
-    unowned = [
-        max(0, usable[k] - sum(data.own_limits[g][k] for g in range(n_groups)))
-        for k in range(n_units)
-    ]
+    # Only unowned capacity jobs can use (the rules model's assumption, compiled into the
+    # problem) is lendable.
+    unowned = problem.unowned
     blocked = [0] * n_groups
     for g in problem.blocked_group:
         blocked[g] += 1
@@ -174,6 +171,11 @@ def share_figures(
             cross_share_preemptions=cross[g],
             in_share_preemptions=in_share[g],
             lost_instance_hours=lost_hours[g],
+            utilization_by_type={
+                data.unit_names[c - g * n_units]: own[c] / (limits[c] * seconds)
+                if seconds > 0 else 0.0
+                for c in cells if limits[c] > 0
+            },
         )
     return figures
 

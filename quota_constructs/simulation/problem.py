@@ -32,6 +32,10 @@ class Problem:
     capacity: list[int]
     """What jobs can use of each unit: the environment, less capacity no share owns unless
     the rules let borrowers use it (:class:`~quota_constructs.model.BorrowingRules`)."""
+    unowned: list[int]
+    """Of ``capacity``, what no share owns (what borrowers may use beyond others' idle
+    allocation), from the rules model; the figures spread borrowing over it and the
+    lenders' idle allocation."""
     share_names: list[str]
     limit: list[int]
     ceiling: list[float]
@@ -102,16 +106,14 @@ def compile_problem(
             ceiling.append(rule.own + rule.allowance)
             reach.append(rule.reach)
     reserve = [spec.strategy is SharingStrategy.RESERVE for spec in specs]
-    capacity = [
-        rules.usable(environment[k], sum(spec.limit_of(unit) for spec in specs),
-                     unowned_capacity_borrowable)
-        for k, unit in enumerate(unit_names)
-    ]
+    capacity = [rules.usable_capacity(unit) for unit in unit_names]
+    unowned = [rules.unowned_usable(unit) for unit in unit_names]
 
     problem = Problem(
         unit_names=unit_names,
         environment=environment,
         capacity=capacity,
+        unowned=unowned,
         share_names=[spec.name for spec in specs],
         limit=limit,
         ceiling=ceiling,

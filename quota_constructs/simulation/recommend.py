@@ -38,10 +38,14 @@ How the search stays cheap, and why it finds what an exhaustive search would
    undone where every target is still met; repeated until nothing more can be undone or
    ``max_simulations`` is reached.
 
-6. **The environment needed**: the answer, its limits scaled with the environment, is replayed
-   on smaller environments (larger when it misses) in two rounds; the smallest meeting every
-   target, or the partition of step 1 when that is smaller, is ``environment_needed``, with a
-   declaration for it (``environment_shares``).
+6. **Changes that change nothing** are undone: one whose undoing leaves no job's replay
+   different, or which made alone on today's declaration changes no job's replay and whose
+   undoing ranks no worse; a proposal whose whole replay is today's is not made.
+7. **The environment needed, per instance type** (:mod:`.environment_advice`): each type the
+   smallest size a replay verifies, the others as found; a type grows only where recommend's
+   own search, with that type at today's size, misses a target of a share running it.
+   ``environment_needed``, ``environment_reasons`` and a declaration for it
+   (``environment_shares``).
 
 Long histories (more than twice ``screen_jobs``) rank the candidates of steps 3-5 on a stretch
 of ``screen_jobs`` jobs from the middle of the history first and replay only the best two on
@@ -76,15 +80,19 @@ from ..model import (
     SharingStrategy,
 )
 from .arrangements import _subset
+from .durations import human_duration
+from .environment_advice import EnvironmentSearch
 from .inputs import PriorityChange, SimJob, SimulationOptions
 from .problem import Problem, compile_problem
 from .search_tasks import (
     Demand,
     Scores,
     ShareColumns,
+    ShareScore,
     alone,
     demand,
     evaluate,
+    evaluate_with_digest,
     meets,
     without_ids,
 )
@@ -131,6 +139,41 @@ class HoldoutCheck:
 
 
 @dataclass(frozen=True)
+class ShareCost:
+    """What one share's jobs suffered in the replays of today's and the recommended
+    declaration (the searched history): preemptions and jobs lost to their interruption
+    budget. ``change`` says what the recommendation changes for this share ("" when
+    nothing); a change to one share's strategy can cost another share's jobs."""
+
+    share: str
+    change: str
+    today: ShareScore | None
+    recommended: ShareScore | None
+
+    @property
+    def strategy_changed(self) -> bool:
+        return "strategy" in self.change
+
+
+def describe_change(was: QuotaShareSpec, now: QuotaShareSpec) -> str:
+    """``strategy RESERVE -> LEND; ml.g5.xlarge 2 -> 3`` ("" when nothing changes)."""
+    parts = []
+    if (was.strategy, was.borrow_limit_percent) != (now.strategy, now.borrow_limit_percent):
+        def strategy(spec: QuotaShareSpec) -> str:
+            if not spec.strategy.borrows:
+                return spec.strategy.value
+            limit = ("unlimited" if spec.borrow_limit_percent is None
+                     else f"{spec.borrow_limit_percent} %")
+            return f"{spec.strategy.value} (borrow limit {limit})"
+        parts.append(f"strategy {strategy(was)} → {strategy(now)}")
+    for limit in was.capacity_limits:
+        before, after = limit.max_capacity, now.limit_of(limit.unit)
+        if before != after:
+            parts.append(f"{limit.unit} {before} → {after}")
+    return "; ".join(parts)
+
+
+@dataclass(frozen=True)
 class Recommendation:
     capacity_limits: tuple[CapacityLimit, ...]
     today: tuple[QuotaShareSpec, ...]
@@ -154,7 +197,11 @@ class Recommendation:
     environment_shares: list[QuotaShareSpec]
     """A declaration meeting every target on ``environment_needed`` (empty when none was
     confirmed)."""
+    environment_reasons: dict[str, str]
+    """Per instance type advised to grow or shrink, why."""
     demand: list[Demand]
+    costs: list[ShareCost]
+    """Per share, preemptions and budget failures today and under the recommendation."""
     holdout: HoldoutCheck | None
     searched_jobs: int
     simulations: int
@@ -219,6 +266,11 @@ def recommend(
             raise QuotaConfigError("recommend", argument, value, f"a whole number >= {least}"
                                    + (" (None: every core)" if argument == "workers" else ""))
     all_jobs = sorted(jobs, key=lambda job: job.submitted_at)
+    if not all_jobs:
+        raise QuotaConfigError("recommend", "jobs", 0,
+                               "at least one job: targets are met or missed by replaying a "
+                               "history, and an empty one (a header alone) has nothing to "
+                               "replay")
     changes = list(priority_changes)
     cut = len(all_jobs) - math.ceil(holdout * len(all_jobs)) if holdout else len(all_jobs)
     searched, held = all_jobs[:cut], all_jobs[cut:]
@@ -231,6 +283,7 @@ def recommend(
     try:
         search = _Search(environment, today, goals, pinned, options, pool, say)
         search.compile(searched, searched_changes, screen_jobs)
+        search.check_pins()
         result = search.run(max_simulations)
         holdout_check = None
         if held:
@@ -255,7 +308,13 @@ def recommend(
         environment_basis=result.environment_basis,
         environment_shares=(search.specs(result.environment_allocation)
                             if result.environment_allocation is not None else []),
+        environment_reasons=result.environment_reasons,
         demand=search.demands,
+        costs=[
+            ShareCost(was.name, describe_change(was, now), search.today_scores.get(was.name),
+                      result.scores.get(was.name))
+            for was, now in zip(today, search.specs(result.allocation), strict=True)
+        ],
         holdout=holdout_check,
         searched_jobs=len(searched),
         simulations=search.simulations,
@@ -275,6 +334,7 @@ class _Outcome:
     environment_verified: bool
     environment_basis: str
     environment_allocation: Allocation | None
+    environment_reasons: dict[str, str] = field(default_factory=dict)
 
 
 def _pins(shares: Sequence[QuotaShareSpec], pins: Iterable[Pin]) -> dict[str, Pin]:
@@ -329,6 +389,11 @@ class _Search:
         """A contiguous stretch of the history candidates are ranked on first (long histories
         only); None: every candidate is replayed on the whole history."""
         self.width = CONFIRMED_PER_ROUND
+        self.jobs: list[SimJob] = []
+        self.changes: list[PriorityChange] = []
+        self.screen_jobs = 0
+        self.floors: list[list[int]] = []
+        self.needed: list[int] = []
 
     # --- inputs -------------------------------------------------------------------------
     def compile(
@@ -336,6 +401,7 @@ class _Search:
     ) -> None:
         """Check the jobs once against the most any allocation could give each share (every
         listed type up to the whole environment), so that any candidate can be replayed."""
+        self.jobs, self.changes, self.screen_jobs = jobs, changes, screen_jobs
         self.problem = without_ids(self._compile(jobs, changes))
         n = len(jobs)
         if screen_jobs and n > 2 * screen_jobs:
@@ -365,6 +431,66 @@ class _Search:
         return compile_problem(capacity_limits=self.environment, shares=relaxed, jobs=jobs,
                                priority_changes=changes,
                                unowned_capacity_borrowable=self.options.unowned_capacity_borrowable)
+
+    def check_pins(self) -> None:
+        """Refuse a pin no allocation can honour (QuotaConfigError): a minimum above the
+        environment less what every other share listing the type needs at least (1, its
+        largest job, its own pin), or above the share's own limit when its limits are
+        pinned too. Silently ignoring it would recommend what the user ruled out."""
+        today = self.allocation_of(self.today)
+        lowest = self.lowest(today)
+        for s, spec in enumerate(self.today):
+            pin = self.pins.get(spec.name)
+            if pin is None:
+                continue
+            for unit, count in pin.minimum.items():
+                k = self.units.index(unit)
+                field_name = f"minimum[{unit}]"
+                if pin.limits and count > today[s][0][k]:
+                    raise QuotaConfigError(
+                        f"pin for {spec.name!r}", field_name, count,
+                        f"at most {today[s][0][k]}: its limits are pinned too, at "
+                        f"{today[s][0][k]} x {unit}")
+                others = [(self.today[t].name, row[k]) for t, row in enumerate(lowest)
+                          if t != s and row[k]]
+                most = self.capacity[k] - sum(n for _, n in others)
+                if count > most:
+                    needs = ", ".join(f"{name} {n}" for name, n in others)
+                    raise QuotaConfigError(
+                        f"pin for {spec.name!r}", field_name, count,
+                        f"at most {max(most, 0)}: the environment has {self.capacity[k]} x "
+                        f"{unit}" + (f" and the other shares listing it need at least "
+                                     f"{sum(n for _, n in others)} ({needs})" if others
+                                     else ""))
+
+    def honours_pins(self, allocation: Allocation) -> bool:
+        today = self.allocation_of(self.today)
+        for s, spec in enumerate(self.today):
+            pin = self.pins.get(spec.name)
+            if pin is None:
+                continue
+            limits, strategy, borrow = allocation[s]
+            if pin.strategy and (strategy, borrow) != today[s][1:]:
+                return False
+            if pin.limits and limits != today[s][0]:
+                return False
+            if any(limits[self.units.index(unit)] < count for unit, count in pin.minimum.items()):
+                return False
+        return True
+
+    def _honour_pins(self, allocation: Allocation) -> Allocation:
+        """``allocation`` with every pinned minimum given, taken from the shares furthest
+        above their least limits (:meth:`check_pins` made sure it fits)."""
+        rows = [
+            [max(count, self.pins[spec.name].minimum.get(self.units[k], 0))
+             if count and spec.name in self.pins else count
+             for k, count in enumerate(limits)]
+            for spec, (limits, _, _) in zip(self.today, allocation, strict=True)
+        ]
+        fitted = self._fit(rows, self.lowest(allocation), self.capacity)
+        if fitted is None:
+            return allocation
+        return self._allocation(fitted, [(st, b) for _, st, b in allocation])
 
     # --- allocations ----------------------------------------------------------------------
     def allocation_of(self, specs: Sequence[QuotaShareSpec]) -> Allocation:
@@ -478,7 +604,7 @@ class _Search:
         ]
 
     # --- the search -----------------------------------------------------------------------
-    def run(self, max_simulations: int) -> _Outcome:
+    def run(self, max_simulations: int, *, advise: bool = True) -> _Outcome:
         problem = self.problem
         assert problem is not None
         index = {spec.name: i for i, spec in enumerate(self.today)}
@@ -548,115 +674,129 @@ class _Search:
             "meets every target" if not today_missed else
             "misses the targets of " + ", ".join(sorted(today_missed))))
 
-        partition_at_need = self._partition(today, floors, floors, tuple(needed))
-        verified = False
-        if partition_at_need is not None:
-            (need_scores,) = self.evaluate_all([(partition_at_need, tuple(needed))])
-            verified = need_scores is not None and not self.missed(need_scores)
-        if today_columns is not None and not today_missed:
+        self.floors, self.needed = floors, needed
+        # Today's declaration is an answer only where it honours the pins (a minimum above
+        # today's limit must be given, even when today meets every target).
+        today_valid = today_columns is not None and self.honours_pins(today)
+        if today_valid and not today_missed:
             best, best_scores = today, self.today_scores
         else:
-            candidates = self._candidates(today, floors, today_missed, index)
+            candidates = [self._honour_pins(today),
+                          *self._candidates(today, floors, today_missed, index)]
             candidates = [c for c in dict.fromkeys(candidates) if c != today]
             self.say(f"replaying {len(candidates)} candidate allocations")
             best, best_scores = today, self.today_scores if today_columns else {}
-            picked = self._pick(candidates, (best, best_scores) if today_columns else None)
+            picked = self._pick(candidates, (best, best_scores) if today_valid else None)
             if picked is not None:
                 best, best_scores = picked
             best, best_scores = self._repair(best, best_scores, max_simulations)
         if not self.missed(best_scores) and best != today:
             best, best_scores = self._walk_back(best, best_scores, today, max_simulations)
+        if best != today:
+            best, best_scores = self._drop_no_ops(best, best_scores, today)
         unmet = self.missed(best_scores)
         for name in unmet:
             reasons.setdefault(name, self._why_missed(name, best_scores, floors, needed,
                                                       index))
-        environment: tuple[int, ...] = tuple(needed)
-        basis = "a RESERVE partition giving every share what it needs alone"
-        at_environment = partition_at_need if verified else None
-        scaled = self._smallest_environment(best, best_scores)
-        if scaled is not None and (not verified or sum(scaled[1]) < sum(needed)):
-            at_environment, environment = scaled
-            verified = True
-            basis = "the recommended allocation scaled with the environment"
-        return _Outcome(
+        outcome = _Outcome(
             allocation=best,
             scores=best_scores,
             missed=len(unmet),
             unmet=unmet,
             reasons={name: reasons[name] for name in unmet},
-            environment_needed=dict(zip(self.units, environment, strict=True)),
-            environment_verified=verified,
-            environment_basis=basis,
-            environment_allocation=at_environment,
+            environment_needed=dict(zip(self.units, self.capacity, strict=True)),
+            environment_verified=not unmet,
+            environment_basis="today's environment",
+            environment_allocation=best if not unmet else None,
+        )
+        if not advise:
+            return outcome
+        advice = EnvironmentSearch(self, max_simulations).advise(best, best_scores)
+        if advice.verified and advice.sizes != tuple(self.capacity):
+            sized = ", ".join(f"{n} x {unit}" for unit, n in zip(self.units, advice.sizes,
+                                                                 strict=True))
+            unreachable = self.unreachable()
+            outcome.reasons.update({
+                name: f"{why}; on an environment of {sized} its target is met (replayed)"
+                for name, why in outcome.reasons.items() if name not in unreachable
+            })
+        return replace(
+            outcome,
+            environment_needed=dict(zip(self.units, advice.sizes, strict=True)),
+            environment_verified=advice.verified,
+            environment_basis=advice.basis,
+            environment_allocation=advice.allocation,
+            environment_reasons=advice.reasons,
         )
 
-    def _scaled(self, allocation: Allocation, factor: float) -> tuple[Allocation, tuple[int, ...]]:
-        """The environment scaled by ``factor`` (never below what the shares' largest jobs and
-        pinned limits need) and ``allocation``'s limits scaled with it, then lowered to fit."""
+    def lowest(self, allocation: Allocation) -> list[list[int]]:
+        """Per share and type, the least limit any allocation may give it: its pinned limit,
+        else at least 1, its largest job and its pinned minimum (0 where it lists none)."""
         rows: list[list[int]] = []
-        lowest: list[list[int]] = []
         for s, (limits, _, _) in enumerate(allocation):
             pin = self.pins.get(self.today[s].name)
             if pin is not None and pin.limits:
                 rows.append(list(limits))
-                lowest.append(list(limits))
                 continue
-            floor = [
+            rows.append([
                 0 if not count else max(1, self.largest.get((s, k), 1),
                                         pin.minimum.get(self.units[k], 0) if pin else 0)
                 for k, count in enumerate(limits)
-            ]
-            lowest.append(floor)
-            rows.append([max(f, round(count * factor)) if count else 0
-                         for f, count in zip(floor, limits, strict=True)])
-        env = tuple(
-            max(1, math.ceil(capacity * factor), sum(row[k] for row in lowest))
-            for k, capacity in enumerate(self.capacity)
-        )
-        fitted = self._fit(rows, lowest, env)
-        assert fitted is not None  # the environment holds every floor by construction
-        return self._allocation(fitted, [(st, b) for _, st, b in allocation]), env
+            ])
+        return rows
 
-    def _smallest_environment(
-        self, best: Allocation, scores: Scores
-    ) -> tuple[Allocation, tuple[int, ...]] | None:
-        """The smallest environment (by instances) found on which ``best``, scaled with it,
-        meets every target: shrinking when it meets today's environment, growing when not;
-        two rounds of parallel replays (on the screening stretch when there is one, the
-        answer then confirmed on the whole history)."""
-        meets_now = not self.missed(scores)
-        steps: tuple[float, ...] = (
-            (0.25, 0.5, 0.625, 0.75, 0.875) if meets_now else (1.25, 1.5, 2.0, 3.0))
-        lower = 0.0 if meets_now else 1.0
-        upper = 1.0 if meets_now else math.inf
-        passing: list[tuple[float, Allocation, tuple[int, ...]]] = []
-        for _ in range(2):
-            tried = [(f, *self._scaled(best, f)) for f in steps]
-            results = self.evaluate_all([(a, env) for _, a, env in tried], self.screen)
-            for (f, a, env), r in zip(tried, results, strict=True):
-                if r is not None and not self.missed(r):
-                    passing.append((f, a, env))
-                    upper = min(upper, f)
-            failing = [f for (f, _, _), r in zip(tried, results, strict=True)
-                       if f < upper and (r is None or self.missed(r))]
-            lower = max([lower, *failing])
-            if math.isinf(upper) or upper - lower <= 0.05:
-                break
-            steps = (lower + (upper - lower) / 3, lower + 2 * (upper - lower) / 3)
-        passing.sort(key=lambda item: item[0])
-        if self.screen is not None:
-            # Confirm in full, smallest first, at most two rounds.
-            for first in range(0, min(len(passing), 2 * self.width), self.width):
-                batch = passing[first : first + self.width]
-                results = self.evaluate_all([(a, env) for _, a, env in batch])
-                for (_, a, env), r in zip(batch, results, strict=True):
-                    if r is not None and not self.missed(r):
-                        return a, env
-            passing = []
-        if passing:
-            _, allocation, env = passing[0]
-            return allocation, env
-        return (best, tuple(self.capacity)) if meets_now else None
+    def resized(
+        self, allocation: Allocation, env: Sequence[int], origin: Sequence[int] | None = None,
+    ) -> Allocation | None:
+        """``allocation`` (for the environment ``origin``, today's by default) on the
+        environment ``env``: the limits of each type whose size changes scaled with it (never
+        below :meth:`lowest`), then lowered to fit; a type whose size stays keeps its limits
+        exactly. None when the least limits do not fit."""
+        origin = self.capacity if origin is None else origin
+        lowest = self.lowest(allocation)
+        pinned = {s for s, spec in enumerate(self.today)
+                  if spec.name in self.pins and self.pins[spec.name].limits}
+        rows = [
+            [count if s in pinned or not count or env[k] == origin[k]
+             else max(lowest[s][k], round(count * env[k] / origin[k]))
+             for k, count in enumerate(limits)]
+            for s, (limits, _, _) in enumerate(allocation)
+        ]
+        fitted = self._fit(rows, lowest, env)
+        if fitted is None:
+            return None
+        return self._allocation(fitted, [(st, b) for _, st, b in allocation])
+
+    def unreachable(self) -> set[str]:
+        """Shares whose targets no environment meets (:attr:`Demand.met` false)."""
+        return {d.share for d in self.demands if not d.met}
+
+    def reachable_missed(self, scores: Scores) -> list[str]:
+        """Targets missed, leaving out those no environment meets."""
+        unreachable = self.unreachable()
+        return [name for name in self.missed(scores) if name not in unreachable]
+
+    def search_at(self, env: tuple[int, ...], max_simulations: int
+                  ) -> tuple[tuple[Allocation, Scores] | None, list[str]]:
+        """What ``recommend`` on the environment ``env`` (today's shares, the same jobs,
+        pins and options) finds, when it meets every reachable target: the same search, so
+        that advice about one environment holds when recommend is run on it."""
+        limits = tuple(CapacityLimit(unit, count) for unit, count in zip(self.units, env,
+                                                                         strict=True))
+        sub = _Search(limits, self.today, self.goals, self.pins, self.options, self.pool,
+                      lambda message: None)
+        try:
+            sub.compile(self.jobs, self.changes, self.screen_jobs)
+            found = sub.run(max_simulations, advise=False)
+        except QuotaConfigError:
+            # A job larger than this environment's type can never run: every target of its
+            # share is missed.
+            return None, [str(name) for name in self.goals]
+        finally:
+            self.simulations += sub.simulations
+            self.jobs_simulated += sub.jobs_simulated
+        missed = sub.reachable_missed(found.scores)
+        return (None if missed else (found.allocation, found.scores)), missed
 
     def _floors(self, today: Allocation) -> list[list[int]]:
         """Per share and type, what it needs when served alone by a reserved partition: its
@@ -834,6 +974,7 @@ class _Search:
         if not allocations:
             return current
         accept = better or (lambda allocation, scores: True)
+        allocations = [a for a in allocations if self.honours_pins(a)]
         if self.screen is not None:
             screened = self.evaluate_all([(a, None) for a in allocations], self.screen)
             ranked = sorted(
@@ -954,6 +1095,95 @@ class _Search:
         return tuple((tuple(row), strategy, borrow)
                      for row, (_, strategy, borrow) in zip(rows, current, strict=True))
 
+    # --- changes that change nothing -------------------------------------------------------
+    @staticmethod
+    def _differences(allocation: Allocation, today: Allocation) -> list[tuple[int, int]]:
+        """Each separate change of ``allocation`` against ``today``: (share, -1) for its
+        strategy and borrow limit, (share, type) for one limit."""
+        out = []
+        for s, ((limits, strategy, borrow), (was, was_strategy, was_borrow)) in enumerate(
+            zip(allocation, today, strict=True)
+        ):
+            if (strategy, borrow) != (was_strategy, was_borrow):
+                out.append((s, -1))
+            out += [(s, k) for k, (a, b) in enumerate(zip(limits, was, strict=True)) if a != b]
+        return out
+
+    @staticmethod
+    def _with(target: Allocation, source: Allocation, change: tuple[int, int]) -> Allocation:
+        """``target`` with one change taken from ``source``."""
+        s, k = change
+        limits, strategy, borrow = target[s]
+        if k < 0:
+            _, strategy, borrow = source[s]
+        else:
+            limits = (*limits[:k], source[s][0][k], *limits[k + 1:])
+        row = list(target)
+        row[s] = (limits, strategy, borrow)
+        return tuple(row)
+
+    def _digests(self, allocations: list[Allocation]) -> list[tuple[Scores, str] | None]:
+        problem = self.problem
+        assert problem is not None
+        calls: list[tuple[Callable[..., tuple[Scores, str]], tuple[Any, ...], int]] = []
+        slots: list[int | None] = []
+        for allocation in allocations:
+            columns = self.columns(allocation)
+            slots.append(None if columns is None else len(calls))
+            if columns is not None:
+                calls.append((evaluate_with_digest, (problem, columns, self.options),
+                              len(problem.job_ids)))
+        results = self._map(calls)
+        return [None if slot is None else results[slot] for slot in slots]
+
+    def _drop_no_ops(
+        self, best: Allocation, scores: Scores, today: Allocation
+    ) -> tuple[Allocation, Scores]:
+        """Undo every change of ``best`` that changes nothing: undone, no job's replay differs
+        from ``best``'s; or, made alone on today's declaration, no job's replay differs from
+        today's and undoing it ranks no worse. A change that does nothing is never proposed
+        or counted (e.g. a RESERVE share alone on its type made LEND_AND_BORROW)."""
+        for _ in range(len(self._differences(best, today))):
+            changes = self._differences(best, today)
+            if not changes:
+                break
+            changes = [c for c in changes if self.honours_pins(self._with(best, today, c))]
+            if not changes:
+                break
+            undone = [self._with(best, today, c) for c in changes]
+            alone = [self._with(today, best, c) for c in changes]
+            replays = self._digests([best, today, *undone, *alone])
+            here, base = replays[0], replays[1]
+            assert here is not None
+            if base is not None and base[1] == here[1] and self.honours_pins(today):
+                return today, base[0]  # the whole proposal replays as today does
+            n = len(changes)
+            dropped = [
+                i for i in range(n)
+                if (undo := replays[2 + i]) is not None and (
+                    undo[1] == here[1]
+                    or (base is not None and (only := replays[2 + n + i]) is not None
+                        and only[1] == base[1]
+                        and self.key(undone[i], undo[0]) <= self.key(best, scores)))
+            ]
+            if not dropped:
+                break
+            first = dropped[0]
+            if len(dropped) > 1:
+                # All of them at once, kept when that ranks no worse (one replay instead of a
+                # round per change on a long history).
+                together = best
+                for i in dropped:
+                    together = self._with(together, today, changes[i])
+                (replayed,) = self._digests([together]) if self.honours_pins(together) \
+                    else (None,)
+                if replayed is not None and \
+                        self.key(together, replayed[0]) <= self.key(best, scores):
+                    best, scores = together, replayed[0]
+                    continue
+            best, scores = undone[first], replays[2 + first][0]  # type: ignore[index]
+        return best, scores
+
     def _walk_back(
         self, best: Allocation, scores: Scores, today: Allocation, budget: int
     ) -> tuple[Allocation, Scores]:
@@ -1002,6 +1232,7 @@ class _Search:
                 continue
             if self.change(move) < present:
                 fitting.append(move)
+        fitting = [move for move in fitting if self.honours_pins(move)]
         fitting.sort(key=self.change)
         return fitting
 
@@ -1014,8 +1245,8 @@ class _Search:
         parts = []
         if score is not None and goal.wait_p95 is not None and score.wait_p95 is not None \
                 and score.wait_p95 > goal.wait_p95:
-            parts.append(f"wait p95 {score.wait_p95:,.0f} s against a target of "
-                         f"{goal.wait_p95:,.0f} s")
+            parts.append(f"wait p95 {human_duration(score.wait_p95)} against a target of "
+                         f"{human_duration(goal.wait_p95)}")
         if score is not None and goal.max_budget_failures is not None \
                 and score.budget_failures > goal.max_budget_failures:
             parts.append(f"{score.budget_failures} jobs lost to their preemption budget "
@@ -1040,13 +1271,17 @@ class _Search:
                         for k, unit in enumerate(self.units) if floors[index[name]][k])
         score = scores.get(name)
         shown = "no replay" if score is None else (
-            f"wait p95 {score.wait_p95 or 0:,.0f} s, {score.budget_failures} jobs lost")
+            f"wait p95 {human_duration(score.wait_p95 or 0.0)}, {score.budget_failures} jobs "
+            "lost")
         # Which target is missed, beside what the best allocation gives.
         shown += f" against its target of {self.goals[name].describe()}"
         if short:
-            return (f"{name} needs {own} on its own, and the shares with targets together "
-                    f"need {', '.join(short)}: more than the environment has; the best "
-                    f"allocation found gives {name} {shown}")
+            # A partition's sum is enough, not a minimum: shared capacity may need less (the
+            # environment advice says how much).
+            return (f"{name} needs {own} on its own; reserved for every share with a target, "
+                    f"that adds up to {', '.join(short)}, more than the environment has, and "
+                    f"no allocation tried shares capacity well enough to make up for it; the "
+                    f"best allocation found gives {name} {shown}")
         return (f"no allocation tried meets it (best: {shown}); it needs {own} when served "
                 "alone")
 

@@ -36,6 +36,7 @@ from ..model import CapacityLimit, QuotaConfigError, QuotaShareSpec
 from . import compare_policies
 from .cli import Progress
 from .declaration_code import declaration_code, declaration_diff
+from .durations import human_duration
 from .options_cli import add_option_arguments, describe_options, options_from
 from .recommend import (
     DEFAULT_MAX_SIMULATIONS,
@@ -45,6 +46,7 @@ from .recommend import (
     recommend,
 )
 from .report import write_report
+from .search_tasks import ShareScore
 from .targets import TargetOutcome, parse_target, targets_of
 from .workloads import read_workload
 
@@ -246,6 +248,13 @@ def search_document(rec: Recommendation, options: dict[str, Any]) -> dict[str, A
             "today": outcomes(rec.holdout.today),
             "recommended": outcomes(rec.holdout.recommended),
         },
+        "costs": [
+            {"share": c.share, "change": c.change,
+             "today": None if c.today is None else _cost_document(c.today),
+             "recommended": None if c.recommended is None else _cost_document(c.recommended)}
+            for c in rec.costs
+        ],
+        "environment_reasons": dict(rec.environment_reasons),
         "demand": [
             {"share": d.share, "instance_type": d.unit, "reserved_capacity": d.capacity}
             for d in rec.demand
@@ -256,6 +265,51 @@ def search_document(rec: Recommendation, options: dict[str, Any]) -> dict[str, A
         "seconds": round(rec.seconds, 3),
         "options": options,
     }
+
+
+def _cost_document(score: ShareScore) -> dict[str, Any]:
+    return {"cross_share_preemptions": score.cross_share_preemptions,
+            "in_share_preemptions": score.in_share_preemptions,
+            "budget_failures": score.budget_failures,
+            "lost_instance_hours": score.lost_instance_hours}
+
+
+def cost_table(rec: Recommendation) -> str:
+    """Per share: what the recommendation changes, and its preemptions and jobs lost to an
+    exhausted interruption budget today and recommended (replays of the searched history).
+    A strategy change is a trade: one share's borrowing is another's preemptions."""
+    def cell(before: int | float, after: int | float, digits: int = 0) -> str:
+        tone = "" if after == before else (" class='missed'" if after > before else
+                                            " class='met'")
+        return f"<td{tone}>{before:,.{digits}f} → {after:,.{digits}f}</td>"
+
+    rows = []
+    for cost in rec.costs:
+        today, after = cost.today, cost.recommended
+        if today is None or after is None:
+            figures = "<td colspan='4'>no replay (a job could not start)</td>"
+        else:
+            figures = (cell(today.cross_share_preemptions, after.cross_share_preemptions)
+                       + cell(today.in_share_preemptions, after.in_share_preemptions)
+                       + cell(today.budget_failures, after.budget_failures)
+                       + cell(today.lost_instance_hours, after.lost_instance_hours, 1))
+        change = cost.change or "no change"
+        mark = " style='font-weight:600'" if cost.strategy_changed else ""
+        rows.append(f"<tr><td class='l'>{escape(cost.share)}</td>"
+                    f"<td class='l'{mark}>{escape(change)}</td>{figures}</tr>")
+    return (
+        "<h2>What the changes cost each share</h2>"
+        "<p>Replays of the searched history, today → recommended: preemptions its jobs suffer "
+        "(cross-share: borrowed capacity reclaimed; in-share: a higher-priority job of the "
+        "share), jobs that failed because they were preempted more often than their "
+        "interruption budget allows, and the work lost. A strategy change (in bold) moves "
+        "these between shares: whoever borrows more is preempted more, and a lender's jobs "
+        "wait for what it lent.</p>"
+        "<table><tr><th class='l'>Share</th><th class='l'>Change</th>"
+        "<th>Cross-share preemptions</th><th>In-share preemptions</th>"
+        "<th>Jobs lost to the interruption budget</th><th>Work lost (instance-hours)</th></tr>"
+        + "".join(rows) + "</table>"
+    )
 
 
 def write_outputs(
@@ -323,12 +377,13 @@ def summary_page(
         "body{font-family:system-ui,sans-serif;max-width:1200px;margin:24px auto;padding:0 16px;"
         "color:#222}table{border-collapse:collapse;font-size:14px}td,th{border:1px solid #ddd;"
         "padding:4px 8px}th{background:#f2f2f2}.met{background:#e6f4ea}.missed{background:"
-        "#fdecea}pre{background:#f6f8fa;padding:10px;overflow-x:auto}.l{text-align:left}",
+        "#fdecea}td{text-align:right}td.l,th.l{text-align:left}"
+        "pre{background:#f6f8fa;padding:10px;overflow-x:auto}.l{text-align:left}",
         "</style></head><body><h1>Recommended allocation</h1>",
         f"<p><b>{escape(headline(rec))}</b></p>",
         f"<p>Environment: {escape(_env(declaration))}. Replayed {rec.searched_jobs:,} jobs; "
         f"{rec.simulations:,} simulations ({rec.jobs_simulated:,} jobs) in "
-        f"{rec.seconds:,.1f} s.</p>",
+        f"{human_duration(rec.seconds)}.</p>",
         "<h2>Targets on the searched history</h2>",
         f"<table>{head}{rows(rec.today_outcomes, rec.outcomes)}</table>",
     ]
@@ -337,6 +392,7 @@ def summary_page(
         parts += [f"<li><b>{escape(n)}</b>: {escape(rec.reasons.get(n, ''))}</li>"
                   for n in rec.unmet]
         parts.append("</ul>")
+    parts.append(cost_table(rec))
     if rec.holdout is not None:
         parts += [
             f"<h2>Held-out history (last {rec.holdout.jobs:,} jobs, not searched)</h2>",
@@ -351,10 +407,13 @@ def summary_page(
         limits = [CapacityLimit(unit, count) for unit, count in rec.environment_needed.items()]
         shrunk = ("<details><summary>The declaration for that environment</summary><pre>"
                   f"{escape(declaration_code(limits, rec.environment_shares))}</pre></details>")
+    reasons = "".join(f"<li><b>{escape(unit)}</b>: {escape(why)}</li>"
+                      for unit, why in rec.environment_reasons.items())
     parts += [
-        "<h2>Environment</h2>",
+        "<h2>Environment, per instance type</h2>",
         f"<p>Smallest environment found that meets every target: {escape(needed)} "
         f"({escape(rec.environment_basis)}; {checked}): {escape(change)}.</p>",
+        f"<ul>{reasons}</ul>" if reasons else "",
         shrunk,
         "<h2>Change against today's declaration</h2>",
         f"<pre>{escape(diff or '(no change)')}</pre>",

@@ -6,10 +6,13 @@ million-job result costs no million objects until someone asks for them.
 
 from __future__ import annotations
 
+import math
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
+
+from ..model import CapacityLimit, QuotaShareSpec
 
 JobStatus = Literal["SUCCEEDED", "FAILED"]
 EndedBy = Literal["SUCCEEDED", "PREEMPTED"]
@@ -77,7 +80,11 @@ class ShareFigures:
     """One share's figures over the run (times in seconds, capacity in instance-hours).
 
     Utilization is the share's use of its *own* allocation (at most its limit per unit)
-    divided by that allocation over the result's ``window``, all units together. Borrowed is
+    divided by that allocation over the result's ``window``: per instance type in
+    ``utilization_by_type`` (types are never added together there); ``utilization`` adds the
+    instance-hours of every type the share lists, which only means something for a share of
+    one type. The environment's utilization per type, borrowed use included, is
+    :meth:`SimulationResult.utilization`. Borrowed is
     use above the share's own limit; lent is the part of other shares' borrowing attributed to this
     share's idle allocation (see the package docs). Wait is submission to first start;
     completion is submission to success, over succeeded jobs only.
@@ -110,6 +117,9 @@ class ShareFigures:
     in_share_preemptions: int
     """Preemptions this share's jobs suffered for higher-priority jobs of the same share."""
     lost_instance_hours: float
+    utilization_by_type: Mapping[str, float] = field(default_factory=dict)
+    """Per instance type the share lists: its use within its own limit over that limit, over
+    the result's window (0 when the window is empty)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,6 +312,28 @@ class SimulationResult:
             self._timelines = _timelines(d)
         return self._timelines[s * (len(d.unit_names) + 1) + unit]
 
+    def busy_instance_hours(self) -> dict[str, float]:
+        """Per instance type, instance-hours any job held (borrowed use included, every
+        share together). From the usage log: use returns to 0 by the end of the run, so the
+        area under it is minus the sum of each change times its time."""
+        d = self._data
+        terms: list[list[float]] = [[] for _ in d.unit_names]
+        for t, unit, delta in zip(d.log_time, d.log_unit, d.log_delta, strict=True):
+            terms[unit].append(-delta * t)
+        return {name: math.fsum(terms[k]) / 3600.0 for k, name in enumerate(d.unit_names)}
+
+    def utilization(self, capacity: Mapping[str, int]) -> dict[str, float]:
+        """Per instance type of ``capacity`` (the environment's size of each type): busy
+        instance-hours, borrowed use included, over capacity-hours (the size times the
+        result's ``window``). Types are never added together: an hour of one type is not an
+        hour of another. 0 for an empty window."""
+        hours = (self.window[1] - self.window[0]) / 3600.0
+        busy = self.busy_instance_hours()
+        return {
+            unit: busy.get(unit, 0.0) / (size * hours) if size > 0 and hours > 0 else 0.0
+            for unit, size in capacity.items()
+        }
+
     def job_records(self) -> Iterator[dict[str, object]]:
         """One flat row per job, keys :data:`JOB_RECORD_FIELDS` (for CSV export)."""
         d = self._data
@@ -381,3 +413,7 @@ class PolicyComparison:
     shared_pool: SimulationResult
     alternatives: Mapping[str, SimulationResult] = field(default_factory=dict)
     """Other declarations replayed on the same jobs, by the name the report gives them."""
+    alternative_declarations: Mapping[
+        str, tuple[Sequence[CapacityLimit], Sequence[QuotaShareSpec]]
+    ] = field(default_factory=dict)
+    """Each alternative's environment and shares, by the same name (shown in the report)."""

@@ -7,6 +7,7 @@ cluster's ``Client.get_executor()``. Nothing here depends on which worker runs i
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import cast, overload
@@ -16,6 +17,7 @@ from .engine import run
 from .figures import share_figures
 from .inputs import SimulationOptions
 from .problem import Problem
+from .results import ShareFigures
 
 
 class JobNumbers(Sequence[str]):
@@ -55,6 +57,7 @@ class ShareColumns:
 
     environment: list[int]
     capacity: list[int]
+    unowned: list[int]
     limit: list[int]
     ceiling: list[float]
     reserve: list[bool]
@@ -67,7 +70,7 @@ class ShareColumns:
     def of(cls, problem: Problem) -> ShareColumns:
         return cls(
             environment=list(problem.environment), capacity=list(problem.capacity),
-            limit=list(problem.limit),
+            unowned=list(problem.unowned), limit=list(problem.limit),
             ceiling=list(problem.ceiling), reserve=list(problem.reserve),
             borrows=list(problem.borrows), in_share=list(problem.in_share),
             group_limits=[list(g) for g in problem.group_limits],
@@ -76,7 +79,8 @@ class ShareColumns:
 
     def apply(self, problem: Problem) -> Problem:
         return replace(
-            problem, environment=self.environment, capacity=self.capacity, limit=self.limit,
+            problem, environment=self.environment, capacity=self.capacity,
+            unowned=self.unowned, limit=self.limit,
             ceiling=self.ceiling,
             reserve=self.reserve, borrows=self.borrows, in_share=self.in_share,
             group_limits=self.group_limits, group_lends=self.group_lends,
@@ -90,6 +94,15 @@ class ShareScore:
     wait_p95: float | None
     budget_failures: int
     jobs: int
+    cross_share_preemptions: int = 0
+    in_share_preemptions: int = 0
+    lost_instance_hours: float = 0.0
+
+    @classmethod
+    def of(cls, figures: ShareFigures) -> ShareScore:
+        return cls(figures.wait_p95, figures.failed_preemption_budget, figures.jobs,
+                   figures.cross_share_preemptions, figures.in_share_preemptions,
+                   figures.lost_instance_hours)
 
 
 Scores = dict[str, ShareScore]
@@ -100,10 +113,24 @@ def evaluate(problem: Problem, columns: ShareColumns, options: SimulationOptions
     candidate = columns.apply(problem)
     data = run(candidate, options)
     figures = share_figures(data, candidate)
-    return {
-        name: ShareScore(f.wait_p95, f.failed_preemption_budget, f.jobs)
-        for name, f in figures.items()
-    }
+    return {name: ShareScore.of(f) for name, f in figures.items()}
+
+
+def evaluate_with_digest(
+    problem: Problem, columns: ShareColumns, options: SimulationOptions
+) -> tuple[Scores, str]:
+    """:func:`evaluate`, and a digest of every job's outcome (each attempt's start, end and
+    how it ended; each job's end and status): two allocations with the same digest make no
+    difference to any job."""
+    candidate = columns.apply(problem)
+    data = run(candidate, options)
+    figures = share_figures(data, candidate)
+    scores = {name: ShareScore.of(f) for name, f in figures.items()}
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(repr(data.attempts).encode())
+    digest.update(data.finished.tobytes())
+    digest.update(bytes(data.status_failed))
+    return scores, digest.hexdigest()
 
 
 def alone(problem: Problem, share: int, capacity: dict[int, int]) -> Problem:
@@ -122,6 +149,7 @@ def alone(problem: Problem, share: int, capacity: dict[int, int]) -> Problem:
         environment=[capacity.get(k, 0) for k in range(n_units)],
         # The share owns the whole partition: nothing is left unowned for anyone.
         capacity=[capacity.get(k, 0) for k in range(n_units)],
+        unowned=[0] * n_units,
         limit=limit,
         ceiling=[float(v) for v in limit],
         reserve=[True] * n_shares,
@@ -151,6 +179,9 @@ class Demand:
     capacity: int
     probes: int
     jobs_simulated: int
+    met: bool = True
+    """False when even every job starting on submission (``capacity``: their instances
+    added up) misses the targets: no environment meets them."""
 
 
 def demand(
@@ -189,10 +220,12 @@ def demand(
                      wait_p95, max_failures)
 
     high = max(low, start)
-    while not ok(high):
-        if high >= cap:
-            break
+    met = ok(high)
+    while not met and high < cap:
         high = min(cap, high * 2)
+        met = ok(high)
+    if not met:
+        return Demand(name, problem.unit_names[unit], high, probes, simulated, met=False)
     low = max(1, low, min(at_least, high))
     if low < high and low != at_least and ok(low):
         high = low

@@ -107,6 +107,9 @@ def compare_policies(
         alternatives={
             name: _result(name, *runs[name], window=window) for name in alternatives
         },
+        alternative_declarations={
+            name: (tuple(limits), tuple(specs)) for name, (limits, specs) in alternatives.items()
+        },
     )
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from ..model import QuotaConfigError, QuotaShareSpec
-from ..model.agreement import describe_seconds
+from .durations import human_duration
 from .results import ShareFigures
 
 _DURATION = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(s|sec|m|min|h|d)?\s*", re.IGNORECASE)
@@ -40,7 +40,7 @@ class ServiceTarget:
     def describe(self) -> str:
         parts = []
         if self.wait_p95 is not None:
-            parts.append(f"wait p95 <= {describe_seconds(self.wait_p95)}")
+            parts.append(f"wait p95 <= {human_duration(self.wait_p95)}")
         if self.max_budget_failures is not None:
             parts.append(f"jobs lost to a preemption budget <= {self.max_budget_failures}")
         return ", ".join(parts)
@@ -75,9 +75,9 @@ class TargetOutcome:
         parts = []
         if self.target.wait_p95 is not None:
             shown = "no jobs" if self.wait_p95 is None else (
-                "never starts" if math.isinf(self.wait_p95) else describe_seconds(self.wait_p95)
+                "never starts" if math.isinf(self.wait_p95) else human_duration(self.wait_p95)
             )
-            parts.append(f"wait p95 {shown} (target {describe_seconds(self.target.wait_p95)}: "
+            parts.append(f"wait p95 {shown} (target {human_duration(self.target.wait_p95)}: "
                          f"{'met' if self.wait_met else 'missed'})")
         if self.target.max_budget_failures is not None:
             parts.append(f"{self.budget_failures} lost to a preemption budget (target <= "

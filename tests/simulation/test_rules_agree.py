@@ -214,3 +214,36 @@ def test_capacity_no_share_owns_follows_the_stated_assumption(
     assert allocation.reach("b") == {g5: reach}
     result = saturate(declaration, shares[0], g5)
     assert max(result.capacity_timeline("b", g5).in_use) == reach  # type: ignore[attr-defined]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(declarations())
+def test_the_problem_compiler_takes_every_borrowing_figure_from_the_rules_model(
+    declaration: Declaration,
+) -> None:
+    """Usable capacity, capacity no share owns, each share's ceiling and the largest job it
+    may run are the rules model's, column for column (issue 23: nothing re-derives them)."""
+    from quota_constructs.simulation.arrangements import shared_pool
+    from quota_constructs.simulation.problem import compile_problem
+
+    try:
+        allocation = QuotaAllocation.check(
+            environment_limits=declaration.environment, shares=declaration.shares,
+            unowned_capacity_borrowable=declaration.unowned_capacity_borrowable)
+    except QuotaConfigError:
+        assume(False)
+        return
+    rules = allocation.rules
+    problem = compile_problem(capacity_limits=declaration.environment,
+                              shares=declaration.shares, jobs=[],
+                              unowned_capacity_borrowable=declaration.unowned_capacity_borrowable)
+    units = problem.unit_names
+    assert problem.capacity == [rules.usable_capacity(u) for u in units]
+    assert problem.unowned == [rules.unowned_usable(u) for u in units]
+    for i, spec in enumerate(allocation.shares):
+        for k, unit in enumerate(units):
+            rule = rules.rules(spec.name, unit)
+            assert problem.limit[i * len(units) + k] == rule.own
+            assert problem.ceiling[i * len(units) + k] == rule.own + rule.allowance
+    # The pool (no shares) may use all the capacity the shares do not own.
+    assert shared_pool(problem).unowned == [rules.unowned(u) for u in units]

@@ -146,8 +146,8 @@ def test_words_and_ticks() -> None:
     assert compare(1.0, 3000.0) == ("over 99 % shorter", "better")
     assert human_seconds(45) == "45 s"
     assert human_seconds(1800) == "30 min"
-    assert human_seconds(7200) == "2.0 h"
-    assert human_seconds(3 * 86400) == "3.0 days"
+    assert human_seconds(7200) == "2 h"
+    assert human_seconds(3 * 86400) == "3 d"
     assert nice_ticks(7.3) == [0.0, 2.0, 4.0, 6.0, 8.0]
     assert nice_ticks(0) == [0.0, 1.0]
 

@@ -40,10 +40,16 @@ def test_each_column_has_one_unit_named_in_its_heading(page: str) -> None:
     assert len(tables) == 3
     for table in tables:
         header = re.findall(r"<th>(.*?)</th>", table)
-        units = dict(re.findall(r"^([^<]+)<br><span class='u'>([^<]+)</span>$", h)[0]
+        # (a zero-width space may follow the dots of an instance type, so it can break)
+        units = dict(re.findall(r"^([^<]+)<br><span class='u'>([^<]+)</span>$",
+                                h.replace("\u200b", ""))[0]
                      for h in header if "<br>" in h)
         assert units["wait p95"] in ("minutes", "hours", "days")
-        assert units["utilization"] == "%" and units["lost"] == "inst-h"
+        # One utilization column per instance type, never one adding types together.
+        assert [label for label in units if label.startswith("utilization")] == [
+            f"utilization {limit.unit}" for limit in PROD.capacity_limits]
+        assert all(units[f"utilization {limit.unit}"] == "%" for limit in PROD.capacity_limits)
+        assert units["lost"] == "inst-h"
         # Cells are bare numbers: no unit of their own that could differ from row to row.
         for cell in re.findall(r"<td>([^<]*)</td>", table):
             assert re.fullmatch(r"[0-9,]+(\.[0-9]+)?|n/a", cell), cell
@@ -61,21 +67,27 @@ def test_the_share_column_stays_while_a_wide_table_scrolls(page: str) -> None:
         assert table.count("class='l share'") == 1 + len(PROD.shares)
 
 
-def test_hours_axes_carry_day_marks_and_day_ticks() -> None:
+DAY_LINE = "stroke='#b9c3d0' stroke-dasharray='2 3'"
+
+
+def test_hours_axes_carry_day_lines_and_day_ticks_on_one_axis() -> None:
     chart = AreaChart(title="t", xs=[i * 0.24 for i in range(300)], x_label="hours",
                       y_label="n", bands=[Band("a", "#000", [1.0] * 300)], y_max=2.0,
                       per_day=24.0).render("c")
-    assert ">day 1<" in chart and ">day 2<" in chart and ">day 3<" not in chart
+    assert chart.count(DAY_LINE) == 2  # days 1 and 2 of a 72-hour axis
+    # One x-axis: no second row of labels ("day 1", ...) along the top.
+    assert ">day " not in chart and "(dotted lines: day boundaries)" in chart
     ticks = re.findall(r"text-anchor='middle' font-weight='normal' fill='#222'>(\d+)<", chart)
     assert ticks and all(int(t) % 12 == 0 for t in ticks)
     minutes = AreaChart(title="t", xs=[0.0, 1.0], x_label="minutes", y_label="n",
                         bands=[Band("a", "#000", [1.0, 1.0])], y_max=2.0).render("m")
-    assert ">day 1<" not in minutes
+    assert DAY_LINE not in minutes and "day boundaries" not in minutes
 
 
-def test_the_capacity_charts_of_a_three_day_run_have_day_marks(page: str) -> None:
+def test_the_capacity_charts_of_a_three_day_run_have_day_lines(page: str) -> None:
     overview = re.search(r"id='chart-overview-ml.g5.xlarge'.*?</svg>", page)
-    assert overview is not None and ">day 1<" in overview.group(0)
+    assert overview is not None and DAY_LINE in overview.group(0)
+    assert ">day " not in page
 
 
 def test_an_all_zero_chart_says_so_instead_of_a_zero_to_one_axis() -> None:

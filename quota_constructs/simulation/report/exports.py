@@ -47,6 +47,11 @@ def declaration_document(
                 "capacity_limits": {
                     str(limit.unit): limit.max_capacity for limit in spec.capacity_limits
                 },
+                "service_targets": None if spec.agreement is None
+                or not spec.agreement.has_targets else {
+                    "wait_p95_seconds": spec.agreement.target_wait_p95_seconds,
+                    "max_budget_failures": spec.agreement.max_budget_failures,
+                },
             }
             for spec in shares
         ],
@@ -71,11 +76,17 @@ def metrics_document(
             "times": "seconds",
             "capacity": "instance-hours",
             "utilization": "fraction of the share's own allocation (0-1), over the "
-            "arrangement's window",
+            "arrangement's window; per instance type in utilization_by_type",
+            "instance_types": "per instance type: busy instance-hours (borrowed use included) "
+            "over capacity-hours (its size times the window); types never added together",
         },
         "figures_window": "one window for all three arrangements: the first submission to the "
         "last job's end under any of them (window_start, window_end)",
         "declaration": declaration_document(capacity_limits, shares),
+        "compared_declarations": {
+            name: declaration_document(limits, specs)
+            for name, (limits, specs) in comparison.alternative_declarations.items()
+        },
         "workload": dict(workload),
         "arrangements": {
             name: {
@@ -86,12 +97,37 @@ def metrics_document(
                 "window_end": result.window[1],
                 "not_runnable": len(result.not_runnable),
                 "blocked": list(result.blocked),
+                "instance_types": _instance_types(result, name, comparison, capacity_limits),
                 "shares": {
                     share: dataclasses.asdict(figures) for share, figures in result.shares.items()
                 },
             }
             for name, result in arrangement_results(comparison).items()
         },
+    }
+
+
+def arrangement_limits(
+    name: str, comparison: PolicyComparison, capacity_limits: Sequence[CapacityLimit]
+) -> Sequence[CapacityLimit]:
+    """The environment an arrangement ran on: a compared declaration's own, else the
+    declared one (the hard partition and the pool use the declared environment)."""
+    return comparison.alternative_declarations.get(name, (capacity_limits, ()))[0]
+
+
+def _instance_types(
+    result: SimulationResult, name: str, comparison: PolicyComparison,
+    capacity_limits: Sequence[CapacityLimit],
+) -> dict[str, dict[str, float]]:
+    limits = arrangement_limits(name, comparison, capacity_limits)
+    size = {str(limit.unit): limit.max_capacity for limit in limits}
+    busy = result.busy_instance_hours()
+    hours = (result.window[1] - result.window[0]) / 3600.0
+    use = result.utilization(size)
+    return {
+        unit: {"capacity": count, "capacity_hours": count * hours,
+               "busy_instance_hours": busy.get(unit, 0.0), "utilization": use[unit]}
+        for unit, count in size.items()
     }
 
 

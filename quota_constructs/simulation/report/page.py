@@ -9,8 +9,9 @@ from typing import Any
 
 from ...model import CapacityLimit, QuotaShareSpec
 from ..results import PolicyComparison, ShareFigures, SimulationResult
-from .exports import arrangement_results, arrangement_title
-from .summary import Finding, findings, human_seconds
+from ..targets import outcome, targets_of
+from .exports import arrangement_limits, arrangement_results, arrangement_title
+from .summary import Finding, environment_utilization, findings, has_jobs, human_seconds
 from .svg import (
     POLICY_OPACITY,
     AreaChart,
@@ -44,7 +45,8 @@ svg{max-width:100%;height:auto}
 .chart{margin:8px 0;min-width:0}.chart p{margin:2px 0 0;color:#555;font-size:13px;max-width:640px}
 table{border-collapse:collapse;font-size:13px;margin:8px 0}th,td{border:1px solid #ddd;
  padding:3px 8px;text-align:right;white-space:nowrap}th{background:#f2f2f2}
-td.l,th.l{text-align:left}
+td.l,th.l{text-align:left}td.met{background:#e6f4ea}td.missed{background:#fdecea}
+h3{font-size:16px;margin:18px 0 4px}
 .sw{display:inline-block;width:12px;height:12px;border-radius:2px;margin-right:6px;
  vertical-align:-1px}
 details{margin:6px 0}.wide{overflow-x:auto;max-width:100%}
@@ -105,6 +107,9 @@ def render_page(
     ]
     headline, notes = findings(comparison, capacity_limits=capacity_limits, shares=shares)
     declared = comparison.declared
+    if not has_jobs(comparison):
+        return _empty_page(comparison, capacity_limits, shares, colours, title, workload,
+                           files, headline)
     axis = TimeAxis.of(declared.started_at, declared.ended_at)
     capacity_html = _capacity_section(declared, capacity_limits, shares, colours, axis, buckets,
                                       progress)
@@ -120,7 +125,8 @@ def render_page(
         "to the last job's end under any arrangement)</p>",
         _summary(headline, notes),
         "<h2>The declaration</h2>",
-        _declaration_table(shares, colours),
+        _declaration_table(shares, colours, declared.shares),
+        _compared_declarations(comparison, colours),
         "<h2>Capacity per share over time (declared policy)</h2>",
         capacity_html,
         "<h2>Waiting and completion: declared policy against the alternatives</h2>",
@@ -140,16 +146,41 @@ def render_page(
         "<div class='grid'>",
         *_cost_charts(comparison, active, colours),
         "</div>",
-        "<h2>Use of allocations</h2>",
+        "<h2>Utilization and use of allocations</h2>",
         "<div class='grid'>",
-        *_allocation_charts(comparison, active, colours),
+        *_allocation_charts(comparison, active, colours, capacity_limits),
         "</div>",
         "<h2>All figures</h2>",
-        *_figure_tables(comparison, shares, colours),
+        *_figure_tables(comparison, shares, colours, capacity_limits),
         _footer(files),
         "</body></html>",
     ]
     return "".join(parts)
+
+
+def _empty_page(
+    comparison: PolicyComparison, capacity_limits: Sequence[CapacityLimit],
+    shares: Sequence[QuotaShareSpec], colours: Mapping[str, str], title: str,
+    workload: Mapping[str, Any], files: Sequence[str], headline: str,
+) -> str:
+    """A workload without jobs: the page says so first, shows the declaration, and draws no
+    chart (an empty chart would read as a scale without data)."""
+    return "".join([
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+        f"<title>{escape(title)}</title><style>{CSS}</style></head><body>",
+        f"<h1>{escape(title)}</h1>",
+        f"<p class='sub'>{escape(_environment_line(capacity_limits))} · "
+        f"{escape(_workload_line(workload))}</p>",
+        "<section class='summary' id='no-jobs'><div class='label'>What this means</div>"
+        f"<div class='headline'>{escape(headline)}</div>"
+        "<p>Check the workload file: a history export of a queue with no jobs in the chosen "
+        "period has its header alone.</p></section>",
+        "<h2>The declaration</h2>",
+        _declaration_table(shares, colours),
+        _compared_declarations(comparison, colours),
+        _footer(files),
+        "</body></html>",
+    ])
 
 
 def _summary(headline: str, notes: Sequence[Finding]) -> str:
@@ -187,25 +218,60 @@ def _workload_line(workload: Mapping[str, Any]) -> str:
     return line
 
 
-def _declaration_table(shares: Sequence[QuotaShareSpec], colours: Mapping[str, str]) -> str:
+def _declaration_table(
+    shares: Sequence[QuotaShareSpec], colours: Mapping[str, str],
+    declared: Mapping[str, ShareFigures] | None = None,
+) -> str:
+    """Each share's limits, strategy and options, and its service targets (from its
+    agreement) with whether the declared policy met them in this replay (``declared``)."""
+    goals = targets_of(shares)
     rows = []
     for spec in shares:
         limits = ", ".join(f"{limit.max_capacity} × {limit.unit}" for limit in spec.capacity_limits)
         borrow = ("—" if spec.borrow_limit is None
                   else "unlimited" if spec.borrow_limit_percent is None
                   else f"{spec.borrow_limit_percent} %")
+        goal = goals.get(spec.name)
+        target = "none declared" if goal is None else goal.describe()
+        verdict = ""
+        if goal is not None and declared is not None:
+            met = outcome(goal, declared.get(spec.name)).met
+            verdict = (f"<td class='l {'met' if met else 'missed'}'>"
+                       f"{'met' if met else 'missed'}</td>")
+        elif declared is not None:
+            verdict = "<td class='l'>—</td>"
         rows.append(
             f"<tr><td class='l'><span class='sw' style='background:{colours[spec.name]}'></span>"
             f"{escape(spec.name)}</td><td class='l'>{escape(spec.strategy.value)}</td>"
             f"<td class='l'>{escape(limits)}</td><td>{escape(borrow)}</td>"
             f"<td>{'on' if spec.in_share_preemption else 'off'}</td>"
-            f"<td>{'yes' if spec.enabled else 'DISABLED'}</td></tr>"
+            f"<td>{'yes' if spec.enabled else 'DISABLED'}</td>"
+            f"<td class='l'>{escape(target)}</td>{verdict}</tr>"
         )
+    verdict_head = ("<th class='l'>target met in this replay</th>"
+                    if declared is not None else "")
     return (
         "<table><tr><th class='l'>share</th><th class='l'>strategy</th><th class='l'>own limit"
-        "</th><th>borrow limit</th><th>in-share preemption</th><th>enabled</th></tr>"
+        "</th><th>borrow limit</th><th>in-share preemption</th><th>enabled</th>"
+        f"<th class='l'>service target</th>{verdict_head}</tr>"
         + "".join(rows) + "</table>"
     )
+
+
+def _compared_declarations(comparison: PolicyComparison, colours: Mapping[str, str]) -> str:
+    """Each compared declaration's environment and limits, as the declaration's own."""
+    out = []
+    for index, (name, (limits, specs)) in enumerate(
+        comparison.alternative_declarations.items()
+    ):
+        known = {spec.name: colours.get(spec.name, share_colour(i))
+                 for i, spec in enumerate(specs)}
+        out.append(
+            f"<h3>Compared declaration <b>{escape(name)}</b> (alt{index + 1})</h3>"
+            f"<p class='sub'>{escape(_environment_line(limits))}</p>"
+            + _declaration_table(specs, known, comparison.alternatives[name].shares)
+        )
+    return "".join(out)
 
 
 def _capacity_section(
@@ -425,7 +491,10 @@ def _cost_charts(
 
 
 def _allocation_charts(
-    comparison: PolicyComparison, active: Sequence[QuotaShareSpec], colours: Mapping[str, str]
+    comparison: PolicyComparison,
+    active: Sequence[QuotaShareSpec],
+    colours: Mapping[str, str],
+    capacity_limits: Sequence[CapacityLimit],
 ) -> list[str]:
     declared = comparison.declared.shares
     flows = [
@@ -435,16 +504,45 @@ def _allocation_charts(
         ])
         for spec in active if spec.name in declared
     ]
+    results = arrangement_results(comparison)
+    busy = {name: environment_utilization(
+                result, arrangement_limits(name, comparison, capacity_limits))
+            for name, result in results.items()}
+    environment = [
+        BarGroup(str(limit.unit), "#4a6a94",
+                 [[busy[name].get(str(limit.unit), 0.0) * 100] for name in results])
+        for limit in capacity_limits
+    ]
+    several = len(capacity_limits) > 1
+    own = [
+        BarGroup(f"{spec.name}\n{limit.unit}" if several else spec.name, colours[spec.name], [
+            [(r.shares[spec.name].utilization_by_type.get(str(limit.unit), 0.0) * 100)
+             if spec.name in r.shares else 0.0]
+            for r in results.values()
+        ])
+        for spec in active for limit in capacity_limits if spec.limit_of(limit.unit)
+    ]
     return [
         _chart(BarChart(
-            title="Utilization of the share's own allocation",
-            y_label="% of own allocation",
-            groups=_bars(comparison, active, colours, lambda f: (f.utilization * 100,)),
+            title="Utilization of the environment, per instance type",
+            y_label="% of capacity-hours busy",
+            groups=environment,
             series=_series_names(comparison), series_short=_shorts(comparison), percent=True,
+            x_caption="instance type",
+        ).render("environment-utilization"), "environment-utilization",
+            "Instance-hours any job held (borrowed use included) over the type's capacity-hours "
+            "(its size times the window), per instance type: hours of different types are "
+            "never added together. All arrangements over one window."),
+        _chart(BarChart(
+            title="Use of each share's own allocation, per instance type",
+            y_label="% of own allocation",
+            groups=own,
+            series=_series_names(comparison), series_short=_shorts(comparison), percent=True,
+            x_caption="quota share and instance type" if several else "quota share",
         ).render("utilization"), "utilization",
-            "Instances used within the share's own limit, over its allocation (all instance "
-            "types together), all three arrangements over one window: the first submission to "
-            "the last job's end under any of them."),
+            "Instances used within the share's own limit of the type, over that limit (borrowed "
+            "use is not counted here: it is in the chart above and below), all arrangements "
+            "over one window."),
         _chart(BarChart(
             title="Borrowed and lent capacity (declared policy)",
             y_label="instance-hours",
@@ -453,7 +551,7 @@ def _allocation_charts(
             series_short=("borr", "lent"),
         ).render("flows"), "flows",
             "Borrowed: use above the share's own limit. Lent: others' borrowing attributed to "
-            "this share's idle allocation."),
+            "this share's idle allocation (instance-hours of every type the share lists)."),
     ]
 
 
@@ -481,7 +579,6 @@ COLUMNS: tuple[Column, ...] = (
     Column("wait max", lambda f: f.wait_max, "time"),
     Column("completion median", lambda f: f.completion_median, "time"),
     Column("completion p95", lambda f: f.completion_p95, "time"),
-    Column("utilization", lambda f: f.utilization * 100, "fixed", "%", 1),
     Column("borrowed", lambda f: f.borrowed_capacity_hours, "fixed", "inst-h", 1),
     Column("lent", lambda f: f.lent_capacity_hours, "fixed", "inst-h", 1),
     Column("cross-share preemptions", lambda f: f.cross_share_preemptions),
@@ -489,15 +586,41 @@ COLUMNS: tuple[Column, ...] = (
     Column("lost", lambda f: f.lost_instance_hours, "fixed", "inst-h", 1),
 )
 _TIME_DIGITS = {"minutes": 0, "hours": 1, "days": 1}
+ZWSP = "\u200b"
+UTILIZATION_AFTER = "completion p95"
+"""The per-type utilization columns follow this one."""
+
+
+def columns_of(capacity_limits: Sequence[CapacityLimit]) -> tuple[Column, ...]:
+    """The table's columns: one utilization column per instance type (never one figure
+    adding types together), after the completion times."""
+    several = len(capacity_limits) > 1
+
+    def use_of(unit: str) -> Callable[[ShareFigures], float | None]:
+        def value(f: ShareFigures) -> float | None:
+            found = f.utilization_by_type.get(unit)
+            return None if found is None else found * 100
+        return value
+
+    # A zero-width space after each dot lets a narrow heading break inside an instance type
+    # instead of running into the next column.
+    per_type = tuple(
+        Column(f"utilization {str(limit.unit).replace('.', '.' + ZWSP)}" if several
+               else "utilization",
+               use_of(str(limit.unit)), "fixed", "%", 1)
+        for limit in capacity_limits
+    )
+    cut = next(i for i, c in enumerate(COLUMNS) if c.label == UTILIZATION_AFTER) + 1
+    return COLUMNS[:cut] + per_type + COLUMNS[cut:]
 
 
 def _column_units(
-    comparison: PolicyComparison,
+    comparison: PolicyComparison, columns: Sequence[Column],
 ) -> list[tuple[str, float, int]]:
     """Per column: its unit, the divisor that turns a value into it and the decimals shown."""
     figures = [f for r in arrangement_results(comparison).values() for f in r.shares.values()]
     units = []
-    for column in COLUMNS:
+    for column in columns:
         values = [column.value(f) for f in figures]
         if column.kind == "time":
             divisor, unit = _time_unit(values)
@@ -506,7 +629,11 @@ def _column_units(
             units.append((column.unit, 1.0, _digits(values, 1.0, column.digits)))
         else:
             units.append((column.unit, 1.0, column.digits))
-    return units
+    # Columns in the same unit show the same decimals (5.31 h beside 10.10 h, not 10.1 h).
+    most: dict[str, int] = {}
+    for unit, _, digits in units:
+        most[unit] = max(most.get(unit, 0), digits)
+    return [(unit, divisor, most[unit]) for unit, divisor, _ in units]
 
 
 def _digits(values: Sequence[float | None], divisor: float, least: int) -> int:
@@ -521,13 +648,15 @@ def _digits(values: Sequence[float | None], divisor: float, least: int) -> int:
 
 
 def _figure_tables(
-    comparison: PolicyComparison, shares: Sequence[QuotaShareSpec], colours: Mapping[str, str]
+    comparison: PolicyComparison, shares: Sequence[QuotaShareSpec], colours: Mapping[str, str],
+    capacity_limits: Sequence[CapacityLimit],
 ) -> list[str]:
-    units = _column_units(comparison)
+    columns = columns_of(capacity_limits)
+    units = _column_units(comparison, columns)
     head = "".join(
         f"<th>{escape(column.label)}" + (f"<br><span class='u'>{escape(unit)}</span>"
                                          if unit else "") + "</th>"
-        for column, (unit, _, _) in zip(COLUMNS, units, strict=True)
+        for column, (unit, _, _) in zip(columns, units, strict=True)
     )
     out = [
         "<p class='sub'>One unit per column, named under its heading. A table wider than the "
@@ -541,7 +670,7 @@ def _figure_tables(
                 continue
             cells = "".join(
                 f"<td>{escape(_cell(column.value(figures), divisor, digits))}</td>"
-                for column, (_, divisor, digits) in zip(COLUMNS, units, strict=True)
+                for column, (_, divisor, digits) in zip(columns, units, strict=True)
             )
             rows.append(
                 f"<tr><td class='l share'><span class='sw' style='background:"

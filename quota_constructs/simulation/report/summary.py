@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ...model import CapacityLimit, QuotaShareSpec
+from ..durations import human_duration
 from ..results import PolicyComparison, ShareFigures, SimulationResult
 
 SAME_WITHIN = 0.10
@@ -29,15 +30,8 @@ class Finding:
 
 
 def human_seconds(seconds: float | None) -> str:
-    if seconds is None:
-        return "n/a"
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 90 * 60:
-        return f"{seconds / 60:.0f} min"
-    if seconds < 48 * 3600:
-        return f"{seconds / 3600:.1f} h"
-    return f"{seconds / 86400:.1f} days"
+    """The one way durations read in the report and in recommend (``25 h 35 min``)."""
+    return human_duration(seconds)
 
 
 def compare(value: float | None, other: float | None) -> tuple[str, str]:
@@ -60,15 +54,28 @@ def compare(value: float | None, other: float | None) -> tuple[str, str]:
     return f"{(ratio - 1) * 100:.0f} % longer", "worse"
 
 
-def busy_fraction(result: SimulationResult, capacity_limits: Sequence[CapacityLimit]) -> float:
-    """Instances in use on average over the result's window (the same for every compared
-    arrangement), as a fraction of the environment."""
-    span_hours = max(result.window[1] - result.window[0], 0.0) / 3600
-    capacity = sum(limit.max_capacity for limit in capacity_limits)
-    if span_hours <= 0 or capacity <= 0:
-        return 0.0
-    used = sum(f.used_capacity_hours for f in result.shares.values())
-    return used / (capacity * span_hours)
+def environment_utilization(
+    result: SimulationResult, capacity_limits: Sequence[CapacityLimit]
+) -> dict[str, float]:
+    """Per instance type: busy instance-hours (borrowed use included) over capacity-hours, over
+    the result's window (the same for every compared arrangement). Types are never added:
+    an hour of an ml.p4d.24xlarge is not an hour of an ml.g5.xlarge."""
+    return result.utilization({str(limit.unit): limit.max_capacity for limit in capacity_limits})
+
+
+def percent(fraction: float) -> str:
+    """Every percentage of the report the same way: one decimal."""
+    return f"{fraction * 100:.1f} %"
+
+
+NO_JOBS = ("The workload has no jobs: nothing was simulated, so there are no waits, "
+           "preemptions or utilization to compare.")
+
+
+def has_jobs(comparison: PolicyComparison) -> bool:
+    """False for an empty workload (e.g. a history export's header alone)."""
+    declared = comparison.declared
+    return len(declared.jobs) > 0 or len(declared.blocked) > 0
 
 
 def findings(
@@ -79,6 +86,8 @@ def findings(
 ) -> tuple[str, list[Finding]]:
     """A one-line headline, a finding for each share whose p95 wait changes most (at most
     :data:`MOST_SHARES`; the rest in one line), then the pool and the environment."""
+    if not has_jobs(comparison):
+        return NO_JOBS, []
     declared = comparison.declared.shares
     hard = comparison.hard_partition.shares
     pool = comparison.shared_pool.shares
@@ -119,7 +128,7 @@ def findings(
         ))
     out.extend(_pool_findings(shares, declared, pool))
     busy = {
-        name: busy_fraction(result, capacity_limits)
+        name: environment_utilization(result, capacity_limits)
         for name, result in (
             ("declared", comparison.declared),
             ("hard partition", comparison.hard_partition),
@@ -128,9 +137,13 @@ def findings(
     }
     out.append(Finding(
         "Utilization",
-        "instances busy on average (all instance types together, each arrangement over the "
-        "same window): "
-        + ", ".join(f"{name} {value * 100:.0f} %" for name, value in busy.items()) + ".",
+        "per instance type, busy instance-hours (borrowed use included) over capacity-hours, "
+        "each arrangement over the same window: "
+        + "; ".join(
+            f"{limit.unit}: " + ", ".join(f"{name} {percent(values[str(limit.unit)])}"
+                                         for name, values in busy.items())
+            for limit in capacity_limits
+        ) + ".",
     ))
     blocked = comparison.declared.blocked
     if blocked:

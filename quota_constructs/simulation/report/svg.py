@@ -239,7 +239,10 @@ class AreaChart:
                         f"stroke-width='2'{dash}/>")
         body.append(f"<rect x='{left}' y='{top}' width='{plot_w}' height='{plot_h}' "
                     f"fill='none' stroke='#999'/>")
-        body.append(_text(left + plot_w / 2, top + plot_h + 34, self.x_label, anchor="middle"))
+        x_label = self.x_label
+        if self.per_day is not None and x_end >= self.per_day:
+            x_label += " (dotted lines: day boundaries)"
+        body.append(_text(left + plot_w / 2, top + plot_h + 34, x_label, anchor="middle"))
         body.append(_text(16, top + plot_h / 2, self.y_label, anchor="middle", rotate=-90))
         body.append(legend)
         return _svg(self.width, height, self.title, [f"<defs>{''.join(defs)}</defs>", *body])
@@ -257,18 +260,14 @@ class AreaChart:
     ) -> list[str]:
         if self.per_day is None or x_end < self.per_day:
             return []
+        # Faint lines only: labels along the top would be a second x-axis competing with
+        # the one below (the axis title says what the lines are).
         days = int(x_end / self.per_day)
-        # A label per day up to two weeks; beyond that every seventh day (the marks stay).
-        label_every = 1 if days <= 14 else 7
-        marks = []
-        for day in range(1, days + 1):
-            x = px(day * self.per_day)
-            marks.append(f"<line x1='{x:.1f}' y1='{top}' x2='{x:.1f}' y2='{top + plot_h}' "
-                         "stroke='#b9c3d0' stroke-dasharray='2 3'/>")
-            if day % label_every == 0:
-                marks.append(_text(x, top - 3, f"day {day}", size=9, anchor="middle",
-                                   fill="#5b6b80"))
-        return marks
+        return [
+            f"<line x1='{px(day * self.per_day):.1f}' y1='{top}' x2='{px(day * self.per_day):.1f}' "
+            f"y2='{top + plot_h}' stroke='#b9c3d0' stroke-dasharray='2 3'/>"
+            for day in range(1, days + 1)
+        ]
 
     def _legend_items(self) -> list[tuple[str, str]]:
         items = []
@@ -324,6 +323,18 @@ class BarChart:
     segments: Sequence[str] = ()
     height: int = 260
     percent: bool = False
+    x_caption: str = "quota share"
+
+    def value_digits(self) -> int:
+        """Decimals of every value written on the bars: the same for the whole chart
+        (percentages 1; counts 0; other figures 1), never one per bar."""
+        if self.percent:
+            return 1
+        whole = all(float(v).is_integer() for g in self.groups for seg in g.values for v in seg)
+        return 0 if whole else 1
+
+    def _shown(self, total: float, digits: int) -> str:
+        return f"{total:,.{digits}f}" + ("%" if self.percent else "")
 
     def render(self, chart_id: str) -> str:
         if not any(value for group in self.groups for seg in group.values for value in seg):
@@ -331,8 +342,14 @@ class BarChart:
         n_series = max(len(self.series), 1)
         # Many shares: narrower bars, values written upwards, no per-bar series labels.
         compact = len(self.groups) > COMPACT_GROUPS
-        left, right, top, bottom = 56, 16, (64 if compact else 34), 58
+        digits = self.value_digits()
         bar_w = (13 if compact else 26) if n_series > 1 else (20 if compact else 34)
+        longest = max(len(self._shown(sum(seg), digits)) for g in self.groups for seg in g.values)
+        # Values written upwards when they would not fit across their bar.
+        upright = compact or longest * 5.6 > bar_w
+        lines = max(len(g.label.split("\n")) for g in self.groups)
+        left, right, top = 56, 16, (64 if upright else 34)
+        bottom = 58 + 14 * (lines - 1)
         group_w = n_series * bar_w + (14 if compact else 26)
         width = max(640, left + right + group_w * len(self.groups))
         plot_w = width - left - right
@@ -379,8 +396,8 @@ class BarChart:
                     )
                     base += value
                 total = sum(segments)
-                shown = f"{total:.0f}%" if self.percent else fmt(total)
-                if compact:
+                shown = self._shown(total, digits)
+                if upright:
                     body.append(_text(x + bar_w / 2 + 3, py(total) - 3, shown, size=10,
                                       rotate=-90))
                 else:
@@ -390,15 +407,19 @@ class BarChart:
                     body.append(_text(x + bar_w / 2, top + plot_h + 12,
                                       self.series_short[s_index], size=9, anchor="middle",
                                       fill="#666"))
-            body.append(_text(left + slot * (g_index + 0.5), top + plot_h + (18 if compact else 28),
-                              _fit(group.label, slot, 6.5 if compact else 7.5),
-                              size=11 if compact else 12, anchor="middle", weight="bold",
-                              fill=group.colour))
+            for line, text in enumerate(group.label.split("\n")):
+                body.append(_text(left + slot * (g_index + 0.5),
+                                  top + plot_h + (18 if compact else 28) + 14 * line,
+                                  _fit(text, slot, 6.5 if compact else 7.5),
+                                  size=11 if compact else 12, anchor="middle",
+                                  weight="bold" if line == 0 else "normal",
+                                  fill=group.colour))
         body.append(f"<line x1='{left}' y1='{top + plot_h}' x2='{left + plot_w}' "
                     f"y2='{top + plot_h}' stroke='#999'/>")
         body.append(_text(16, top + plot_h / 2, self.y_label, anchor="middle", rotate=-90))
-        body.append(_text(left + plot_w / 2, top + plot_h + 44, "quota share", anchor="middle",
-                          size=11, fill="#666"))
+        body.append(_text(left + plot_w / 2, top + plot_h + 44 + 14 * (lines - 1),
+                          self.x_caption,
+                          anchor="middle", size=11, fill="#666"))
         body.append(legend)
         return _svg(width, height, self.title, [f"<defs>{''.join(defs)}</defs>", *body])
 

@@ -1,0 +1,297 @@
+"""How big each instance type of the environment needs to be: advice per type, each size the
+smallest a replay verifies, each growth necessary.
+
+Why per type, searched one type at a time: under the simulator's rules capacity is counted per
+instance type (a job runs on one type; limits, borrowing and preemption are per type), so a
+type's size only changes the waits of the jobs that run on it. Scaling every type by one factor
+(the old way) grows a type whose shares already meet their targets because another type is
+short, and a re-run with only that other type fixed then says the first "could shrink".
+
+The search (:meth:`EnvironmentSearch.advise`):
+
+1. *Enough*: today's sizes when the recommended allocation meets every reachable target there;
+   else each type at least what a RESERVE partition at every share's demand needs (doubled
+   while that still misses, at most a few times).
+2. *Smallest per type*: each type in turn (the environment's order) is lowered to the
+   smallest size on which a replay still meets every reachable target, the other types as
+   found so far. A size is met when the recommended allocation, its limits of that type
+   scaled with it (:meth:`_Search.resized`), or a RESERVE partition at each share's demand
+   with the room left toward those limits, meets the targets; then one instance less is
+   tried with ``recommend``'s own search there (it may find an allocation the scaled ones
+   miss), and the search goes on from what it finds. Lowering a type later never helps one
+   settled before (more capacity never lengthens a wait), so each size is the smallest
+   given the final sizes of the others.
+3. *Every growth necessary*: for each type advised to grow, the same search ``recommend``
+   runs is run on the advised environment with that type back at today's size; when it
+   meets every target there the type is not grown. What remains is what a re-run of
+   ``recommend`` with that type at today's size would also miss; the target missed is kept
+   as the type's reason.
+4. *Confirmed as recommend would answer*: when the advised environment differs from today's,
+   ``recommend``'s search on it gives the declaration shown for it (when it meets every
+   target; otherwise the allocation step 2 verified).
+5. *No growth a replay shows unneeded*: a grown type goes back to today's size where that
+   declaration, its limits of the type still fitting, meets every target there; and where
+   every share running the type met its targets on today's environment, with the
+   recommendation's limits of that type, when a replay confirms it.
+
+"Reachable" targets leave out a share whose jobs miss even when every one starts on
+submission (:attr:`Demand.met` false): no environment meets it, so it is not a reason to grow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .recommend import Allocation, _Search
+    from .search_tasks import Scores
+
+POINTS_PER_ROUND = 3
+"""Sizes of one type replayed in parallel per round of the search (fixed, not the number of
+workers, so that the answer does not depend on the executor)."""
+GROWTH_ROUNDS = 4
+"""Times the environment is doubled while even a partition at every share's demand misses."""
+ROUNDS = 2
+SEARCHED_STEPS = 2
+"""Times one instance less of a type is tried with recommend's own search, per round."""
+"""Searches of the sizes: from the recommendation, then once more from what recommend finds
+on the sizes found (it may fit smaller ones)."""
+
+Found = tuple["Allocation", "Scores"]
+
+
+@dataclass(frozen=True)
+class Advice:
+    sizes: tuple[int, ...]
+    verified: bool
+    basis: str
+    allocation: Allocation | None
+    reasons: dict[str, str] = field(default_factory=dict)
+    """Per instance type advised to change, why (in words)."""
+
+
+class EnvironmentSearch:
+    """One environment search around the recommended allocation (see the module docs)."""
+
+    def __init__(self, search: _Search, max_simulations: int) -> None:
+        self.search = search
+        self.max_simulations = max_simulations
+        self.today = tuple(search.capacity)
+        self.cache: dict[tuple[Allocation, tuple[int, ...]], Found | None] = {}
+        self.base: Allocation = ()
+        self.origin: tuple[int, ...] = self.today
+        """The environment ``base`` was found for (its limits scale from there)."""
+        self.searched: dict[tuple[int, ...], tuple[Found | None, list[str]]] = {}
+
+    def advise(self, best: Allocation, scores: Scores) -> Advice:
+        self.base = best
+        (found,) = self.probe([self.today])
+        sizes = self.today
+        if found is None:
+            grown = self.grow()
+            if grown is None:
+                return Advice(tuple(self.search.needed), False,
+                              "a RESERVE partition giving every share what it needs alone "
+                              "(no replay confirmed it)", None)
+            sizes, found = grown
+        basis = ("each type the smallest size on which a replay met every target; each type "
+                 "advised to grow misses a target at today's size")
+        confirmed_at: tuple[int, ...] | None = None
+        for _ in range(ROUNDS):
+            for k, lower in enumerate(self.lower_bounds()):
+                sizes, found = self.shrink(k, sizes, found, lower)
+                sizes, found = self.one_less(k, sizes, found, lower)
+            sizes, found, reasons = self.necessary(sizes, found)
+            if sizes == self.today or sizes == confirmed_at:
+                break
+            confirmed, _ = self.search_at(sizes)
+            if confirmed is None:
+                break
+            # What recommend finds on these sizes may fit smaller ones: search again from it.
+            found, confirmed_at = confirmed, sizes
+            self.base, self.origin = confirmed[0], sizes
+        if confirmed_at == sizes:
+            basis += " (the declaration shown is what recommend finds there)"
+        if sizes != self.today:
+            sizes, found = self.unneeded_growth(sizes, found, reasons)
+            sizes, found = self.keep_met_types(sizes, found, scores, reasons)
+        for k, unit in enumerate(self.search.units):
+            if sizes[k] < self.today[k]:
+                reasons.setdefault(unit, self.why_shrink(k, sizes))
+        return Advice(sizes, True, basis, found[0], reasons)
+
+    # --- replays ---------------------------------------------------------------------------
+    def candidates(self, env: tuple[int, ...]) -> list[Allocation]:
+        """The recommended allocation on ``env`` and a RESERVE partition at every share's
+        demand, the room left going toward the former's limits."""
+        search = self.search
+        out: list[Allocation] = []
+        scaled = search.resized(self.base, env, self.origin)
+        if scaled is not None:
+            out.append(scaled)
+        wanted = [list(limits) for limits, _, _ in (scaled or self.base)]
+        partition = search._partition(self.base, search.floors, wanted, env)
+        if partition is not None and partition not in out:
+            out.append(partition)
+        return out
+
+    def probe(self, envs: Sequence[tuple[int, ...]]) -> list[Found | None]:
+        """Per environment, the first candidate whose replay meets every reachable target
+        (None: none does); replayed together, in a fixed order."""
+        base = self.base
+        todo = [env for env in dict.fromkeys(envs) if (base, env) not in self.cache]
+        pairs = [(env, allocation) for env in todo for allocation in self.candidates(env)]
+        scored = self.search.evaluate_all([(allocation, env) for env, allocation in pairs])
+        for env in todo:
+            self.cache[(base, env)] = None
+        for (env, allocation), scores in zip(pairs, scored, strict=True):
+            if self.cache[(base, env)] is None and scores is not None \
+                    and not self.search.reachable_missed(scores):
+                self.cache[(base, env)] = (allocation, scores)
+        return [self.cache[(base, env)] for env in envs]
+
+    def search_at(self, env: tuple[int, ...]) -> tuple[Found | None, list[str]]:
+        """recommend's own search on ``env`` (once per environment)."""
+        if env not in self.searched:
+            self.searched[env] = self.search.search_at(env, self.max_simulations)
+        return self.searched[env]
+
+    # --- the steps -------------------------------------------------------------------------
+    def grow(self) -> tuple[tuple[int, ...], Found] | None:
+        upper = tuple(max(now, need) for now, need in zip(self.today, self.search.needed,
+                                                           strict=True))
+        for _ in range(GROWTH_ROUNDS):
+            (found,) = self.probe([upper])
+            if found is not None:
+                return upper, found
+            upper = tuple(2 * size for size in upper)
+        return None
+
+    def lower_bounds(self) -> list[int]:
+        """Per type, the least size any allocation fits in (AWS's ``maxCapacity >= 1``)."""
+        search = self.search
+        lowest = search.lowest(search.allocation_of(search.today))
+        return [max(1, sum(row[k] for row in lowest)) for k in range(len(search.units))]
+
+    def shrink(
+        self, k: int, sizes: tuple[int, ...], found: Found, lower: int
+    ) -> tuple[tuple[int, ...], Found]:
+        """The smallest size of type ``k`` (the others as ``sizes``) a replay meets, by a
+        search replaying :data:`POINTS_PER_ROUND` sizes per round."""
+        failing, passing = lower - 1, sizes[k]
+        while passing - failing > 1:
+            span = passing - failing
+            points = sorted({failing + max(1, round(span * i / (POINTS_PER_ROUND + 1)))
+                             for i in range(1, POINTS_PER_ROUND + 1)} - {passing})
+            envs = [(*sizes[:k], point, *sizes[k + 1:]) for point in points]
+            results = self.probe(envs)
+            met = [(point, result) for point, result in zip(points, results, strict=True)
+                   if result is not None]
+            if met:
+                passing, found = met[0]
+            failing = max([failing, *(point for point, result in zip(points, results,
+                                                                    strict=True)
+                                      if result is None and point < passing)])
+        return (*sizes[:k], passing, *sizes[k + 1:]), found
+
+    def one_less(
+        self, k: int, sizes: tuple[int, ...], found: Found, lower: int
+    ) -> tuple[tuple[int, ...], Found]:
+        """One instance less of type ``k`` where recommend's own search meets every target
+        there (it may find an allocation the scaled ones miss); then searched from it."""
+        for _ in range(SEARCHED_STEPS):
+            if sizes[k] - 1 < lower:
+                break
+            fewer = (*sizes[:k], sizes[k] - 1, *sizes[k + 1:])
+            met, _ = self.search_at(fewer)
+            if met is None:
+                break
+            sizes, found = fewer, met
+            self.base, self.origin = met[0], fewer
+            sizes, found = self.shrink(k, sizes, found, lower)
+        return sizes, found
+
+    def necessary(
+        self, sizes: tuple[int, ...], found: Found
+    ) -> tuple[tuple[int, ...], Found, dict[str, str]]:
+        """Each type advised to grow, put back to today's size when a replay there (or
+        recommend's own search there) meets every target; the reason it must grow otherwise."""
+        reasons: dict[str, str] = {}
+        for k, unit in enumerate(self.search.units):
+            if sizes[k] <= self.today[k]:
+                continue
+            at_today = (*sizes[:k], self.today[k], *sizes[k + 1:])
+            (mine,) = self.probe([at_today])
+            missed: list[str] = []
+            if mine is None:
+                mine, missed = self.search_at(at_today)
+            if mine is not None:
+                sizes, found = at_today, mine
+                continue
+            reasons[unit] = self.why_grow(k, missed)
+        return sizes, found, reasons
+
+    def unneeded_growth(
+        self, sizes: tuple[int, ...], found: Found, reasons: dict[str, str]
+    ) -> tuple[tuple[int, ...], Found]:
+        """The declaration shown for the advised environment, replayed with each grown type
+        back at today's size: where its own limits still fit there (recommend's rule: every
+        guarantee honoured at once) and it still meets every target, that type is not grown,
+        so the declaration given never contradicts a growth."""
+        for k, unit in enumerate(self.search.units):
+            if sizes[k] <= self.today[k]:
+                continue
+            if sum(limits[k] for limits, _, _ in found[0]) > self.today[k]:
+                continue
+            at_today = (*sizes[:k], self.today[k], *sizes[k + 1:])
+            (scores,) = self.search.evaluate_all([(found[0], at_today)])
+            if scores is not None and not self.search.reachable_missed(scores):
+                sizes, found = at_today, (found[0], scores)
+                reasons.pop(unit, None)
+        return sizes, found
+
+    def keep_met_types(
+        self, sizes: tuple[int, ...], found: Found, scores: Scores, reasons: dict[str, str]
+    ) -> tuple[tuple[int, ...], Found]:
+        """A grown type every share running it meets its targets on today's environment
+        (the recommendation's replay, ``scores``) goes back to today's size, with the
+        recommendation's limits of that type, when a replay confirms every target is still
+        met: its shares need nothing more of it."""
+        search = self.search
+        missed = set(search.missed(scores))
+        for k, unit in enumerate(search.units):
+            runners = set(self.runners(k)) & set(search.goals)
+            if sizes[k] <= self.today[k] or runners & missed:
+                continue
+            at_today = (*sizes[:k], self.today[k], *sizes[k + 1:])
+            mixed = tuple(
+                ((*limits[:k], mine[k], *limits[k + 1:]), strategy, borrow)
+                for (limits, strategy, borrow), (mine, _, _) in zip(found[0], self.base,
+                                                                      strict=True)
+            )
+            (replayed,) = search.evaluate_all([(mixed, at_today)])
+            if replayed is not None and not search.reachable_missed(replayed):
+                sizes, found = at_today, (mixed, replayed)
+                reasons.pop(unit, None)
+        return sizes, found
+
+    # --- reasons ---------------------------------------------------------------------------
+    def runners(self, k: int) -> list[str]:
+        """Shares with jobs of type ``k``."""
+        search = self.search
+        return [search.today[s].name for (s, unit) in sorted(search.largest) if unit == k]
+
+    def why_grow(self, k: int, missed: Sequence[str]) -> str:
+        unit = self.search.units[k]
+        runners = self.runners(k)
+        named = [name for name in missed if name in runners] or list(missed)
+        return (f"with {self.today[k]} x {unit} (today's size) and the other types as advised, "
+                f"recommend's search finds no allocation meeting the targets of "
+                f"{', '.join(named)}")
+
+    def why_shrink(self, k: int, sizes: tuple[int, ...]) -> str:
+        unit = self.search.units[k]
+        return (f"{sizes[k]} x {unit} is the smallest size on which a replay met every target "
+                f"(today {self.today[k]})")
