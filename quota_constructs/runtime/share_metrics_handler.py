@@ -52,6 +52,10 @@ DEFAULT_BUDGET_SECONDS = 50.0
 HELD_JOBS_READ = 1000
 """Dispatched jobs read at most for a share the snapshot leaves out (each holds at least one
 instance, so more than any environment's capacity of one queue)."""
+
+clock: Callable[[], float] = time.time
+"""The wall clock job ages are measured against (seconds); tests replace it with a fixed one,
+so an age never depends on how fast the machine ran the test."""
 MARGIN_SECONDS = 1.0
 """Kept back from the Lambda's remaining time to print the records and return."""
 
@@ -109,7 +113,7 @@ def _measure(settings: MonitorSettings, gateway: MonitoringGateway,
         pool.shutdown(wait=False, cancel_futures=True)
 
     live: LiveShares | None = _result(live_call, "ListQuotaShares", missing)
-    now_ms = int(time.time() * 1000)
+    now_ms = int(clock() * 1000)
     records = []
     drifted = []
     for spec in settings.shares:
