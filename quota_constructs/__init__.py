@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from .quota_managed_queue import QuotaManagedTrainingQueue
     from .quota_share import (
         GRANTEE_ACCOUNT_WARNING_ID,
+        PREEMPTION_BUDGET_WARNING_ID,
         SHARE_TAG_KEY,
         IQuotaShare,
         QuotaShare,
@@ -64,6 +65,7 @@ _CONSTRUCTS = {
     "ShareGrant": "quota_share",
     "SHARE_TAG_KEY": "quota_share",
     "GRANTEE_ACCOUNT_WARNING_ID": "quota_share",
+    "PREEMPTION_BUDGET_WARNING_ID": "quota_share",
     "ShareLifecycle": "share_options",
     "ShareProvisioning": "share_options",
     "QuotaShareProvider": "share_provider",
@@ -86,6 +88,7 @@ __all__ = [
     "ALLOCATION_WARNING_ID",
     "BORROW_WARNING_ID",
     "GRANTEE_ACCOUNT_WARNING_ID",
+    "PREEMPTION_BUDGET_WARNING_ID",
     "SHARE_TAG_KEY",
     "CapacityLimit",
     "CapacityUnit",

@@ -47,6 +47,7 @@ from .model import (
 )
 from .model.capacity import check_count
 from .model.deployed_names import PrincipalNames
+from .model.queue import share_warnings
 from .model.submission import MAX_JOB_PRIORITY, MIN_JOB_PRIORITY, SHARE_TAG_KEY
 from .model.tags import MAX_TAGS
 from .runtime.deployed_config import DEPLOYED_CONFIG_TAG_KEY
@@ -96,6 +97,11 @@ _RESOURCE_TAG = f"aws:ResourceTag/{SHARE_TAG_KEY}"
 GRANTEE_ACCOUNT_WARNING_ID: Final = "quota_constructs:grantee-account"
 """Warning id for a grant, in a stack whose account is not pinned, to a principal naming an
 account (acknowledge it with ``Annotations.of(share).acknowledge_warning``)."""
+
+PREEMPTION_BUDGET_WARNING_ID: Final = "quota_constructs:in-share-preemption-budget"
+"""Id of the synth warning about a share with in-share preemption whose interruption budget is
+0 (a higher-priority submission fails a running job outright); acknowledge it with
+``Annotations.of(share).acknowledge_warning(...)`` when that is intended."""
 
 
 @dataclass(frozen=True)
@@ -485,6 +491,8 @@ class QuotaShare(_QuotaShareBase):
         self._subject = subject
         self._grants = []
         ledger.record(spec, allocation)
+        for warning in share_warnings(spec):
+            Annotations.of(self).add_warning_v2(PREEMPTION_BUDGET_WARNING_ID, warning)
         queue_arn = job_queue.job_queue_ref.job_queue_arn
         self._job_queue_arn = queue_arn
         self.job_queue = job_queue

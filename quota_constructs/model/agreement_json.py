@@ -11,7 +11,7 @@ import json
 from collections.abc import Sequence
 from typing import Any, Final
 
-from .agreement_report import QueueAgreement, queue_names_of, submission_terms
+from .agreement_report import QueueAgreement, queue_names_of, queue_warnings, submission_terms
 from .deployed_names import DeployedName, PrincipalNames
 from .submission import share_tags
 
@@ -52,7 +52,7 @@ def _queue(queue: QueueAgreement) -> dict[str, Any]:
                   for limit in allocation.environment_limits}
         ),
         "shares": [_share(queue, spec.name) for spec in queue.shares],
-        "warnings": list(allocation.warnings) if allocation is not None else [],
+        "warnings": list(queue_warnings(queue)),
     }
 
 

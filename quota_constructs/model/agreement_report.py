@@ -17,7 +17,7 @@ from .agreement_submission import SubmissionTerms, how_to_submit_markdown, stric
 from .borrowing import UNOWNED, borrow_allowance
 from .capacity import CapacityLimit
 from .deployed_names import DeployedName, PrincipalNames, QueueNames
-from .queue import QuotaAllocation
+from .queue import QuotaAllocation, share_warnings
 from .report import describe_borrow_limit
 from .share import QuotaShareSpec, SharingStrategy
 
@@ -70,6 +70,14 @@ def queue_names_of(queue: QueueAgreement) -> QueueNames:
     """The queue's names; only its title when the collector gave none."""
     return queue.names or QueueNames(path=queue.title.strip("`"), name=DeployedName(),
                                      arn=DeployedName())
+
+
+def queue_warnings(queue: QueueAgreement) -> tuple[str, ...]:
+    """The synth warnings about the queue's layout and its shares (those of single shares
+    even when the environment's capacity is unknown)."""
+    if queue.allocation is not None:
+        return queue.allocation.all_warnings
+    return tuple(warning for spec in queue.shares for warning in share_warnings(spec))
 
 
 def submission_terms(queue: QueueAgreement, spec: QuotaShareSpec) -> SubmissionTerms:
@@ -165,9 +173,10 @@ def _queue_section(queue: QueueAgreement) -> list[str]:
         )
     for spec in queue.shares:
         lines += ["", *_share_section(queue, spec)]
-    if allocation is not None and allocation.all_warnings:
+    warnings = queue_warnings(queue)
+    if warnings:
         lines += ["", "Warnings:", ""]
-        lines += [f"- {warning}" for warning in allocation.all_warnings]
+        lines += [f"- {warning}" for warning in warnings]
     return lines
 
 

@@ -374,7 +374,7 @@ class QuotaShareMonitoring(Construct):
             Annotations.of(self).add_warning_v2(
                 NO_OWNER_WARNING_ID,
                 f"{share_subject(spec.name)} has no agreement (owner): it is measured, "
-                "but nobody is told when its jobs are preempted or it is starved",
+                "but nobody is told when its jobs are preempted or it is starved.",
             )
         else:
             topic = self._owner_topic(spec.agreement.owner)
