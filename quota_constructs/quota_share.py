@@ -113,6 +113,9 @@ class ShareGrant:
     max_priority: int | None
     names: PrincipalNames | None = field(default=None, compare=False, repr=False)
     """The principal's real name and ARN, or the stack output that holds the ARN."""
+    execution_roles: tuple[PrincipalNames, ...] = field(default=(), compare=False, repr=False)
+    """The SageMaker execution roles a submit grant lets the principal pass (for the
+    agreement: a team needs their ARNs for its training requests)."""
 
 
 Permission = Literal["submit", "update_priority"]
@@ -302,7 +305,7 @@ class _QuotaShareBase(Resource):
                 )
             )
         self._check_grant_applies(grant, grantee)
-        self._record_grant(grantee, "submit", max_priority)
+        self._record_grant(grantee, "submit", max_priority, roles)
         return grant
 
     def grant_update_priority(
@@ -330,10 +333,12 @@ class _QuotaShareBase(Resource):
         return grant
 
     def _record_grant(
-        self, grantee: iam.IGrantable, permission: Permission, max_priority: int | None
+        self, grantee: iam.IGrantable, permission: Permission, max_priority: int | None,
+        execution_roles: Sequence[iam.IRole] = (),
     ) -> None:
         self._grants.append(ShareGrant(
-            principal_label(grantee), permission, max_priority, names=principal_names(grantee)
+            principal_label(grantee), permission, max_priority, names=principal_names(grantee),
+            execution_roles=tuple(principal_names(role) for role in execution_roles),
         ))
 
     def _check_execution_roles(self, execution_roles: Sequence[iam.IRole]) -> list[iam.IRole]:

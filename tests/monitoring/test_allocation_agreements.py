@@ -52,7 +52,9 @@ def test_one_agreement_per_stack_with_shares_grants_and_enforcement(tmp_path: Pa
     written = write_allocation_agreements(app)
 
     directory = tmp_path / "assembly" / "agreements"
-    assert written == [directory / "TrainingQuotas-prod.md", directory / "Platform.md"]
+    # The team stack gets its own agreement, beside the one of the queue's stack.
+    assert written == [directory / "TrainingQuotas-prod.md", directory / "Platform.md",
+                       directory / "Team.md"]
     text = written[0].read_text()
     assert "## Job queue `TrainingQueue/JobQueue`" in text
     # A role CloudFormation names: the stack output that holds its ARN, beside its path.
@@ -65,6 +67,7 @@ def test_one_agreement_per_stack_with_shares_grants_and_enforcement(tmp_path: Pa
     assert "is terminated by the monitoring" in text
     platform_text = written[1].read_text()
     assert "### vision" in platform_text
+    assert "### vision" in written[2].read_text()
     assert "Not watched in this app" not in platform_text  # vision declares no budget
     assert grant_share.grants == (
         ShareGrant("TrainingQuotas-prod/Submitter", "submit", 40),
@@ -100,12 +103,20 @@ def test_a_queue_imported_twice_has_one_agreement_with_what_either_import_declar
 
     written = write_allocation_agreements(app)
 
-    # Listed once, under the first construct standing for the queue, as the summary lists it.
-    assert written == [tmp_path / "agreements" / "TeamA.md"]
+    # Listed whole under the first construct standing for the queue, as the summary lists it;
+    # TeamB's own agreement names its share only, with the same grants and enforcement.
+    assert written == [tmp_path / "agreements" / "TeamA.md", tmp_path / "agreements" / "TeamB.md"]
     text = written[0].read_text()
     assert f"### {SHARES[0].name}" in text and f"### {SHARES[1].name}" in text
     assert "(`TeamB/Submitter`) may submit jobs (any priority)." in text
     assert "is terminated by the monitoring" in text
+    own = written[1].read_text()
+    assert f"### {SHARES[1].name}" in own and f"### {SHARES[0].name}" not in own
+    assert f"The queue also holds `{SHARES[0].name}`, declared in other stacks" in own
+    assert "(`TeamB/Submitter`) may submit jobs (any priority)." in own
+    # Where it lives, from the imported ARN.
+    assert ("**Where:** job queue `research` in account `123456789012`, region `us-east-1`; "
+            f"queue ARN: `{arn}`.") in own
 
 
 def test_the_agreement_says_which_shares_a_shrinking_deployment_may_preempt(
