@@ -56,18 +56,28 @@ def instance_types(spec: QuotaShareSpec) -> list[str]:
 
 
 def where_markdown(names: QueueNames, place: QueuePlace) -> str:
-    """The queue's account, region and ARN in one line."""
-    arn = names.arn
-    held = (
-        f" (both are part of the queue's ARN, {arn.output.describe()})"
-        if arn.output is not None else ""
-    )
-    account = f"`{place.account}`" if place.account else "set at deployment"
-    region = f"`{place.region}`" if place.region else "set at deployment"
-    location = f"account {account}, region {region}"
-    if not (place.account and place.region):
-        location += held
-    return f"job queue {names.name.describe()} in {location}; queue ARN: {arn.describe()}."
+    """The queue's name, account, region and ARN in one sentence; where a value is set only at
+    deployment, the stack output that holds it (the ARN names the account and region)."""
+    name, arn = names.name, names.arn
+    if name.value is not None:
+        queue = f"job queue `{name.value}`"
+    elif name.output is not None:
+        queue = f"job queue named at deployment ({name.output.describe()})"
+    else:
+        queue = "job queue (name unknown in this app)"
+    if arn.value is not None:
+        arn_text = f"ARN `{arn.value}`"
+    elif arn.output is not None:
+        arn_text = f"ARN: {arn.output.describe()}"
+    else:
+        arn_text = "ARN unknown in this app"
+    if place.account and place.region:
+        return f"{queue} in account `{place.account}`, region `{place.region}`; {arn_text}."
+    known = [f"account `{place.account}`"] if place.account else []
+    known += [f"region `{place.region}`"] if place.region else []
+    fixed = f" ({', '.join(known)})" if known else ""
+    return (f"{queue}, in the account and region its stack deploys to{fixed}; {arn_text} "
+            "(the ARN names both).")
 
 
 def place_json(place: QueuePlace) -> dict[str, str | None]:
