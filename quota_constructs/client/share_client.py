@@ -117,10 +117,10 @@ class ShareClient:
         tags: Mapping[str, str] | None = None,
     ) -> dict[str, Any]:
         """The ``submit_service_job`` arguments :meth:`submit` sends (nothing is called)."""
+        checked = check_priority(priority, subject=self._subject, ceiling=self.max_priority)
         if self.instance_types is not None:
             check_instance_types(training_job_request, self.instance_types,
                                  subject=self._subject)
-        checked = check_priority(priority, subject=self._subject, ceiling=self.max_priority)
         return submit_service_job_request(
             job_queue=self.queue, share=self.share, job_name=job_name,
             training_job_request=training_job_request, priority=checked,
