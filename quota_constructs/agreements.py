@@ -29,7 +29,7 @@ from .model.agreement_report import (
     ShrinkGuard,
     allocation_agreement_markdown,
 )
-from .model.agreement_team import AlertEndpoint, QueuePlace
+from .model.agreement_team import AlertEndpoint, QueuePlace, literal_queue_arn
 from .model.deployed_names import DeployedName, OutputRef, QueueNames
 from .model.tokens import is_unresolved
 from .quota_share import QuotaShare, ShareGrant, ShareProvisioning, _QuotaShareBase
@@ -133,7 +133,7 @@ class _AppFacts:
             submission_tags=self.submission_tags.get(key, {}),
             shrink_guards=self.shrink_guards.get(key, {}),
             budget_enforced=self.enforced.get(key),
-            names=_queue_names(queue),
+            names=_queue_names(queue, _place(queue)),
             owner_topics=owner_topics,
             place=_place(queue),
             monitored=bool(monitors),
@@ -213,16 +213,18 @@ def _place(queue: IConstruct) -> QueuePlace:
     )
 
 
-def _queue_names(queue: IConstruct) -> QueueNames:
+def _queue_names(queue: IConstruct, place: QueuePlace) -> QueueNames:
     name = getattr(queue, "job_queue_name", None)
     arn = getattr(queue, "job_queue_arn", None)
     name_output = getattr(queue, "name_output", None)
     arn_output = getattr(queue, "arn_output", None)
-    return QueueNames(
-        path=queue.node.path,
-        name=_named(name, name_output),
-        arn=_named(arn, arn_output),
-    )
+    named = _named(name, name_output)
+    arn_named = _named(arn, arn_output)
+    if arn_named.value is None:
+        # A named queue of a pinned stack: only the partition token kept its ARN from being
+        # literal, and the region gives the partition.
+        arn_named = DeployedName(value=literal_queue_arn(named.value, place), output=arn_output)
+    return QueueNames(path=queue.node.path, name=named, arn=arn_named)
 
 
 def _named(value: object, output: OutputRef | None) -> DeployedName:

@@ -49,6 +49,25 @@ class QueuePlace:
     region: str | None = None
 
 
+def partition_of(region: str) -> str:
+    """The AWS partition a region belongs to (by its documented name prefix)."""
+    for prefix, partition in (("cn-", "aws-cn"), ("us-gov-", "aws-us-gov"),
+                              ("us-iso-", "aws-iso"), ("us-isob-", "aws-iso-b"),
+                              ("eu-isoe-", "aws-iso-e"), ("us-isof-", "aws-iso-f")):
+        if region.startswith(prefix):
+            return partition
+    return "aws"
+
+
+def literal_queue_arn(name: str | None, place: QueuePlace) -> str | None:
+    """The queue's ARN when its name, account and region are all fixed by the declaration
+    (CloudFormation would only have filled in the partition, which the region gives)."""
+    if name is None or place.account is None or place.region is None:
+        return None
+    return (f"arn:{partition_of(place.region)}:batch:{place.region}:{place.account}:"
+            f"job-queue/{name}")
+
+
 def instance_types(spec: QuotaShareSpec) -> list[str]:
     """The instance types the share can run: those it has a limit for, in declaration order.
     A job needing any other type is never scheduled in the share."""

@@ -195,6 +195,12 @@ def test_the_platform_stack_subscribes_the_owner_of_a_share_a_team_stack_declare
     for path in written:
         assert "delivered to email `llm@example.com`." in path.read_text()
         [share] = json.loads(path.with_suffix(".json").read_text())["queues"][0]["shares"]
+        # A named queue of a pinned stack: its whole ARN is known (the region gives the
+        # partition), and so are its account and region.
+        location = share["queue"]
+        assert (location["name"], location["account"], location["region"]) == (
+            "gpu", "123456789012", "eu-west-1")
+        assert location["arn"] == "arn:aws:batch:eu-west-1:123456789012:job-queue/gpu"
         assert share["alerts"]["subscriptions"] == [{
             "protocol": "email", "endpoint": "llm@example.com",
             "described": "email `llm@example.com`"}]
