@@ -3,7 +3,9 @@
 The agreement itself is rendered by the model (:mod:`quota_constructs.model.agreement_report`);
 this module only collects, from the construct tree, what it needs: each queue's shares and
 allocation (:func:`quota_constructs.summary.queue_allocations`, the walk the console summary
-uses too), the grants made on each share, and whether a monitor enforces budgets.
+uses too), the stacks declaring them, the queue's account and region, the grants made on each
+share (with the execution roles they let pass), whether a monitor enforces budgets, and where
+each owner's alerts are delivered.
 """
 
 from __future__ import annotations
