@@ -458,7 +458,8 @@ class QuotaShareMonitoring(Construct):
                 raise QuotaConfigError(
                     self._subject, "owner", owner,
                     "the owner of a share of the monitored queue once every stack of the app "
-                    f"is built (subscribe_owner / add_chat_channel); owners: {', '.join(owners)}",
+                    "is built (subscribe_owner / add_chat_channel); owners: "
+                    f"{', '.join(owners) or 'none'}",
                 )
         for spec in final:
             if spec.name not in self._watched:
