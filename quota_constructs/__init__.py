@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from .quota_managed_queue import QuotaManagedTrainingQueue as QuotaManagedTrainingQueue
     from .quota_share import (
         GRANTEE_ACCOUNT_WARNING_ID as GRANTEE_ACCOUNT_WARNING_ID,
+        PREEMPTION_BUDGET_WARNING_ID as PREEMPTION_BUDGET_WARNING_ID,
         SHARE_TAG_KEY as SHARE_TAG_KEY,
         IQuotaShare as IQuotaShare,
         QuotaShare as QuotaShare,

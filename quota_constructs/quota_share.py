@@ -47,6 +47,7 @@ from .model import (
 )
 from .model.capacity import check_count
 from .model.deployed_names import PrincipalNames
+from .model.queue import share_warnings
 from .model.submission import MAX_JOB_PRIORITY, MIN_JOB_PRIORITY, SHARE_TAG_KEY
 from .model.tags import MAX_TAGS, RESERVED_LIBRARY_TAG_KEYS
 from .runtime.deployed_config import DEPLOYED_CONFIG_TAG_KEY
@@ -114,6 +115,11 @@ GRANTEE_ACCOUNT_WARNING_ID: Final = "quota_constructs:grantee-account"
 """Warning id for a grant, in a stack whose account is not pinned, to a principal naming an
 account (acknowledge it with ``Annotations.of(share).acknowledge_warning``)."""
 
+PREEMPTION_BUDGET_WARNING_ID: Final = "quota_constructs:in-share-preemption-budget"
+"""Id of the synth warning about a share with in-share preemption whose interruption budget is
+0 (a higher-priority submission fails a running job outright); acknowledge it with
+``Annotations.of(share).acknowledge_warning(...)`` when that is intended."""
+
 
 @dataclass(frozen=True)
 class ShareGrant:
@@ -124,6 +130,9 @@ class ShareGrant:
     max_priority: int | None
     names: PrincipalNames | None = field(default=None, compare=False, repr=False)
     """The principal's real name and ARN, or the stack output that holds the ARN."""
+    execution_roles: tuple[PrincipalNames, ...] = field(default=(), compare=False, repr=False)
+    """The SageMaker execution roles a submit grant lets the principal pass (for the
+    agreement: a team needs their ARNs for its training requests)."""
 
 
 Permission = Literal["submit", "update_priority"]
@@ -313,7 +322,7 @@ class _QuotaShareBase(Resource):
                 )
             )
         self._check_grant_applies(grant, grantee)
-        self._record_grant(grantee, "submit", max_priority)
+        self._record_grant(grantee, "submit", max_priority, roles)
         return grant
 
     def grant_update_priority(
@@ -341,10 +350,12 @@ class _QuotaShareBase(Resource):
         return grant
 
     def _record_grant(
-        self, grantee: iam.IGrantable, permission: Permission, max_priority: int | None
+        self, grantee: iam.IGrantable, permission: Permission, max_priority: int | None,
+        execution_roles: Sequence[iam.IRole] = (),
     ) -> None:
         self._grants.append(ShareGrant(
-            principal_label(grantee), permission, max_priority, names=principal_names(grantee)
+            principal_label(grantee), permission, max_priority, names=principal_names(grantee),
+            execution_roles=tuple(principal_names(role) for role in execution_roles),
         ))
 
     def _check_execution_roles(self, execution_roles: Sequence[iam.IRole]) -> list[iam.IRole]:
@@ -502,6 +513,8 @@ class QuotaShare(_QuotaShareBase):
         self._subject = subject
         self._grants = []
         ledger.record(spec, allocation)
+        for warning in share_warnings(spec):
+            Annotations.of(self).add_warning_v2(PREEMPTION_BUDGET_WARNING_ID, warning)
         queue_arn = job_queue.job_queue_ref.job_queue_arn
         self._job_queue_arn = queue_arn
         self.job_queue = job_queue

@@ -154,7 +154,7 @@ class QuotaSharePolicy(QuotaShareSchedulingPolicy):
         Annotations.of(self).add_warning_v2(
             DEPRECATED_POLICY_WARNING_ID,
             "QuotaSharePolicy is deprecated: use QuotaShareSchedulingPolicy (same construct, "
-            "same template)",
+            "same template).",
         )
 
 

@@ -19,6 +19,7 @@ from ._share_ledger import ShareLedger, ledger_of
 from .job_queue import ITrainingJobQueue, _TrainingJobQueueBase
 from .model import QuotaAllocation, QuotaShareSpec
 from .model import allocation_summary as summarize_allocation
+from .model.queue import share_warnings
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,10 @@ def allocation_summary(scope: IConstruct) -> list[str]:
             lines.append(
                 f"{item.title}: capacity of the service environment unknown to this app "
                 f"(imported without capacity_limits); shares declared here: {names}"
+            )
+            lines.extend(
+                f"  warning: {warning}"
+                for spec in item.shares for warning in share_warnings(spec)
             )
     return lines
 

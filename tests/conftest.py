@@ -8,13 +8,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 
-# Property tests judge behaviour, never speed: no per-example deadline (a loaded 2-core machine
-# would otherwise fail a correct example). In CI the examples are derived from the test itself,
-# so a red run is reproducible from its log rather than a draw of luck.
-settings.register_profile("default", deadline=None)
-settings.register_profile("ci", deadline=None, derandomize=True)
+# Property tests judge behaviour, never speed: no per-example deadline and no "too slow" health
+# check, which times the drawing of examples (a loaded 2-core machine would otherwise fail a
+# correct test). In CI the examples are derived from the test itself, so a red run is
+# reproducible from its log rather than a draw of luck.
+_SPEED_FREE = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
+settings.register_profile("default", **_SPEED_FREE)
+settings.register_profile("ci", derandomize=True, **_SPEED_FREE)
 settings.load_profile("ci" if os.environ.get("CI") else "default")
 
 OLD_BOTOCORE = "1.40.0"

@@ -37,6 +37,8 @@ class ShareTerms:
     max_priority: int | None
     preemption_budget: int | None
     tags: Mapping[str, str]
+    instance_types: tuple[str, ...] | None = None
+    """The instance types the share can run (None: the agreement does not say)."""
 
 
 def read_share_terms(path: str | Path, *, share: str, principal: str | None = None) -> ShareTerms:
@@ -79,7 +81,18 @@ def read_share_terms(path: str | Path, *, share: str, principal: str | None = No
         max_priority=_ceiling(path, share, entry.get("grants") or [], principal),
         preemption_budget=entry.get("interruption_budget"),
         tags=dict(submission.get("tags") or {}),
+        instance_types=_instance_types(entry),
     )
+
+
+def _instance_types(entry: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """``instance_types``, else the keys of ``capacity_limits`` (what an older twin has)."""
+    listed = entry.get("instance_types")
+    if listed is None and isinstance(entry.get("capacity_limits"), Mapping):
+        listed = list(entry["capacity_limits"])
+    if not isinstance(listed, list) or not all(isinstance(item, str) for item in listed):
+        return None
+    return tuple(listed)
 
 
 def _load(path: Path) -> dict[str, Any]:

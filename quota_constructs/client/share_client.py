@@ -12,6 +12,7 @@ from ..model.errors import QuotaConfigError
 from ..model.share import check_share_name
 from ..model.submission import check_priority, share_tags, submit_service_job_request
 from .agreement_file import ShareTerms, StackOutput, read_share_terms
+from .instance_types import check_instance_types
 
 ACTIVE_JOB_STATUSES: Final = ("SUBMITTED", "PENDING", "RUNNABLE", "SCHEDULED", "STARTING",
                               "RUNNING")
@@ -38,6 +39,8 @@ class ShareClient:
     (``grant_submit(max_priority=...)``), enforced here before anything is sent, so a request
     IAM would deny is never made; ``preemption_budget`` the share's interruption budget, sent
     as every job's ``preemptionRetriesBeforeTermination`` (None: requeued without limit).
+    ``instance_types`` the types the share has a limit for: a training request asking for
+    any other is refused before any call (it would wait forever); None skips the check.
     ``batch_client`` defaults to ``boto3.client("batch")`` with the standard configuration
     (profile, region, ``AWS_ENDPOINT_URL_BATCH``).
     """
@@ -50,6 +53,7 @@ class ShareClient:
         max_priority: int | None = None,
         preemption_budget: int | None = None,
         batch_client: Any = None,
+        instance_types: Sequence[str] | None = None,
     ) -> None:
         subject = f"quota share {share!r}"
         check_share_name(share, subject=subject)
@@ -69,6 +73,7 @@ class ShareClient:
         self.share: Final = share
         self.max_priority: Final = max_priority
         self.preemption_budget: Final = preemption_budget
+        self.instance_types: Final = _checked_types(instance_types, subject=subject)
         self._batch = batch_client
 
     @classmethod
@@ -96,6 +101,7 @@ class ShareClient:
             max_priority=terms.max_priority,
             preemption_budget=terms.preemption_budget,
             batch_client=batch_client,
+            instance_types=terms.instance_types,
         )
 
     @property
@@ -112,6 +118,9 @@ class ShareClient:
     ) -> dict[str, Any]:
         """The ``submit_service_job`` arguments :meth:`submit` sends (nothing is called)."""
         checked = check_priority(priority, subject=self._subject, ceiling=self.max_priority)
+        if self.instance_types is not None:
+            check_instance_types(training_job_request, self.instance_types,
+                                 subject=self._subject)
         return submit_service_job_request(
             job_queue=self.queue, share=self.share, job_name=job_name,
             training_job_request=training_job_request, priority=checked,
@@ -186,6 +195,21 @@ class ShareClient:
 
             self._batch = boto3.client("batch")
         return self._batch
+
+
+def _checked_types(
+    instance_types: Sequence[str] | None, *, subject: str
+) -> tuple[str, ...] | None:
+    if instance_types is None:
+        return None
+    if isinstance(instance_types, str) or not all(
+        isinstance(item, str) and item for item in instance_types
+    ):
+        raise QuotaConfigError(
+            subject, "instance_types", instance_types,
+            "None, or a list of the instance types the share has a limit for",
+        )
+    return tuple(instance_types)
 
 
 def _queue_of(terms: ShareTerms, cloudformation_client: Any) -> str:

@@ -11,7 +11,16 @@ import json
 from collections.abc import Sequence
 from typing import Any, Final
 
-from .agreement_report import QueueAgreement, queue_names_of, submission_terms
+from .agreement_report import QueueAgreement, queue_names_of, queue_warnings, submission_terms
+from .agreement_team import (
+    alerts_json,
+    borrows_from_json,
+    execution_roles_json,
+    instance_types,
+    lends_to_json,
+    owner_endpoints,
+    place_json,
+)
 from .deployed_names import DeployedName, PrincipalNames
 from .submission import share_tags
 
@@ -37,6 +46,8 @@ def _location(queue: QueueAgreement) -> dict[str, Any]:
         "name_output": _output(names.name),
         "arn": names.arn.value,
         "arn_output": _output(names.arn),
+        # null when set at deployment: then the ARN (arn_output) holds both.
+        **place_json(queue.place),
     }
 
 
@@ -52,13 +63,15 @@ def _queue(queue: QueueAgreement) -> dict[str, Any]:
                   for limit in allocation.environment_limits}
         ),
         "shares": [_share(queue, spec.name) for spec in queue.shares],
-        "warnings": list(allocation.warnings) if allocation is not None else [],
+        "other_shares": list(queue.other_shares),
+        "warnings": list(queue_warnings(queue)),
     }
 
 
 def _share(queue: QueueAgreement, name: str) -> dict[str, Any]:
     spec = next(spec for spec in queue.shares if spec.name == name)
     agreement = spec.agreement
+    owner = agreement.owner if agreement is not None else None
     terms = submission_terms(queue, spec)
     allocation = queue.allocation
     return {
@@ -75,6 +88,9 @@ def _share(queue: QueueAgreement, name: str) -> dict[str, Any]:
             limit.capacity_unit: limit.max_capacity for limit in spec.capacity_limits
         },
         "can_reach": None if allocation is None else dict(allocation.reach(spec.name)),
+        "instance_types": instance_types(spec),
+        "lends_to": lends_to_json(allocation, spec),
+        "borrows_from": borrows_from_json(allocation, spec),
         "recoverable": agreement.recoverable if agreement else None,
         "interruption_budget": agreement.interruption_budget if agreement else None,
         "budget_enforced": queue.budget_enforced,
@@ -82,6 +98,13 @@ def _share(queue: QueueAgreement, name: str) -> dict[str, Any]:
             queue.owner_topics[agreement.owner].as_json()
             if agreement is not None and agreement.owner in queue.owner_topics else None
         ),
+        "alerts": alerts_json(
+            owner, monitored=queue.monitored,
+            topic=queue.owner_topics.get(owner) if owner is not None else None,
+            endpoints=owner_endpoints(queue.owner_endpoints, owner),
+            topic_given=owner in queue.topics_given,
+        ),
+        "execution_roles": execution_roles_json(queue.grants.get(spec.name, ())),
         "grants": [
             {
                 "principal": grant.principal,

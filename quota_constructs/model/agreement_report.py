@@ -14,11 +14,20 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from .agreement_submission import SubmissionTerms, how_to_submit_markdown, strictest_ceiling
+from .agreement_team import (
+    AlertEndpoint,
+    QueuePlace,
+    alerts_markdown,
+    execution_roles_markdown,
+    instance_types,
+    owner_endpoints,
+    where_markdown,
+)
 from .borrow_limit import borrow_allowance
 from .borrowing import UNOWNED
 from .capacity import CapacityLimit
 from .deployed_names import DeployedName, PrincipalNames, QueueNames
-from .queue import QuotaAllocation
+from .queue import QuotaAllocation, share_warnings
 from .report import describe_borrow_limit
 from .share import QuotaShareSpec, SharingStrategy
 
@@ -65,12 +74,31 @@ class QueueAgreement:
     """The queue's physical name and ARN, or the stack outputs that hold them."""
     owner_topics: Mapping[str, DeployedName] = field(default_factory=dict)
     """By owner: the SNS topic that tells the owner (its ARN, or the output holding it)."""
+    place: QueuePlace = field(default_factory=QueuePlace)
+    """The queue's account and region, where the declaration fixes them."""
+    monitored: bool = False
+    """A monitor of this app watches the queue (so owners are told)."""
+    owner_endpoints: Mapping[str, Sequence[AlertEndpoint]] = field(default_factory=dict)
+    """By owner: where the owner's topic delivers, as subscribed in this app."""
+    topics_given: frozenset[str] = frozenset()
+    """Owners whose topic was given to the monitoring (subscribed, if at all, elsewhere)."""
+    other_shares: tuple[str, ...] = ()
+    """Shares of the queue this document leaves out: declared in other stacks, each listed in
+    its own stack's agreement (and all of them in the agreement of the queue's stack)."""
 
 
 def queue_names_of(queue: QueueAgreement) -> QueueNames:
     """The queue's names; only its title when the collector gave none."""
     return queue.names or QueueNames(path=queue.title.strip("`"), name=DeployedName(),
                                      arn=DeployedName())
+
+
+def queue_warnings(queue: QueueAgreement) -> tuple[str, ...]:
+    """The synth warnings about the queue's layout and its shares (those of single shares
+    even when the environment's capacity is unknown)."""
+    if queue.allocation is not None:
+        return queue.allocation.all_warnings
+    return tuple(warning for spec in queue.shares for warning in share_warnings(spec))
 
 
 def submission_terms(queue: QueueAgreement, spec: QuotaShareSpec) -> SubmissionTerms:
@@ -107,10 +135,14 @@ _PERMISSION = {
 }
 
 
+MARKDOWN_HEADING = "# Allocation agreement: "
+"""How every agreement document begins (how a stale one is recognised)."""
+
+
 def allocation_agreement_markdown(*, title: str, queues: Sequence[QueueAgreement]) -> str:
     """The whole document for one deployment (a stack), ending with a newline."""
     lines = [
-        f"# Allocation agreement: {title}",
+        f"{MARKDOWN_HEADING}{title}",
         "",
         "What each quota share is for, what capacity it is sure of, what it can reach, and what "
         "its jobs accept. Generated from the typed declaration at synth time; change the "
@@ -142,6 +174,14 @@ def _queue_section(queue: QueueAgreement) -> list[str]:
             "Service environment: capacity not declared in this app, so what a share can "
             "reach is not computed."
         )
+    if queue.other_shares:
+        lines += [
+            "",
+            f"This agreement covers the shares declared in this stack. The queue also holds "
+            f"{', '.join(f'`{name}`' for name in queue.other_shares)}, declared in other stacks "
+            "(each in its own stack's agreement, all in the agreement of the queue's stack); "
+            "what each share can reach and whom it borrows from count them all.",
+        ]
     lines += [
         "",
         "| Share | Owner | Strategy | Own limit | Can reach | Interruption budget |",
@@ -166,9 +206,10 @@ def _queue_section(queue: QueueAgreement) -> list[str]:
         )
     for spec in queue.shares:
         lines += ["", *_share_section(queue, spec)]
-    if allocation is not None and allocation.all_warnings:
+    warnings = queue_warnings(queue)
+    if warnings:
         lines += ["", "Warnings:", ""]
-        lines += [f"- {warning}" for warning in allocation.all_warnings]
+        lines += [f"- {warning}" for warning in warnings]
     return lines
 
 
@@ -183,12 +224,7 @@ def _share_section(queue: QueueAgreement, spec: QuotaShareSpec) -> list[str]:
     else:
         lines.append(f"- **Owner:** {agreement.owner}")
         lines.append(f"- **Purpose:** {agreement.purpose or 'not stated'}")
-        topic = queue.owner_topics.get(agreement.owner)
-        if topic is not None:
-            lines.append(
-                f"- **Notifications:** SNS topic {topic.describe()} (preemptions, starvation, "
-                "drift; subscribe with `QuotaShareMonitoring.subscribe_owner`)"
-            )
+    lines += _team_facts(queue, spec)
     state = "" if spec.enabled else " The share is DISABLED: it accepts no new jobs."
     # Unknown capacity: who can borrow from whom is unknown, so the strategy's own words stand.
     lends_out = (
@@ -227,6 +263,26 @@ def _share_section(queue: QueueAgreement, spec: QuotaShareSpec) -> list[str]:
     ]
     lines += how_to_submit_markdown(submission_terms(queue, spec))
     return lines
+
+
+def _team_facts(queue: QueueAgreement, spec: QuotaShareSpec) -> list[str]:
+    """Where the share is, what it runs, which roles the team passes and where alerts go."""
+    owner = spec.agreement.owner if spec.agreement is not None else None
+    grants = queue.grants.get(spec.name, ())
+    types = ", ".join(f"`{unit}`" for unit in instance_types(spec))
+    alerts = alerts_markdown(
+        owner, monitored=queue.monitored,
+        topic=queue.owner_topics.get(owner) if owner is not None else None,
+        endpoints=owner_endpoints(queue.owner_endpoints, owner),
+        topic_given=owner in queue.topics_given,
+    )
+    return [
+        f"- **Where:** {where_markdown(queue_names_of(queue), queue.place)}",
+        f"- **Instance types it can run:** {types} (a training request for any other type "
+        "would wait forever; `ShareClient` refuses it).",
+        f"- **Execution roles the team may pass:** {execution_roles_markdown(grants)}",
+        f"- **Alerts** (preemptions, starvation, drift, blocked jobs): {alerts}",
+    ]
 
 
 def _contract(

@@ -143,7 +143,8 @@ def how_to_submit_markdown(terms: SubmissionTerms) -> list[str]:
         "  SDK traps:",
         *[f"  - {trap}" for trap in traps],
         "",
-        "  Or with this library's client (checks the priority before calling Batch): "
+        "  Or with this library's client (checks the priority and the instance types before "
+        "calling Batch): "
         f'`ShareClient.from_agreement("<this file>.json", share="{terms.share}")`.',
     ]
 

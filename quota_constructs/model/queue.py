@@ -147,7 +147,7 @@ class QuotaAllocation:
                 warnings.append(
                     f"{subject}: shares together hold {_sum_text(holders)} of {unit} but the "
                     f"service environment has {available}; not every share can reach its limit "
-                    "at once"
+                    "at once."
                 )
             elif total < available:
                 warnings.append(
@@ -155,11 +155,11 @@ class QuotaAllocation:
                     + (
                         "only LEND_AND_BORROW shares can use them, by borrowing (the library's "
                         "assumption: AWS documents borrowing only other shares' idle capacity), "
-                        "so no job is sure to"
+                        "so no job is sure to run on them."
                         if unowned_capacity_borrowable else
                         "AWS documents borrowing only other shares' idle capacity, so the "
                         "library assumes no job can use them (unowned_capacity_borrowable=False)"
-                        "; give them to a share"
+                        "; give them to a share."
                     )
                 )
         allocation = cls(
@@ -186,8 +186,13 @@ class QuotaAllocation:
         )
 
     @property
+    def share_warnings(self) -> tuple[str, ...]:
+        """Warnings about single shares' declarations (:func:`share_warnings`)."""
+        return tuple(warning for spec in self.shares for warning in share_warnings(spec))
+
+    @property
     def all_warnings(self) -> tuple[str, ...]:
-        return (*self.warnings, *self.borrow_warnings)
+        return (*self.warnings, *self.borrow_warnings, *self.share_warnings)
 
     def capacity_of(self, unit: str) -> int:
         for limit in self.environment_limits:
@@ -207,6 +212,25 @@ class QuotaAllocation:
         raise KeyError(f"no quota share named {name!r}; shares: {[s.name for s in self.shares]}")
 
 
+def share_warnings(spec: QuotaShareSpec) -> list[str]:
+    """Warnings about one share's declaration that need no other share to judge: a layout that
+    works but probably does not do what was meant. Each is a full sentence."""
+    agreement = spec.agreement
+    if (
+        spec.in_share_preemption
+        and agreement is not None
+        and agreement.interruption_budget == 0
+    ):
+        return [
+            f"{share_subject(spec.name)}: in-share preemption is on but its interruption budget "
+            "is 0, so a higher-priority submission into the share fails a running "
+            "lower-priority job outright (a job submitted with "
+            "preemptionRetriesBeforeTermination 0 fails on its first preemption); turn in-share "
+            "preemption off, or allow at least one preemption per job."
+        ]
+    return []
+
+
 def _nothing_to_borrow(spec: QuotaShareSpec, rule: UnitRules) -> str:
     """Why a LEND_AND_BORROW share can borrow none of a type it lists, with the figure."""
     percent = spec.borrow_limit_percent
@@ -224,7 +248,7 @@ def _nothing_to_borrow(spec: QuotaShareSpec, rule: UnitRules) -> str:
         )
     return (
         f"{share_subject(spec.name)}: can borrow no {rule.unit}: {why}; it is LEND_AND_BORROW "
-        "but behaves as LEND for this type"
+        "but behaves as LEND for this type."
     )
 
 

@@ -17,8 +17,10 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
-from constructs import Construct
+from constructs import Construct, IConstruct
 
+from ..model.agreement_team import AlertEndpoint
+from ..model.tokens import is_unresolved
 from ..nag_acknowledgments import acknowledge
 
 
@@ -65,14 +67,19 @@ class OwnerSubscriptions(Construct):
         ):
             acknowledge(resource, rule, reason)
         self._count = 0
+        self.endpoints: dict[str, list[AlertEndpoint]] = {}
+        """By owner, where each subscription made here delivers (for the agreement)."""
 
     def subscribe(
-        self, topic: sns.ITopic, subscription: sns.ITopicSubscription
+        self, topic: sns.ITopic, subscription: sns.ITopicSubscription, *, owner: str
     ) -> sns.Subscription:
         """Subscribe ``subscription`` (``aws_sns_subscriptions.EmailSubscription``,
-        ``SqsSubscription``, ``LambdaSubscription``, ``UrlSubscription``, ...) to ``topic``
-        with this construct's dead-letter queue, unless it brings its own."""
+        ``SqsSubscription``, ``LambdaSubscription``, ``UrlSubscription``, ...) to ``topic``,
+        ``owner``'s, with this construct's dead-letter queue, unless it brings its own."""
         config = subscription.bind(topic)
+        self.endpoints.setdefault(owner, []).append(
+            _endpoint(self, config.protocol.value, config.endpoint)
+        )
         self._count += 1
         created = sns.Subscription(
             self,
@@ -91,3 +98,33 @@ class OwnerSubscriptions(Construct):
         if config.subscription_dependency is not None:
             created.node.add_dependency(config.subscription_dependency)
         return created
+
+
+def _endpoint(scope: IConstruct, protocol: str, endpoint: str) -> AlertEndpoint:
+    """The endpoint itself when literal (an address, a URL, an imported ARN); otherwise the
+    resource CloudFormation resolves it from (a queue or function of the app)."""
+    protocol = protocol.lower()
+    if not is_unresolved(endpoint):
+        return AlertEndpoint(protocol, endpoint, endpoint)
+    resolved = Stack.of(scope).resolve(endpoint)
+    logical = None
+    if isinstance(resolved, dict):
+        if "Ref" in resolved:
+            logical = resolved["Ref"]
+        elif "Fn::GetAtt" in resolved:
+            logical = resolved["Fn::GetAtt"][0]
+        elif "Fn::ImportValue" in resolved:
+            return AlertEndpoint(protocol, None, "exported by another stack of this app")
+    described = (
+        f"`{logical}` of stack `{Stack.of(scope).stack_name}`" if isinstance(logical, str)
+        else "set at deployment"
+    )
+    return AlertEndpoint(protocol, None, described)
+
+
+def chat_endpoint(channel: IConstruct) -> AlertEndpoint:
+    """An AWS Chatbot channel: its configuration's name where literal, else its path."""
+    name = getattr(channel, "slack_channel_configuration_name", None)
+    if isinstance(name, str) and not is_unresolved(name):
+        return AlertEndpoint("chatbot", None, f"Slack channel configuration `{name}`")
+    return AlertEndpoint("chatbot", None, f"Slack channel configuration `{channel.node.path}`")

@@ -26,6 +26,7 @@ from ..model import (
     monitoring_declaration_json,
     share_subject,
 )
+from ..model.agreement_team import AlertEndpoint
 from ..model.capacity import check_count
 from ..model.deployed_names import DeployedName
 from ..nag_acknowledgments import acknowledge
@@ -53,7 +54,7 @@ from .dashboard import QuotaShareDashboard
 from .job_events_function import DEFAULT_CONCURRENCY, JobEventsFunction
 from .metrics import ShareMetricMethods, ShareMetrics
 from .outputs import add_monitoring_outputs
-from .owner_subscriptions import OwnerSubscriptions
+from .owner_subscriptions import OwnerSubscriptions, chat_endpoint
 from .owner_topics import OwnerTopics
 from .share_alarms import ShareAlarms
 from .share_metrics_function import ShareMetricsFunction
@@ -226,6 +227,9 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
         self.owner_topics: Final[dict[str, sns.ITopic]] = {}
         """The topic reaching each owner of a monitored share."""
         self._owner_topic_names: dict[str, DeployedName] = {}
+        self._awaited_owners: dict[str, None] = {}
+        """Owners subscribed before any share of theirs was declared: checked at synthesis."""
+        self._chat_endpoints: dict[str, list[AlertEndpoint]] = {}
 
         self.dead_letter_queue: Final = sqs.Queue(
             self,
@@ -385,7 +389,7 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
             Annotations.of(self).add_warning_v2(
                 NO_OWNER_WARNING_ID,
                 f"{share_subject(spec.name)} has no agreement (owner): it is measured, "
-                "but nobody is told when its jobs are preempted or it is starved",
+                "but nobody is told when its jobs are preempted or it is starved.",
             )
         else:
             topic = self._owner_topic(spec.agreement.owner)
@@ -465,6 +469,15 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
                 "(declare its shares, or pass shares=[...])",
             )
         _check_share_thresholds(self._share_thresholds, final, subject=self._subject)
+        owners = _owners(final)
+        for owner in self._awaited_owners:
+            if owner not in owners:
+                raise QuotaConfigError(
+                    self._subject, "owner", owner,
+                    "the owner of a share of the monitored queue once every stack of the app "
+                    "is built (subscribe_owner / add_chat_channel); owners: "
+                    f"{', '.join(owners) or 'none'}",
+                )
         for spec in final:
             if spec.name not in self._watched:
                 self._watch(spec)
@@ -525,7 +538,7 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
         ``SqsSubscription``, ``LambdaSubscription``, ``UrlSubscription``) to ``owner``'s
         topic, with a dead-letter queue that passes cdk-nag (``OwnerSubscriptions``)."""
         topic = self._declared_owner_topic(owner)
-        return self._subscriptions().subscribe(topic, subscription)
+        return self._subscriptions().subscribe(topic, subscription, owner=owner)
 
     def add_chat_channel(
         self, owner: str, channel: chatbot.SlackChannelConfiguration
@@ -535,6 +548,26 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
         queue is involved)."""
         topic = self._declared_owner_topic(owner)
         channel.add_notification_topic(topic)
+        self._chat_endpoints.setdefault(owner, []).append(chat_endpoint(channel))
+
+    @property
+    def owner_endpoints(self) -> Mapping[str, tuple[AlertEndpoint, ...]]:
+        """By owner, where the owner's topic delivers, as subscribed through this construct
+        (``subscribe_owner``, ``add_chat_channel``); for the agreement."""
+        found: dict[str, list[AlertEndpoint]] = {}
+        subscriptions = self.node.try_find_child("OwnerSubscriptions")
+        if isinstance(subscriptions, OwnerSubscriptions):
+            for owner, endpoints in subscriptions.endpoints.items():
+                found.setdefault(owner, []).extend(endpoints)
+        for owner, endpoints in self._chat_endpoints.items():
+            found.setdefault(owner, []).extend(endpoints)
+        return {owner: tuple(endpoints) for owner, endpoints in found.items()}
+
+    @property
+    def given_topic_owners(self) -> frozenset[str]:
+        """Owners whose topic was passed in (``owner_topics=``): subscribed, if at all, where
+        the topic is managed."""
+        return frozenset(self._given_topics or {})
 
     def _declared_owner_topic(self, owner: str) -> sns.ITopic:
         """The topic of ``owner``, also of a share declared after this construct (its topic is
@@ -543,6 +576,12 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
             declared = self._explicit_shares or tuple(self.job_queue.quota_share_specs)
             if any(s.agreement is not None and s.agreement.owner == owner for s in declared):
                 self._owner_topic(owner)
+            elif self._may_await(owner):
+                # A stack built later (a team's) may still declare this owner's share: its
+                # topic exists now so the subscription can attach; synthesis checks that the
+                # owner does own a monitored share by then.
+                self._awaited_owners[owner] = None
+                self._owner_topic(owner)
         topic = self.owner_topics.get(owner) if isinstance(owner, str) else None
         if topic is None:
             raise QuotaConfigError(
@@ -550,6 +589,14 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
                 f"one of the monitored shares' owners: {', '.join(sorted(self.owner_topics))}",
             )
         return topic
+
+    def _may_await(self, owner: str) -> bool:
+        """Whether a share of ``owner`` could still be declared: the monitored shares are the
+        queue's (not a fixed ``shares=``), the topic can be made here (or was given), and the
+        name is one an agreement could carry."""
+        if self._explicit_shares is not None or not owner.strip() or not owner.isprintable():
+            return False
+        return self._given_topics is None or owner in self._given_topics
 
     def _subscriptions(self) -> OwnerSubscriptions:
         found = self.node.try_find_child("OwnerSubscriptions")

@@ -306,3 +306,72 @@ def agreement_document(queue_name: str | None) -> dict[str, object]:
             }],
         }],
     }
+
+
+P4D = "ml.p4d.24xlarge"
+
+
+def training_request(**resource_config: object) -> dict[str, object]:
+    return {**REQUEST, "ResourceConfig": {"VolumeSizeInGB": 50, **resource_config}}
+
+
+@pytest.mark.parametrize(("request_", "field"), [
+    (training_request(InstanceType=P4D, InstanceCount=1), "ResourceConfig.InstanceType"),
+    (training_request(InstanceGroups=[
+        {"InstanceGroupName": "a", "InstanceType": G5, "InstanceCount": 1},
+        {"InstanceGroupName": "b", "InstanceType": P4D, "InstanceCount": 1}]),
+     "ResourceConfig.InstanceGroups[1].InstanceType"),
+    (training_request(InstancePreferences=[{"InstanceType": G5, "InstanceCount": 1},
+                                           {"InstanceType": P4D, "InstanceCount": 1}]),
+     "ResourceConfig.InstancePreferences[1].InstanceType"),
+    (json.dumps(training_request(InstanceType=P4D, InstanceCount=1)),
+     "ResourceConfig.InstanceType"),
+])
+def test_a_request_for_a_type_the_share_cannot_run_is_refused_before_any_call(
+    queue: Queue, request_: dict[str, object] | str, field: str
+) -> None:
+    client = ShareClient(queue="gpu-prod", share="vision", instance_types=[G5])
+    before = len(queue.state.calls)
+    with pytest.raises(QuotaConfigError) as raised:
+        client.submit(job_name="j", training_job_request=request_, priority=1)
+    message = str(raised.value)
+    assert message.startswith(f"quota share 'vision': training_job_request.{field} got "
+                              f"'{P4D}'; allowed: an instance type the share can run: {G5}")
+    assert len(queue.state.calls) == before
+
+
+def test_a_request_naming_no_instance_type_is_refused_when_the_types_are_known(
+    queue: Queue,
+) -> None:
+    client = ShareClient(queue="gpu-prod", share="vision", instance_types=[G5, P4D])
+    before = len(queue.state.calls)
+    with pytest.raises(QuotaConfigError, match=r"ResourceConfig\.InstanceType got None.*"
+                       f"{G5}, {P4D}"):
+        client.submit(job_name="j", training_job_request=REQUEST, priority=1)
+    assert len(queue.state.calls) == before
+
+
+def test_types_the_share_can_run_are_submitted(queue: Queue) -> None:
+    client = ShareClient(queue="gpu-prod", share="vision", instance_types=[G5])
+    grouped = training_request(InstanceGroups=[
+        {"InstanceGroupName": "a", "InstanceType": G5, "InstanceCount": 1}])
+    for request in (training_request(InstanceType=G5, InstanceCount=2), grouped):
+        client.submit(job_name="j", training_job_request=request, priority=1)
+    assert [job.payload for job in queue.state.submitted()] == [
+        training_request(InstanceType=G5, InstanceCount=2), grouped]
+
+
+def test_from_agreement_checks_the_types_its_share_can_run(
+    queue: Queue, tmp_path: Path
+) -> None:
+    document = agreement_document(queue_name="gpu-prod")
+    [entry] = document["queues"][0]["shares"]  # type: ignore[index]
+    entry["instance_types"] = [G5]
+    path = tmp_path / "Stack.json"
+    path.write_text(json.dumps(document))
+    client = ShareClient.from_agreement(path, share="vision")
+    assert client.instance_types == (G5,)
+    with pytest.raises(QuotaConfigError, match=f"share can run: {G5}"):
+        client.submit(job_name="j", training_job_request=training_request(InstanceType=P4D),
+                      priority=1)
+    assert queue.state.submitted() == []

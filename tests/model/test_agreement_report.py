@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from quota_constructs.model import (
@@ -12,7 +13,10 @@ from quota_constructs.model import (
     ShareAgreement,
     SharingStrategy,
 )
+from quota_constructs.model.agreement_json import allocation_agreement_json
 from quota_constructs.model.agreement_report import QueueAgreement, allocation_agreement_markdown
+from quota_constructs.model.agreement_team import AlertEndpoint
+from quota_constructs.model.deployed_names import DeployedName
 
 G5 = CapacityUnit.ML_G5_XLARGE
 
@@ -168,3 +172,70 @@ def test_what_a_shrinking_deployment_does_follows_the_share_s_guard() -> None:
     assert "preemptible at once (CloudFormation provisioning has no guard)" in section(text, "QS3")
     # Not known (a share this app did not create): what AWS Batch does.
     assert "makes its own jobs above the new limit preemptible." in section(render(), "QS1")
+
+
+def alerts_line(text: str, share: str) -> str:
+    return section(text, share).split("**Alerts** ", 1)[1].split("\n", 1)[0]
+
+
+def test_alerts_say_where_they_actually_go() -> None:
+    topic = DeployedName(value="arn:aws:sns:eu-west-1:123456789012:research")
+    monitored = {"monitored": True, "owner_topics": {"Research | ML": topic}}
+    subscribed = render(**monitored, owner_endpoints={"Research | ML": [
+        AlertEndpoint("email", "ml@example.com", "ml@example.com"),
+        AlertEndpoint("sqs", None, "`Inbox` of stack `Ops`")]})
+    assert alerts_line(subscribed, "QS1") == (
+        "(preemptions, starvation, drift, blocked jobs): SNS topic "
+        "`arn:aws:sns:eu-west-1:123456789012:research`, delivered to email `ml@example.com`; "
+        "sqs `Inbox` of stack `Ops`.")
+    nobody = alerts_line(render(**monitored), "QS1")
+    assert "nobody is subscribed in this app, so nobody receives them" in nobody
+    assert "subscribe_owner('Research | ML', ...)" in nobody
+    given = alerts_line(render(**monitored, topics_given=frozenset({"Research | ML"})), "QS1")
+    assert "its subscriptions are made outside this app" in given
+    assert "the queue is not monitored in this app" in alerts_line(render(), "QS1")
+    assert "the share has no owner" in alerts_line(render(monitored=True), "QS3")
+
+
+def test_the_twin_names_whom_each_share_lends_to_and_borrows_from_as_the_markdown_does() -> None:
+    g6 = CapacityUnit.ML_G6_XLARGE
+    shares = (
+        QuotaShareSpec(name="a", capacity_limits=[CapacityLimit(G5, 2), CapacityLimit(g6, 1)],
+                       strategy=SharingStrategy.LEND_AND_BORROW, borrow_limit_percent=100),
+        QuotaShareSpec(name="b", capacity_limits=[CapacityLimit(G5, 1)],
+                       strategy=SharingStrategy.LEND),
+        QuotaShareSpec(name="c", capacity_limits=[CapacityLimit(g6, 1)],
+                       strategy=SharingStrategy.RESERVE),
+    )
+    allocation = QuotaAllocation.check(
+        environment_limits=[CapacityLimit(G5, 4), CapacityLimit(g6, 2)], shares=shares)
+    queue = QueueAgreement(title="q", shares=shares, allocation=allocation)
+    text = allocation_agreement_markdown(title="T", queues=[queue])
+    twin = json.loads(allocation_agreement_json(title="T", queues=[queue]))
+    by_name = {entry["name"]: entry for entry in twin["queues"][0]["shares"]}
+    assert by_name["a"]["borrows_from"] == {
+        G5: {"lenders": ["b"], "unowned": 1, "up_to": 2}}
+    assert "**Borrows from:** b, capacity no share owns: up to 2 × ml.g5.xlarge" in section(
+        text, "a")
+    assert by_name["b"]["lends_to"] == {G5: ["a"]}
+    assert "**Lends to:** a (ml.g5.xlarge)." in section(text, "b")
+    assert by_name["b"]["borrows_from"] == {}
+    assert by_name["c"]["lends_to"] == {g6: []}
+    assert by_name["a"]["instance_types"] == [G5, g6]
+    unknown = json.loads(allocation_agreement_json(title="T", queues=[
+        QueueAgreement(title="q", shares=shares)]))["queues"][0]["shares"][0]
+    assert unknown["lends_to"] is None and unknown["borrows_from"] is None
+
+
+def test_in_share_preemption_under_a_budget_of_zero_is_among_the_agreement_warnings() -> None:
+    risky = QuotaShareSpec(name="risky", capacity_limits=[CapacityLimit(G5, 1)],
+                           strategy=SharingStrategy.LEND, in_share_preemption=True,
+                           agreement=ShareAgreement(owner="x", interruption_budget=0))
+    for allocation in (QuotaAllocation.check(environment_limits=[CapacityLimit(G5, 1)],
+                                             shares=[risky]), None):
+        queue = QueueAgreement(title="q", shares=(risky,), allocation=allocation)
+        text = allocation_agreement_markdown(title="T", queues=[queue])
+        twin = json.loads(allocation_agreement_json(title="T", queues=[queue]))
+        [warning] = twin["queues"][0]["warnings"]
+        assert "in-share preemption is on but its interruption budget is 0" in warning
+        assert f"- {warning}" in text

@@ -131,7 +131,9 @@ def monitor(
     policy = RetryPolicy(sleep=sleeps.append, jitter=lambda: 1.0)
     monkeypatch.setattr(batch_gateway, "RETRY_POLICY", policy)
     monkeypatch.setattr(notifier, "RETRY_POLICY", policy)
-    monkeypatch.setattr(batch_gateway, "CLIENT_TIMEOUTS", batch_gateway.ClientTimeouts(2, 2))
+    # A read timeout no loaded machine reaches on loopback (a fake answering 30,000 jobs takes
+    # seconds there); tests of slow answers set their own.
+    monkeypatch.setattr(batch_gateway, "CLIENT_TIMEOUTS", batch_gateway.ClientTimeouts(2, 30))
     MEMORY.use_directory(tmp_path / "job-events-memory")
 
     batch = fake_batch_server.reset()

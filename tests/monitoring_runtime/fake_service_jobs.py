@@ -37,6 +37,9 @@ CROSS_SHARE_STARTED_REASON = "PREEMPTION_IN_PROGRESS: " + CROSS_SHARE_REASON
 
 
 def now_ms() -> int:
+    """The fake's clock (milliseconds) for job times and snapshots: the wall clock, unless a
+    test fixes it (``monkeypatch.setattr(fake_service_jobs, "now_ms", ...)``, together with
+    ``share_metrics_handler.CLOCK``) so that no age depends on how fast the machine is."""
     return int(time.time() * 1000)
 
 

@@ -244,10 +244,12 @@ def test_a_slow_share_is_abandoned_at_the_deadline_and_the_rest_published(
 ) -> None:
     arrange_reference_load(monitor)
     # A read timeout longer than the Lambda has left: the call is still running at the deadline.
-    monkeypatch.setattr(batch_gateway, "CLIENT_TIMEOUTS", batch_gateway.ClientTimeouts(2, 30))
-    monitor.batch.slow_share_next("QS2", 6.0)
+    # The other calls get nine seconds, which a loaded machine needs too; the slow one answers
+    # long after, whatever the machine's speed.
+    monkeypatch.setattr(batch_gateway, "CLIENT_TIMEOUTS", batch_gateway.ClientTimeouts(2, 60))
+    monitor.batch.slow_share_next("QS2", 40.0)
 
-    summary, points = run(capsys, remaining_ms=4_000)
+    summary, points = run(capsys, remaining_ms=10_000)
 
     assert summary["missing"] == ["ListServiceJobs(QS2)"]
     assert values(points, RUNNABLE_JOBS, QuotaShare="QS2") == []

@@ -51,7 +51,9 @@ def batch(
     monkeypatch.setattr(
         batch_gateway, "RETRY_POLICY", RetryPolicy(sleep=sleeps.append, jitter=lambda: 1.0)
     )
-    monkeypatch.setattr(batch_gateway, "CLIENT_TIMEOUTS", batch_gateway.ClientTimeouts(2, 2))
+    # Long enough that a loaded machine never turns a normal answer into a timeout; tests of
+    # slow answers set a shorter one, with an answer far slower still.
+    monkeypatch.setattr(batch_gateway, "CLIENT_TIMEOUTS", batch_gateway.ClientTimeouts(2, 10))
     training = state.add_queue("training", {G5: 16, G5_2X: 8})
     research = state.add_queue("research", {G5: 8, G5_2X: 4})
     return Batch(state, training, research, sleeps)

@@ -61,8 +61,8 @@ def test_an_update_whose_answer_timed_out_after_applying_is_not_sent_again(
     from quota_constructs.runtime import batch_gateway
 
     resource = deployed(batch)
-    monkeypatch.setattr(batch_gateway, "CLIENT_TIMEOUTS", batch_gateway.ClientTimeouts(1, 0.2))
-    batch.state.slow_next("UpdateQuotaShare", 0.5)
+    monkeypatch.setattr(batch_gateway, "CLIENT_TIMEOUTS", batch_gateway.ClientTimeouts(1, 3))
+    batch.state.slow_next("UpdateQuotaShare", 8.0)  # far past the read timeout, on any machine
 
     outcome = resource.update(share_properties(share_spec(limits={G5: 6}), batch.training))
 

@@ -191,8 +191,8 @@ def test_a_create_whose_response_was_lost_is_not_duplicated(
 ) -> None:
     # The CreateQuotaShare takes effect but answers after the client's read timeout; the
     # re-read finds the share with this resource's marker, so it is not sent again.
-    monkeypatch.setattr(batch_gateway, "CLIENT_TIMEOUTS", batch_gateway.ClientTimeouts(1, 0.2))
-    batch.state.slow_next("CreateQuotaShare", 0.5)
+    monkeypatch.setattr(batch_gateway, "CLIENT_TIMEOUTS", batch_gateway.ClientTimeouts(1, 3))
+    batch.state.slow_next("CreateQuotaShare", 8.0)  # far past the read timeout, on any machine
 
     outcome = StackResource().create(share_properties(share_spec(), batch.training))
 

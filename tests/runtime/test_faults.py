@@ -83,8 +83,8 @@ def test_client_errors_are_not_retried(batch: Batch) -> None:
 def test_a_slow_answer_times_out_and_is_retried(
     batch: Batch, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(batch_gateway, "CLIENT_TIMEOUTS", batch_gateway.ClientTimeouts(1, 0.2))
-    batch.state.slow_next("ListQuotaShares", 0.5)
+    monkeypatch.setattr(batch_gateway, "CLIENT_TIMEOUTS", batch_gateway.ClientTimeouts(1, 3))
+    batch.state.slow_next("ListQuotaShares", 8.0)  # far past the read timeout, on any machine
     outcome = StackResource().create(share_properties(share_spec(), batch.training))
     assert outcome.ok, outcome.reason
     assert batch.state.count("ListQuotaShares") == 2

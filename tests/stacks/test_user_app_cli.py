@@ -190,8 +190,9 @@ def test_the_agreement_names_the_real_queue_and_roles(synthesized: Synthesized) 
     assert ("role whose ARN is stack output `EvalSubmitterArn` of `TeamEval`"
             in share_section(markdown, "eval"))
     # Where each owner hears about its share: the topic's output.
-    assert ("- **Notifications:** SNS topic generated at deployment; stack output "
-            "`TrainingQueueMonitoringOwnerTopicVisionTeamArn` of `GpuQuotas-prod`"
+    assert ("- **Alerts** (preemptions, starvation, drift, blocked jobs): SNS topic generated "
+            "at deployment; stack output `TrainingQueueMonitoringOwnerTopicVisionTeamArn` of "
+            "`GpuQuotas-prod`, delivered to https `https://hooks.example.com/v`."
             in share_section(markdown, "vision"))
     vision = next(share for share in queue["shares"] if share["name"] == "vision")
     assert vision["owner_topic"]["output"] == {
@@ -203,6 +204,25 @@ def test_the_agreement_names_the_real_queue_and_roles(synthesized: Synthesized) 
     for share in queue["shares"]:
         (submit,) = [g for g in share["grants"] if g["permission"] == "submit"]
         assert submit["role_name"] or submit["role_arn"] or submit["arn_output"]
+
+
+def test_the_team_stack_has_its_own_agreement_to_act_on(synthesized: Synthesized) -> None:
+    directory = synthesized.directory / "cdk.out" / "agreements"
+    markdown = (directory / "TeamEval.md").read_text()
+    twin = json.loads((directory / "TeamEval.json").read_text())
+    assert "### eval — eval-team" in markdown and "### vision" not in markdown
+    [queue] = twin["queues"]
+    assert [share["name"] for share in queue["shares"]] == ["eval"]
+    assert queue["other_shares"] == ["llm-research", "vision", "speech"]
+    [share] = queue["shares"]
+    assert share["queue"]["name"] == "gpu-prod"
+    # An environment-agnostic app: account and region are in the ARN the output holds.
+    assert (share["queue"]["account"], share["queue"]["region"]) == (None, None)
+    assert share["queue"]["arn_output"]["output_key"] == "TrainingQueueJobQueueArn"
+    assert share["instance_types"] == ["ml.g5.xlarge"]
+    assert [item["endpoint"] for item in share["alerts"]["subscriptions"]] == ["e@example.com"]
+    assert "delivered to email `e@example.com`." in markdown
+    assert "**Instance types it can run:** `ml.g5.xlarge`" in markdown
 
 
 def test_each_share_has_a_submit_call_matching_its_contract(synthesized: Synthesized) -> None:
