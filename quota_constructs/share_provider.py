@@ -97,8 +97,10 @@ SHARE_ACTIONS: Final = (
     "batch:UntagResource",
     "batch:UpdateQuotaShare",
 )
-# ListServiceJobs defines no resource type: IAM accepts only "*" for it.
-UNSCOPED_BATCH_ACTIONS: Final = ("batch:ListServiceJobs",)
+# ListServiceJobs and DescribeServiceJob define no resource type: IAM accepts only "*" for them.
+# DescribeServiceJob is the only read of a job's priority, which the in-share preemption guard
+# compares.
+UNSCOPED_BATCH_ACTIONS: Final = ("batch:DescribeServiceJob", "batch:ListServiceJobs")
 # Neither do X-Ray's write actions.
 XRAY_WRITE_ACTIONS: Final = ("xray:PutTelemetryRecords", "xray:PutTraceSegments")
 XRAY_SAMPLING_ACTIONS: Final = ("xray:GetSamplingRules", "xray:GetSamplingTargets")
@@ -393,8 +395,9 @@ class QuotaShareProvider(Construct):
         acknowledge(
             self._handler_policy_resource(),
             "AwsSolutions-IAM5[Resource::*]",
-            "Only for batch:ListServiceJobs (to name the jobs a share change would preempt or "
-            "terminate) and X-Ray's PutTraceSegments/PutTelemetryRecords: these actions define "
+            "Only for batch:ListServiceJobs and batch:DescribeServiceJob (to name the jobs a "
+            "share change would preempt or terminate, and read their priorities) and X-Ray's "
+            "PutTraceSegments/PutTelemetryRecords: these actions define "
             "no resource type, so IAM accepts only '*'. Every other action is scoped to a job "
             "queue or its quota shares.",
         )

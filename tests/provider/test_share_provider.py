@@ -51,7 +51,7 @@ SHARE_LEVEL = [
     "batch:UntagResource",
     "batch:UpdateQuotaShare",
 ]
-UNSCOPED = ["batch:ListServiceJobs", "xray:PutTelemetryRecords", "xray:PutTraceSegments"]
+UNSCOPED = ["batch:DescribeServiceJob", "batch:ListServiceJobs", "xray:PutTelemetryRecords", "xray:PutTraceSegments"]
 LOG_WRITE = ["logs:CreateLogStream", "logs:PutLogEvents"]
 
 
