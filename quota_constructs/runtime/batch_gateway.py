@@ -229,6 +229,23 @@ class BatchGateway:
                 for item in self._pages("ListQuotaShares", "quotaShares", jobQueue=job_queue)
                 if item.get("quotaShareArn")]
 
+    def environment_capacity(self, job_queue: str) -> dict[str, int]:
+        """The instances of each type the queue's service environment may run (empty when the
+        queue names none)."""
+        queues = self._call("DescribeJobQueues", jobQueues=[job_queue]).get("jobQueues") or []
+        environments = [str(item["serviceEnvironment"]) for queue in queues
+                        for item in queue.get("serviceEnvironmentOrder") or []
+                        if item.get("serviceEnvironment")]
+        if not environments:
+            return {}
+        answer = self._call("DescribeServiceEnvironments", serviceEnvironments=environments)
+        capacity: dict[str, int] = {}
+        for environment in answer.get("serviceEnvironments") or []:
+            for item in environment.get("capacityLimits") or []:
+                unit = str(item.get("capacityUnit", ""))
+                capacity[unit] = capacity.get(unit, 0) + int(item.get("maxCapacity") or 0)
+        return capacity
+
     # -- writes (see :mod:`.share_writes`) ------------------------------------------------------
 
     def _share_write(self, write: ShareWrite, arn: QuotaShareArn) -> Progress:

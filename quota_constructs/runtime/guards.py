@@ -90,6 +90,8 @@ class GuardReader(Protocol):
 
     def queue_shares(self, job_queue: str) -> list[LiveShare]: ...
 
+    def environment_capacity(self, job_queue: str) -> dict[str, int]: ...
+
 
 @dataclass(frozen=True)
 class ShrinkAssessment:
@@ -189,9 +191,10 @@ def check_shrink(
 # 1. A RUNNABLE job preempts only when it cannot start within what the share can take without
 #    preempting anyone: its own idle limit, plus, for a borrowing share, what its borrow ceiling
 #    still allows (the rules model: BorrowingRules' reach and lenders) bounded by what its
-#    lenders hold idle right now less what other shares already borrow. Capacity no share owns
-#    is not counted, nor a lender the snapshot may have left out: less free capacity, more
-#    jobs named. Waiting jobs take free capacity in dispatch order (priority, then age).
+#    lenders hold idle right now less what other shares already borrow, and within what the
+#    service environment has spare. Capacity no share owns is not counted, nor a lender the
+#    snapshot may have left out: less free capacity, more jobs named. Waiting jobs take free
+#    capacity in dispatch order (priority, then age).
 # 2. Each such job may preempt *every* lower-priority SCHEDULED/STARTING/RUNNING job of the
 #    share using an instance type it lacks (Batch's choice among them is unpublished).
 # 3. A job that needs more than the share could ever hold preempts nobody (no preemption can
@@ -397,14 +400,13 @@ def _borrowable_now(reader: GuardReader, arn: QuotaShareArn, target: ShareConfig
     others = [share for share in reader.queue_shares(arn.job_queue_arn)
               if share.name != arn.share_name]
     snapshot = reader.queue_snapshot(arn.job_queue_arn)
+    environment = reader.environment_capacity(arn.job_queue_arn)
     configs = {arn.share_name: target, **{share.name: share.config for share in others}}
     try:
         rules = BorrowingRules.of(
-            # Capacity no share owns is left out (assumption 1): the environment is taken to be
-            # what the shares own.
-            environment={unit: sum(c.limit_of(unit) for c in configs.values())
-                         for unit in target.limits},
+            environment={unit: environment.get(unit, 0) for unit in target.limits},
             shares=[_spec(name, config) for name, config in configs.items()],
+            # Capacity no share owns is left out (assumption 1).
             unowned_capacity_borrowable=False,
         )
     except QuotaConfigError:
@@ -425,7 +427,10 @@ def _borrowable_now(reader: GuardReader, arn: QuotaShareArn, target: ShareConfig
                        for s, held in usage.items())
         attributed = sum(held.get(unit, 0.0) for held in usage.values())
         unattributed = max(0.0, snapshot.total_usage.get(unit, 0.0) - attributed)
-        borrowable[unit] = max(0.0, min(room, idle - borrowed - unattributed))
+        # An environment smaller than its shares' limits together has less idle than they do.
+        in_use = max(snapshot.total_usage.get(unit, 0.0), attributed)
+        spare = environment.get(unit, 0) - in_use
+        borrowable[unit] = max(0.0, min(room, idle - borrowed - unattributed, spare))
     return borrowable
 
 

@@ -51,7 +51,8 @@ SHARE_LEVEL = [
     "batch:UntagResource",
     "batch:UpdateQuotaShare",
 ]
-UNSCOPED = ["batch:DescribeServiceJob", "batch:ListServiceJobs", "xray:PutTelemetryRecords",
+UNSCOPED = ["batch:DescribeJobQueues", "batch:DescribeServiceEnvironments",
+            "batch:DescribeServiceJob", "batch:ListServiceJobs", "xray:PutTelemetryRecords",
             "xray:PutTraceSegments"]
 LOG_WRITE = ["logs:CreateLogStream", "logs:PutLogEvents"]
 

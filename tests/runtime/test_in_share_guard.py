@@ -164,3 +164,22 @@ def test_an_unset_opt_in_is_not_rendered_nor_recorded(batch: Batch) -> None:
     assert "allow_preemption_on_in_share_enable" not in (
         batch.state.shares[arn].tags[LIFECYCLE_TAG_KEY]
     )
+
+
+def test_lenders_idle_limits_beyond_the_environment_are_not_borrowable(batch: Batch) -> None:
+    # The shares' limits add up to more than the environment runs: the lender's idle limit is
+    # only partly real capacity.
+    batch.state.queues[batch.training].environment = {G5: 4}
+    lender = batch.state.add_share(batch.training, "lender", {G5: 4}, "LEND")
+    batch.state.add_job(lender, "RUNNING", {G5: 1})
+    resource, arn = deployed(batch, limits={G5: 2}, borrow=100)
+    low = batch.state.add_job(arn, "RUNNING", {G5: 2}, priority=1)
+    batch.state.add_job(arn, "RUNNABLE", {G5: 2}, priority=50)
+    borrowing = {"strategy": SharingStrategy.LEND_AND_BORROW, "limits": {G5: 2}, "borrow": 100}
+
+    refused = turn_on(batch, resource, **borrowing)
+    applied = turn_on(batch, resource, opt_in=True, **borrowing)
+
+    assert not refused.ok and low in refused.reason
+    assert applied.ok, applied.reason
+    assert batch.state.preempted_jobs == [low]
