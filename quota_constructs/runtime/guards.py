@@ -197,10 +197,10 @@ def check_shrink(
 #    capacity in dispatch order (priority, then age).
 # 2. Each such job may preempt *every* lower-priority SCHEDULED/STARTING/RUNNING job of the
 #    share using an instance type it lacks (Batch's choice among them is unpublished).
-# 3. A job that needs more than the share could ever hold preempts nobody (no preemption can
-#    make it fit); a job whose priority or size Batch does not report is taken to outrank and
-#    to lack everything; with more waiting or running jobs than are read, every running job is
-#    named.
+# 3. A job that needs more than the share could ever hold counts too (whether Batch tries
+#    preemption for it is not documented); a job whose priority or size Batch does not report
+#    is taken to outrank and to lack everything; with more waiting or running jobs than are
+#    read, every running job is named.
 
 WAITING_STATUSES = ("RUNNABLE",)
 JOBS_DESCRIBED = 100
@@ -299,7 +299,7 @@ def assess_in_share_enable(
     running = _ranked(reader, running_jobs)
     waiting = sorted(_ranked(reader, listed), key=_dispatch_order)
     free = _free_capacity(reader, arn, target, running)
-    preemptors = _preemptors(waiting, running, free, target)
+    preemptors = _preemptors(waiting, running, free)
     incomplete = ""
     if more_waiting or more_running:
         incomplete = (f"more than {JOBS_DESCRIBED if more_waiting else JOBS_READ} "
@@ -355,7 +355,7 @@ def _dispatch_order(job: RankedJob) -> tuple[float, float]:
 
 
 def _preemptors(waiting: Sequence[RankedJob], running: Sequence[RankedJob],
-                free: dict[str, float], target: ShareConfig) -> list[RankedJob]:
+                free: dict[str, float]) -> list[RankedJob]:
     """Waiting jobs that outrank a running one and do not fit in what is still free.
 
     ``free`` is used up in dispatch order by the jobs that fit (they start without preempting).
@@ -366,8 +366,6 @@ def _preemptors(waiting: Sequence[RankedJob], running: Sequence[RankedJob],
             for unit, quantity in job.needs.items():
                 free[unit] -= quantity
             continue
-        if any(n > target.ceiling_of(u) for u, n in job.needs.items()):
-            continue  # never fits in this share: preempting cannot make room for it
         if any(job.outranks(other) for other in running):
             found.append(job)
     return found
