@@ -52,11 +52,14 @@ def write_allocation_agreements(app: Stage, outdir: str | None = None) -> list[P
     grants: dict[int, list[tuple[str, ShareGrant]]] = defaultdict(list)
     submission_tags: dict[int, dict[str, Mapping[str, str]]] = defaultdict(dict)
     shrink_guards: dict[int, dict[str, ShrinkGuard]] = defaultdict(dict)
+    in_share_guards: dict[int, dict[str, ShrinkGuard]] = defaultdict(dict)
     enforced: dict[int, bool | None] = {}
     owner_topics: dict[int, dict[str, DeployedName]] = defaultdict(dict)
     for node in app.node.find_all():
         if isinstance(node, QuotaShare):
             shrink_guards[_identity(node.job_queue)][node.spec.name] = _shrink_guard(node)
+            in_share_guards[_identity(node.job_queue)][node.spec.name] = _guard(
+                node, node.lifecycle.allow_preemption_on_in_share_enable)
         if isinstance(node, _QuotaShareBase) and node.grants:
             queue = getattr(node, "job_queue", None)
             name = getattr(node, "quota_share_name", None)
@@ -88,6 +91,7 @@ def write_allocation_agreements(app: Stage, outdir: str | None = None) -> list[P
                 grants=dict(share_grants),
                 submission_tags=submission_tags.get(key, {}),
                 shrink_guards=shrink_guards.get(key, {}),
+                in_share_guards=in_share_guards.get(key, {}),
                 budget_enforced=enforced.get(key),
                 names=_queue_names(item.queue),
                 owner_topics=owner_topics.get(key, {}),
@@ -131,9 +135,13 @@ def _named(value: object, output: OutputRef | None) -> DeployedName:
 
 
 def _shrink_guard(share: QuotaShare) -> ShrinkGuard:
+    return _guard(share, share.lifecycle.allow_preemption_on_shrink)
+
+
+def _guard(share: QuotaShare, waived: bool) -> ShrinkGuard:
     if share.provisioning is not ShareProvisioning.CUSTOM_RESOURCE:
         return "unguarded"
-    return "waived" if share.lifecycle.allow_preemption_on_shrink else "guarded"
+    return "waived" if waived else "guarded"
 
 
 def _identity(queue: object) -> int:
