@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from quota_constructs.model import SharingStrategy
+from quota_constructs.runtime import guards
 from quota_constructs.runtime.ownership import LIFECYCLE_TAG_KEY
 from quota_constructs.runtime.share_request import GuardOptIns
 
@@ -184,3 +187,36 @@ def test_lenders_idle_limits_beyond_the_environment_are_not_borrowable(batch: Ba
     assert not refused.ok and low in refused.reason
     assert applied.ok, applied.reason
     assert batch.state.preempted_jobs == [low]
+
+
+def test_an_adoption_that_turns_it_on_is_guarded_and_leaves_the_share_as_it_was(
+    batch: Batch,
+) -> None:
+    arn = batch.state.add_share(batch.training, "team-a", {G5: 4}, "LEND")
+    low = batch.state.add_job(arn, "RUNNING", {G5: 4}, priority=1)
+    batch.state.add_job(arn, "RUNNABLE", {G5: 1}, priority=50)
+    before = dict(batch.state.shares[arn].tags)
+
+    outcome = StackResource().create(share_properties(
+        share_spec(strategy=LEND, limits={G5: 4}, in_share_preemption=True, tags={}),
+        batch.training, adopt_existing=True))
+
+    assert not outcome.ok and low in outcome.reason
+    assert batch.state.shares[arn].in_share_preemption == "DISABLED"
+    assert batch.state.shares[arn].tags == before
+    assert batch.state.preempted_jobs == []
+
+
+def test_with_more_waiting_jobs_than_are_read_every_running_job_is_named(
+    batch: Batch, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(guards, "JOBS_DESCRIBED", 1)
+    resource, arn = deployed(batch, strategy=LEND, limits={G5: 4})
+    running = batch.state.add_job(arn, "RUNNING", {G5: 2}, priority=5)
+    batch.state.add_job(arn, "RUNNABLE", {G5: 1}, priority=1)
+    batch.state.add_job(arn, "RUNNABLE", {G5: 1}, priority=1)
+
+    outcome = turn_on(batch, resource)
+
+    assert not outcome.ok
+    assert running in outcome.reason and "not all read" in outcome.reason
