@@ -218,7 +218,8 @@ class RankedJob:
 
     job: ServiceJob
     priority: int | None
-    """None when not read or not reported: outranks every job, is outranked by none."""
+    """None when not read or not reported: taken to outrank every job and to be outranked by
+    every job, so that it is never ruled out on either side (assumption 3)."""
     needs: Mapping[str, float]
     created_at_ms: int | None = None
 
@@ -250,8 +251,9 @@ class InShareAssessment:
         return bool(self.at_risk) and not self.waived
 
     def error(self, arn: QuotaShareArn) -> QuotaShareLifecycleError:
-        waiting = ", ".join(job.describe() for job in self.preemptors[:JOBS_SHOWN]) or (
-            self.incomplete)
+        waiting = "; ".join(part for part in (
+            ", ".join(job.describe() for job in self.preemptors[:JOBS_SHOWN]), self.incomplete,
+        ) if part)
         return QuotaShareLifecycleError(
             f"quota share {arn.share_name!r} on job queue {arn.job_queue_name!r}: refusing to "
             f"turn in-share preemption on while higher-priority RUNNABLE jobs cannot start "
@@ -299,7 +301,7 @@ def assess_in_share_enable(
     running = _ranked(reader, running_jobs)
     waiting = sorted(_ranked(reader, listed), key=_dispatch_order)
     free = _free_capacity(reader, arn, target, running)
-    preemptors = _preemptors(waiting, running, free)
+    preemptors = _preemptors(waiting, running, free)  # leaves in ``free`` what fits left
     incomplete = ""
     if more_waiting or more_running:
         incomplete = (f"more than {JOBS_DESCRIBED if more_waiting else JOBS_READ} "
@@ -309,7 +311,7 @@ def assess_in_share_enable(
         if any(p.outranks(job) and _competes(p, job, free) for p in preemptors)
     ]
     log("in_share_guard", quota_share=arn.arn, waiting=len(waiting), running=len(running),
-        free=free, preemptors=[p.job.job_id for p in preemptors],
+        free_left=free, preemptors=[p.job.job_id for p in preemptors],
         at_risk=[j.job.job_id for j in at_risk], incomplete=incomplete)
     return InShareAssessment(True, preemptors, at_risk, incomplete, allow_preemption)
 
