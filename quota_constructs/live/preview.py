@@ -28,12 +28,16 @@ Actions, per share:
 Assumptions, stated once: the declaration is the stack's complete set of custom-resource shares.
 With ``--stack-id``, a managed share it omits is reported as deleted only when its lifecycle
 record names this stack (or names none: deployed by a version that did not record the stack);
-the shares other stacks deploy on the same queue are left out. Without ``--stack-id`` the owner
-marker cannot be recomputed, so nothing is taken to be this deployment's: a same-named share
-carrying an owner marker is an ``ADOPT``, refused unless the declaration sets
+the shares other stacks deploy on the same queue are left out. The owner marker hashes the stack
+id and the resource's logical id, so it is recomputed only with both (``--stack-id`` and a
+template). With ``--stack-id`` but no logical ids (a declaration object), a same-named share is
+this stack's when its lifecycle record names this stack, another stack's when it names
+another. Otherwise whose it is cannot be told, and nothing is taken to be this deployment's: a
+same-named share carrying an owner marker is an ``ADOPT``, refused unless the declaration sets
 ``adopt_existing`` (were it another stack's, the handler would refuse it), with the hint to
-pass ``--stack-id``; every managed share the declaration omits is reported as deleted, noting
-when its lifecycle record names a stack that may be another one. Renames and deletes
+pass ``--stack-id``; without ``--stack-id`` every managed share the declaration omits is
+reported as deleted, noting when its lifecycle record names a stack that may be another one.
+Renames and deletes
 happen in CloudFormation's cleanup phase, where a refusal leaves the old share in place instead
 of rolling the stack back; preview still reports them refused (exit status 1), because the
 custom resource's delete fails and the share with its jobs stays.
@@ -41,15 +45,19 @@ custom resource's delete fails and the share with its jobs stays.
 
 from __future__ import annotations
 
-import importlib
 import json
-import sys
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from quota_constructs.model import QuotaConfigError, QuotaShareSpec, resource_properties
+from quota_constructs.cli.declarations import CLOUDFORMATION, Declaration, declaration_of
+from quota_constructs.model import (
+    QuotaAllocation,
+    QuotaConfigError,
+    QuotaShareSpec,
+    resource_properties,
+)
 from quota_constructs.runtime.guards import (
     assess_delete,
     assess_in_share_enable,
@@ -162,9 +170,7 @@ def preview(
         declaration = _declaration(item, facts.arn, stack_id)
         if not _same_queue(declaration.job_queue, facts.name, facts.arn):
             continue
-        changes.append(
-            _judge(reader, item, declaration, live, accounted, owner_known=stack_id is not None)
-        )
+        changes.append(_judge(reader, item, declaration, live, accounted, stack_id=stack_id))
     this_stack = None if stack_id is None else stack_marker(stack_id)
     for name, share in sorted(live.items()):
         if name in accounted or owner_of(share.tags) is None:
@@ -187,21 +193,30 @@ def _judge(
     live: Mapping[str, LiveShare],
     accounted: set[str],
     *,
-    owner_known: bool,
+    stack_id: str | None,
 ) -> Change:
     name = declaration.name
     existing = live.get(name)
+    # The owner marker hashes stack id and logical id: recomputed only when both are known.
+    owner_known = stack_id is not None and bool(item.logical_id)
     if existing is not None:
         accounted.add(name)
         if not item.guarded:
             return _judge_update(reader, declaration, existing, UPDATE, guarded=False)
-        if not owner_known and owner_of(existing.tags) is not None and (
-            not declaration.opt_ins.adopt_existing
-        ):
-            # Without the stack id the marker cannot be recomputed: the share may be another
-            # stack's, which the handler refuses (module docstring).
-            return Change(name, ADOPT, True, _unconfirmed_owner(existing, declaration))
-        owned = owner_of(existing.tags) == declaration.owner
+        marker = owner_of(existing.tags)
+        if marker is not None and not owner_known:
+            # A declaration object has no logical ids: with the stack id, the lifecycle record
+            # tells whether this stack deployed the share (a name is unique on the queue).
+            deployed_by = recorded_stack(existing.tags)
+            if stack_id is not None and deployed_by == stack_marker(stack_id):
+                declaration = _with_owner(declaration, marker)
+            elif (stack_id is None or deployed_by is None) and (
+                not declaration.opt_ins.adopt_existing
+            ):
+                # Whose it is cannot be told: were it another stack's, the handler refuses.
+                return Change(name, ADOPT, True,
+                              _unconfirmed_owner(existing, declaration, stack_id is not None))
+        owned = marker == declaration.owner
         refusal = adoption_refusal(existing, declaration)
         if refusal is not None:
             return Change(name, UPDATE if owned else ADOPT, True, refusal)
@@ -323,18 +338,30 @@ STACK_ID_HINT = (
 )
 
 
-def _unconfirmed_owner(share: LiveShare, declaration: ShareDeclaration) -> str:
-    """Why a same-named managed share cannot be judged without the stack id."""
+def _unconfirmed_owner(share: LiveShare, declaration: ShareDeclaration, stack_known: bool) -> str:
+    """Why a same-named managed share cannot be matched to the declaring resource."""
     stack = recorded_stack(share.tags)
     deployed_by = f", last deployed by stack marker {stack}" if stack else ""
+    if stack_known:
+        missing = ("with --stack-id but without the resource's logical id, while the share's "
+                   "lifecycle record names no stack (deployed by an older version)")
+        hint = "preview the synthesized template (--template) with --stack-id to judge it exactly"
+    else:
+        missing = "without --stack-id"
+        hint = STACK_ID_HINT
     return (
         f"quota share {declaration.name!r} already exists on job queue "
         f"{declaration.job_queue!r} and is managed by a quota-constructs resource (owner "
         f"marker {owner_of(share.tags)}{deployed_by}) that preview cannot match to this "
-        "deployment without --stack-id. If it is another stack's, the deployment is refused: "
-        "this stack does not manage it (ShareLifecycle(adopt_existing=True) takes it over). "
-        f"To tell, {STACK_ID_HINT}"
+        f"deployment {missing}. If it is another stack's, the deployment is refused: this "
+        "stack does not manage it (ShareLifecycle(adopt_existing=True) takes it over). "
+        f"To tell, {hint}"
     )
+
+
+def _with_owner(declaration: ShareDeclaration, owner: str) -> ShareDeclaration:
+    return ShareDeclaration(declaration.spec, declaration.job_queue, declaration.opt_ins, owner,
+                            declaration.previously_declared_tag_keys, declaration.stack)
 
 
 def _unknown_stack_note(share: LiveShare) -> str:
@@ -413,34 +440,44 @@ def _name_of(queue: str) -> str:
     return queue.rsplit("job-queue/", 1)[-1]
 
 
+def declared_from_declaration(declaration: Declaration, job_queue: str) -> list[DeclaredShare]:
+    """The shares of ``declaration`` (the one shape every command reads, see
+    :mod:`quota_constructs.cli.declarations`) as the resources a deployment of it declares on
+    ``job_queue``: each share with its own lifecycle switches (``lifecycle`` /
+    ``lifecycle_by_share``), guarded unless ``provisioning`` is CLOUDFORMATION.
+
+    The declaration is checked as the synth checks it first (``QuotaAllocation.check``): a
+    deployment of an allocation the synth refuses never reaches the custom resource."""
+    QuotaAllocation.check(environment_limits=declaration.capacity_limits,
+                          shares=declaration.shares, queue_name=declaration.queue_name)
+    if declaration.provisioning == CLOUDFORMATION:
+        return [DeclaredShare(resource_properties(spec, job_queue), guarded=False)
+                for spec in declaration.shares]
+    return [
+        DeclaredShare.of_spec(spec, job_queue, opt_ins=GuardOptIns(
+            **asdict(declaration.lifecycle_of(spec.name))))
+        for spec in declaration.shares
+    ]
+
+
 def declared_from_attribute(reference: str, job_queue: str) -> list[DeclaredShare]:
-    """``module:ATTRIBUTE``: a sequence of QuotaShareSpec or DeclaredShare (or a callable
-    returning one). Specs are declared with every guard on."""
-    module_name, _, attribute = reference.partition(":")
-    if not module_name or not attribute:
-        raise QuotaConfigError("preview", "--declaration", reference, "module:ATTRIBUTE")
-    try:
-        value: Any = importlib.import_module(module_name)
-        for part in attribute.split("."):
-            value = getattr(value, part)
-    except (ImportError, AttributeError) as error:
-        raise QuotaConfigError("preview", "--declaration", reference,
-                               f"an importable module:ATTRIBUTE ({error})") from error
-    if callable(value):
-        value = value()
-    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
-        raise QuotaConfigError("preview", "--declaration", reference,
-                               "a sequence of QuotaShareSpec or DeclaredShare")
-    declared = []
-    for item in value:
-        if isinstance(item, QuotaShareSpec):
-            declared.append(DeclaredShare.of_spec(item, job_queue))
-        elif isinstance(item, DeclaredShare):
-            declared.append(item)
-        else:
-            raise QuotaConfigError("preview", "--declaration", item,
-                                   "QuotaShareSpec or DeclaredShare items")
-    return declared
+    """``--declaration`` (``file.py:ATTR`` or ``module:ATTR``) read by the one loader."""
+    return declared_from_declaration(
+        declaration_of(reference, reference, command="preview"), job_queue)
+
+
+def queue_of(option: str | None, declaration: Declaration | None) -> str:
+    """``--queue``, or the declaration's ``queue_name``; they must agree when both are given."""
+    named = None if declaration is None else declaration.queue_name
+    if option is None:
+        if named is None:
+            raise QuotaConfigError("preview", "--queue", None, "the job queue's name or ARN "
+                                   "(required unless the declaration has a queue_name)")
+        return named
+    if named is not None and _name_of(option) != named:
+        raise QuotaConfigError("preview", "--queue", option,
+                               f"the declaration's queue_name {named!r} (or leave --queue out)")
+    return option
 
 
 # -- command line -----------------------------------------------------------------------------
@@ -466,9 +503,13 @@ def render_text(result: Preview) -> str:
 def main(argv: Sequence[str] | None = None, prog: str = "quota-constructs preview") -> int:
     parser = command_line.parser(
         prog, "What deploying a declaration would do to the live queue, judged by the custom "
-              "resource's own guards. Exit status 1 when the deployment would be refused.")
+              "resource's own guards. Exit status 1 when the deployment would be refused.",
+        queue_required=False)
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--declaration", help="module:ATTRIBUTE, a sequence of QuotaShareSpec")
+    source.add_argument("--declaration", metavar="FILE.py:ATTR|MODULE:ATTR",
+                        help="the declaration simulate and recommend read: capacity_limits, "
+                        "shares, optionally queue_name, lifecycle, lifecycle_by_share, "
+                        "provisioning")
     source.add_argument("--template", type=Path, help="cdk.out/STACK.template.json")
     parser.add_argument("--queue-resource", help="with --template: the logical id of the "
                         "AWS::Batch::JobQueue (or the reference) that --queue is, when the "
@@ -478,20 +519,24 @@ def main(argv: Sequence[str] | None = None, prog: str = "quota-constructs previe
     options = parser.parse_args(argv)
 
     def command() -> int:
-        reader = command_line.connect(options)
+        # The declaration is read (and refused) before anything is asked of AWS.
         if options.template is not None:
+            queue = queue_of(options.queue, None)
             try:
                 template = json.loads(options.template.read_text(encoding="utf-8"))
             except (OSError, ValueError) as error:
                 raise QuotaConfigError("preview", "--template", str(options.template),
                                        f"a readable CloudFormation JSON template ({error})"
                                        ) from error
-            declared = declared_from_template(template, options.queue,
+            declared = declared_from_template(template, queue,
                                               queue_resource=options.queue_resource)
         else:
-            sys.path.insert(0, str(Path.cwd()))
-            declared = declared_from_attribute(options.declaration, options.queue)
-        result = preview(options.queue, declared, reader=reader, stack_id=options.stack_id)
+            declaration = declaration_of(options.declaration, options.declaration,
+                                         command="preview")
+            queue = queue_of(options.queue, declaration)
+            declared = declared_from_declaration(declaration, queue)
+        reader = command_line.connect(options)
+        result = preview(queue, declared, reader=reader, stack_id=options.stack_id)
         print(json.dumps(result.to_json(), indent=2) if options.json else render_text(result))
         return command_line.REFUSED if result.refused else command_line.OK
 
