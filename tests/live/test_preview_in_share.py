@@ -12,9 +12,16 @@ from typing import Any
 import pytest
 
 from quota_constructs.cli import main as cli
-from quota_constructs.live.preview import ADOPT, DELETE, DeclaredShare, preview
+from quota_constructs.cli.declarations import read_declaration
+from quota_constructs.live.preview import (
+    ADOPT,
+    DELETE,
+    DeclaredShare,
+    declared_from_declaration,
+    preview,
+)
 from quota_constructs.live.queue_reader import QueueReader
-from quota_constructs.model import QuotaShareSpec, SharingStrategy
+from quota_constructs.model import CapacityLimit, QuotaShareSpec, SharingStrategy
 from quota_constructs.runtime.share_request import GuardOptIns
 
 from ..runtime.cloudformation import STACK_ID, StackResource, share_properties
@@ -176,3 +183,29 @@ def test_the_command_without_stack_id_exits_1_with_the_hint(
     assert status == 1 and result["refused"] is True
     (change,) = result["changes"]
     assert change["action"] == ADOPT and "--stack-id" in change["reason"]
+
+
+@pytest.mark.parametrize("opt_in", [False, True])
+def test_a_declaration_objects_in_share_switch_is_judged_as_the_handler_judges_it(
+    batch: Batch, opt_in: bool,
+) -> None:
+    resource = StackResource()
+    lend = share_spec(limits={G5: 2}, strategy=SharingStrategy.LEND)
+    assert resource.create(share_properties(lend, batch.training)).ok
+    assert resource.physical_id is not None
+    low = batch.state.add_job(resource.physical_id, "RUNNING", {G5: 2}, priority=1)
+    batch.state.add_job(resource.physical_id, "RUNNABLE", {G5: 1}, priority=9)
+    turned_on = share_spec(limits={G5: 2}, strategy=SharingStrategy.LEND,
+                           in_share_preemption=True)
+    declaration = read_declaration({
+        "capacity_limits": [CapacityLimit(G5, 16)], "shares": [turned_on],
+        "lifecycle_by_share": {"team-a": {"allow_preemption_on_in_share_enable": opt_in}},
+    }, "d", command="preview")
+
+    (change,) = preview("training", declared_from_declaration(declaration, "training"),
+                        reader=QueueReader.connect(), stack_id=STACK_ID).changes
+    outcome = resource.update(share_properties(
+        turned_on, batch.training, allow_preemption_on_in_share_enable=opt_in))
+
+    assert change.refused is not opt_in and outcome.ok is opt_in
+    assert change.preemptible_jobs == (low,)
