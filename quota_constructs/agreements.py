@@ -104,6 +104,8 @@ class _AppFacts:
         default_factory=lambda: defaultdict(dict))
     shrink_guards: dict[int, dict[str, ShrinkGuard]] = field(
         default_factory=lambda: defaultdict(dict))
+    in_share_guards: dict[int, dict[str, ShrinkGuard]] = field(
+        default_factory=lambda: defaultdict(dict))
     enforced: dict[int, bool | None] = field(default_factory=dict)
     monitors: dict[int, list[QuotaShareMonitoring]] = field(
         default_factory=lambda: defaultdict(list))
@@ -134,6 +136,7 @@ class _AppFacts:
             grants=dict(share_grants),
             submission_tags=self.submission_tags.get(key, {}),
             shrink_guards=self.shrink_guards.get(key, {}),
+            in_share_guards=self.in_share_guards.get(key, {}),
             budget_enforced=self.enforced.get(key),
             names=_queue_names(queue, _place(queue)),
             owner_topics=owner_topics,
@@ -154,6 +157,8 @@ def _collect(app: Stage) -> _AppFacts:
         if isinstance(node, QuotaShare):
             key = _identity(node.job_queue)
             facts.shrink_guards[key][node.spec.name] = _shrink_guard(node)
+            facts.in_share_guards[key][node.spec.name] = _guard(
+                node, node.lifecycle.allow_preemption_on_in_share_enable)
             facts.declared[key][Stack.of(node).node.path].add(node.spec.name)
         if isinstance(node, _QuotaShareBase) and node.grants:
             queue = getattr(node, "job_queue", None)
@@ -235,9 +240,13 @@ def _named(value: object, output: OutputRef | None) -> DeployedName:
 
 
 def _shrink_guard(share: QuotaShare) -> ShrinkGuard:
+    return _guard(share, share.lifecycle.allow_preemption_on_shrink)
+
+
+def _guard(share: QuotaShare, waived: bool) -> ShrinkGuard:
     if share.provisioning is not ShareProvisioning.CUSTOM_RESOURCE:
         return "unguarded"
-    return "waived" if share.lifecycle.allow_preemption_on_shrink else "guarded"
+    return "waived" if waived else "guarded"
 
 
 def _identity(queue: object) -> int:

@@ -15,7 +15,11 @@ _GUARD_PROPERTIES = {
     "adopt_existing": "AdoptExisting",
     "allow_preemption_on_shrink": "AllowPreemptionOnShrink",
     "terminate_active_jobs_on_delete": "TerminateActiveJobsOnDelete",
+    "allow_preemption_on_in_share_enable": "AllowPreemptionOnInShareEnable",
 }
+# Rendered only when True: templates of shares that do not set it stay byte-identical to those
+# synthesized before the switch existed (the custom resource reads an absent one as False).
+_RENDERED_WHEN_SET = frozenset({"allow_preemption_on_in_share_enable"})
 
 
 class ShareProvisioning(Enum):
@@ -23,8 +27,9 @@ class ShareProvisioning(Enum):
 
     CUSTOM_RESOURCE = "CUSTOM_RESOURCE"
     """A ``Custom::BatchQuotaShare`` handled by a :class:`QuotaShareProvider`: waits for VALID,
-    refuses to shrink below live usage or delete a share with active jobs unless told to, and
-    adopts an existing share only when asked."""
+    refuses to shrink below live usage, to turn in-share preemption on while it would preempt
+    running jobs, or to delete a share with active jobs unless told to, and adopts an existing
+    share only when asked."""
     CLOUDFORMATION = "CLOUDFORMATION"
     """A plain ``AWS::Batch::QuotaShare``: no guards, and not registered in every region."""
 
@@ -33,7 +38,7 @@ class ShareProvisioning(Enum):
 class ShareLifecycle:
     """What deployments may do to one quota share and the jobs in it.
 
-    Every switch defaults to the safe choice; each is an explicit, per-share opt-in. The three
+    Every switch defaults to the safe choice; each is an explicit, per-share opt-in. The
     guards are switches of the custom resource (``ShareProvisioning.CUSTOM_RESOURCE``): with
     ``ShareProvisioning.CLOUDFORMATION`` they must stay False.
 
@@ -41,6 +46,11 @@ class ShareLifecycle:
         Default: False.
     :param allow_preemption_on_shrink: allow an update that lowers limits below the share's
         live usage (its jobs above the new limit become preemptible). Default: False.
+    :param allow_preemption_on_in_share_enable: allow an update that turns in-share preemption
+        on while a RUNNABLE job of the share cannot start within its free capacity and
+        outranks some of its SCHEDULED/STARTING/RUNNING jobs (AWS Batch preempts those at
+        once). Without it such an update is refused, naming the jobs; with nothing to preempt
+        it is applied either way. Default: False.
     :param terminate_active_jobs_on_delete: allow deleting the share while it still has
         SUBMITTED…RUNNING jobs (AWS Batch terminates them). It takes effect only once deployed,
         so deploy it *before* the deployment that removes or renames the share. Default: False.
@@ -53,11 +63,13 @@ class ShareLifecycle:
     adopt_existing: bool = False
     allow_preemption_on_shrink: bool = False
     terminate_active_jobs_on_delete: bool = False
+    allow_preemption_on_in_share_enable: bool = False
     removal_policy: RemovalPolicy = RemovalPolicy.DESTROY
 
     def guard_properties(self) -> dict[str, bool]:
         """The guards as the custom resource's properties."""
-        return {prop: getattr(self, field) for field, prop in _GUARD_PROPERTIES.items()}
+        return {prop: getattr(self, field) for field, prop in _GUARD_PROPERTIES.items()
+                if getattr(self, field) or field not in _RENDERED_WHEN_SET}
 
 
 def check_lifecycle(
@@ -82,7 +94,8 @@ def check_lifecycle(
             raise QuotaConfigError(
                 subject, f"{field}.{switch}", value,
                 "False with ShareProvisioning.CLOUDFORMATION; only "
-                "ShareProvisioning.CUSTOM_RESOURCE can adopt, guard a shrink or guard a delete",
+                "ShareProvisioning.CUSTOM_RESOURCE can adopt, guard a shrink, guard turning "
+                "in-share preemption on or guard a delete",
             )
     if not isinstance(lifecycle.removal_policy, RemovalPolicy):
         raise QuotaConfigError(

@@ -97,8 +97,15 @@ SHARE_ACTIONS: Final = (
     "batch:UntagResource",
     "batch:UpdateQuotaShare",
 )
-# ListServiceJobs defines no resource type: IAM accepts only "*" for it.
-UNSCOPED_BATCH_ACTIONS: Final = ("batch:ListServiceJobs",)
+# These reads define no resource type: IAM accepts only "*" for them. The in-share preemption
+# guard reads job priorities (DescribeServiceJob, their only source) and, for a borrowing share,
+# the environment's capacity (DescribeJobQueues, DescribeServiceEnvironments).
+UNSCOPED_BATCH_ACTIONS: Final = (
+    "batch:DescribeJobQueues",
+    "batch:DescribeServiceEnvironments",
+    "batch:DescribeServiceJob",
+    "batch:ListServiceJobs",
+)
 # Neither do X-Ray's write actions.
 XRAY_WRITE_ACTIONS: Final = ("xray:PutTelemetryRecords", "xray:PutTraceSegments")
 XRAY_SAMPLING_ACTIONS: Final = ("xray:GetSamplingRules", "xray:GetSamplingTargets")
@@ -393,8 +400,10 @@ class QuotaShareProvider(Construct):
         acknowledge(
             self._handler_policy_resource(),
             "AwsSolutions-IAM5[Resource::*]",
-            "Only for batch:ListServiceJobs (to name the jobs a share change would preempt or "
-            "terminate) and X-Ray's PutTraceSegments/PutTelemetryRecords: these actions define "
+            "Only for the reads batch:ListServiceJobs, DescribeServiceJob, DescribeJobQueues "
+            "and DescribeServiceEnvironments (to name the jobs a share change would preempt or "
+            "terminate: their priorities, the environment's capacity) and X-Ray's "
+            "PutTraceSegments/PutTelemetryRecords: these actions define "
             "no resource type, so IAM accepts only '*'. Every other action is scoped to a job "
             "queue or its quota shares.",
         )

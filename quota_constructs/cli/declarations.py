@@ -23,8 +23,9 @@ An object (any class, dataclass or module) or a mapping with:
 ``capacity_limits``         required: the service environment's ``CapacityLimit``\\ s
 ``shares``                  required: the ``QuotaShareSpec``\\ s
 ``queue_name``              optional: the job queue's name (``preview``'s default ``--queue``)
-``lifecycle``               optional: a ``ShareLifecycle`` (or anything with its three
-                            switches) for every share without its own entry
+``lifecycle``               optional: a ``ShareLifecycle`` (or anything with its
+                            switches; ``allow_preemption_on_in_share_enable`` may be
+                            absent) for every share without its own entry
 ``lifecycle_by_share``      optional: share name → ``ShareLifecycle``, as the construct takes
 ``provisioning``            optional: ``ShareProvisioning`` (or its value):
                             ``CUSTOM_RESOURCE`` (default, guarded) or ``CLOUDFORMATION``
@@ -56,8 +57,11 @@ from ..model import CapacityLimit, QuotaConfigError, QuotaShareSpec
 ENVIRONMENTS = "stacks.environments:ENVIRONMENTS"
 """This repository's deployment environments (``--env``)."""
 DEFAULT_ENVIRONMENT = "dev"
-SWITCHES = ("adopt_existing", "allow_preemption_on_shrink", "terminate_active_jobs_on_delete")
+SWITCHES = ("adopt_existing", "allow_preemption_on_shrink", "terminate_active_jobs_on_delete",
+            "allow_preemption_on_in_share_enable")
 """A ``ShareLifecycle``'s guard switches (the custom resource's opt-ins)."""
+OPTIONAL_SWITCHES = frozenset({"allow_preemption_on_in_share_enable"})
+"""Switches an object may lack (False): added after the first three, which objects had."""
 CUSTOM_RESOURCE, CLOUDFORMATION = "CUSTOM_RESOURCE", "CLOUDFORMATION"
 SHAPE = ("an object or mapping with capacity_limits and shares (optionally queue_name, "
          "lifecycle, lifecycle_by_share, provisioning)")
@@ -71,6 +75,7 @@ class Lifecycle:
     adopt_existing: bool = False
     allow_preemption_on_shrink: bool = False
     terminate_active_jobs_on_delete: bool = False
+    allow_preemption_on_in_share_enable: bool = False
 
 
 @dataclass(frozen=True)
@@ -188,7 +193,8 @@ def read_declaration(
                 if getattr(lifecycle, switch):
                     raise refuse(f"share {share!r} lifecycle.{switch}", True,
                                  "False with ShareProvisioning.CLOUDFORMATION; only "
-                                 "CUSTOM_RESOURCE can adopt, guard a shrink or guard a delete")
+                                 "CUSTOM_RESOURCE can adopt, guard a shrink, guard turning "
+                                 "in-share preemption on or guard a delete")
     return Declaration(name=name, capacity_limits=tuple(limits), shares=tuple(shares),
                        queue_name=queue_name, lifecycles=lifecycles, provisioning=provisioning)
 
@@ -342,8 +348,9 @@ def _lifecycles(default: Any, by_share: Any, names: Sequence[str], refuse: Any
 def _lifecycle(value: Any, where: str, refuse: Any) -> Lifecycle:
     switches = {}
     for switch in SWITCHES:
+        absent = False if switch in OPTIONAL_SWITCHES else None
         flag = value.get(switch, False) if isinstance(value, Mapping) else getattr(
-            value, switch, None)
+            value, switch, absent)
         if not isinstance(flag, bool):
             raise refuse(f"{where}.{switch}", flag,
                          "True or False (a ShareLifecycle, or a mapping of its switches)")

@@ -4,7 +4,9 @@ Each declared share is parsed exactly as the custom resource parses its event
 (:class:`~quota_constructs.runtime.share_request.ShareEvent` → ``ShareDeclaration``, through the
 model's wire format), and judged by the functions the custom resource's handler runs:
 :func:`~quota_constructs.runtime.provisioning.adoption_refusal` for a share of that name already
-on the queue, :func:`~quota_constructs.runtime.guards.assess_shrink` for an update, and
+on the queue, :func:`~quota_constructs.runtime.guards.assess_shrink` and
+:func:`~quota_constructs.runtime.guards.assess_in_share_enable` for an update (in that order,
+as the handler checks them), and
 :func:`~quota_constructs.runtime.guards.assess_delete` with
 :func:`~quota_constructs.runtime.ownership.release_on_delete` for a share the deployment removes
 — against the same live reads (GetJobQueueSnapshot, ListServiceJobs per share).
@@ -26,9 +28,16 @@ Actions, per share:
 Assumptions, stated once: the declaration is the stack's complete set of custom-resource shares.
 With ``--stack-id``, a managed share it omits is reported as deleted only when its lifecycle
 record names this stack (or names none: deployed by a version that did not record the stack);
-the shares other stacks deploy on the same queue are left out. Without ``--stack-id`` every
-managed share the declaration omits is reported as deleted, and a same-named share carrying any
-owner marker is taken to be the declaring resource's own. Renames and deletes
+the shares other stacks deploy on the same queue are left out. The owner marker hashes the stack
+id and the resource's logical id, so it is recomputed only with both (``--stack-id`` and a
+template). With ``--stack-id`` but no logical ids (a declaration object), a same-named share is
+this stack's when its lifecycle record names this stack, another stack's when it names
+another. Otherwise whose it is cannot be told, and nothing is taken to be this deployment's: a
+same-named share carrying an owner marker is an ``ADOPT``, refused unless the declaration sets
+``adopt_existing`` (were it another stack's, the handler would refuse it), with the hint to
+pass ``--stack-id``; without ``--stack-id`` every managed share the declaration omits is
+reported as deleted, noting when its lifecycle record names a stack that may be another one.
+Renames and deletes
 happen in CloudFormation's cleanup phase, where a refusal leaves the old share in place instead
 of rolling the stack back; preview still reports them refused (exit status 1), because the
 custom resource's delete fails and the share with its jobs stays.
@@ -38,7 +47,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -49,13 +58,18 @@ from quota_constructs.model import (
     QuotaShareSpec,
     resource_properties,
 )
-from quota_constructs.runtime.guards import assess_delete, assess_shrink
+from quota_constructs.runtime.guards import (
+    assess_delete,
+    assess_in_share_enable,
+    assess_shrink,
+)
 from quota_constructs.runtime.live_share import LiveShare
 from quota_constructs.runtime.ownership import owner_of, release_on_delete, stack_marker
 from quota_constructs.runtime.provisioning import adoption_refusal, deleting_refusal
 from quota_constructs.runtime.share_arn import QuotaShareArn, is_job_queue_arn
 from quota_constructs.runtime.share_config import ShareConfig
 from quota_constructs.runtime.share_request import (
+    ALLOW_PREEMPTION_ON_IN_SHARE_ENABLE,
     GuardOptIns,
     ShareDeclaration,
     ShareEvent,
@@ -91,6 +105,9 @@ class DeclaredShare:
             "AdoptExisting": chosen.adopt_existing,
             "AllowPreemptionOnShrink": chosen.allow_preemption_on_shrink,
             "TerminateActiveJobsOnDelete": chosen.terminate_active_jobs_on_delete,
+            # As the construct renders it: only when set.
+            **({ALLOW_PREEMPTION_ON_IN_SHARE_ENABLE: True}
+               if chosen.allow_preemption_on_in_share_enable else {}),
         }, logical_id)
 
 
@@ -153,12 +170,7 @@ def preview(
         declaration = _declaration(item, facts.arn, stack_id)
         if not _same_queue(declaration.job_queue, facts.name, facts.arn):
             continue
-        changes.append(
-            # A share from a declaration object has no logical id, so its owner marker cannot
-            # be recomputed even with the stack id: judged as without it (module docstring).
-            _judge(reader, item, declaration, live, accounted,
-                   owner_known=stack_id is not None and bool(item.logical_id))
-        )
+        changes.append(_judge(reader, item, declaration, live, accounted, stack_id=stack_id))
     this_stack = None if stack_id is None else stack_marker(stack_id)
     for name, share in sorted(live.items()):
         if name in accounted or owner_of(share.tags) is None:
@@ -166,7 +178,11 @@ def preview(
         deployed_by = recorded_stack(share.tags)
         if this_stack is not None and deployed_by is not None and deployed_by != this_stack:
             continue  # another stack's share on the same queue: this deployment leaves it
-        changes.append(_judge_delete(reader, share, DELETE, share.name))
+        deletion = _judge_delete(reader, share, DELETE, share.name)
+        if this_stack is None and deployed_by is not None:
+            deletion = replace(deletion, reason="; ".join(
+                part for part in (deletion.reason, _unknown_stack_note(share)) if part))
+        changes.append(deletion)
     return Preview(facts.name, tuple(changes))
 
 
@@ -177,20 +193,30 @@ def _judge(
     live: Mapping[str, LiveShare],
     accounted: set[str],
     *,
-    owner_known: bool,
+    stack_id: str | None,
 ) -> Change:
     name = declaration.name
     existing = live.get(name)
+    # The owner marker hashes stack id and logical id: recomputed only when both are known.
+    owner_known = stack_id is not None and bool(item.logical_id)
     if existing is not None:
         accounted.add(name)
-        if not owner_known and owner_of(existing.tags) is not None:
-            # Without the stack id the marker cannot be recomputed: a managed share of the
-            # declared name is taken to be this resource's own (module docstring).
-            declaration = _with_owner(declaration, owner_of(existing.tags) or "",
-                                      recorded_stack(existing.tags) or "")
         if not item.guarded:
             return _judge_update(reader, declaration, existing, UPDATE, guarded=False)
-        owned = owner_of(existing.tags) == declaration.owner
+        marker = owner_of(existing.tags)
+        if marker is not None and not owner_known:
+            # A declaration object has no logical ids: with the stack id, the lifecycle record
+            # tells whether this stack deployed the share (a name is unique on the queue).
+            deployed_by = recorded_stack(existing.tags)
+            if stack_id is not None and deployed_by == stack_marker(stack_id):
+                declaration = _with_owner(declaration, marker)
+            elif (stack_id is None or deployed_by is None) and (
+                not declaration.opt_ins.adopt_existing
+            ):
+                # Whose it is cannot be told: were it another stack's, the handler refuses.
+                return Change(name, ADOPT, True,
+                              _unconfirmed_owner(existing, declaration, stack_id is not None))
+        owned = marker == declaration.owner
         refusal = adoption_refusal(existing, declaration)
         if refusal is not None:
             return Change(name, UPDATE if owned else ADOPT, True, refusal)
@@ -225,21 +251,35 @@ def _judge_update(
     retagged = any(share.tags.get(key) != value for key, value in tags.items())
     if not fields:
         return Change(name, action if action == ADOPT or retagged else NONE)
-    allowed = declaration.opt_ins.allow_preemption_on_shrink or not guarded
-    assessment = assess_shrink(reader, arn, share.config, target,
-                               allow_preemption=allowed, read_when_waived=True)
-    jobs = tuple(job.job_id for job in assessment.at_risk)
-    if assessment.refused:
-        return Change(name, action, True, str(assessment.error(arn)), jobs)
-    reason = None
-    if jobs:
-        units = ", ".join(shrink.unit for shrink, _ in assessment.exceeded)
+    opt_ins = declaration.opt_ins
+    # In the handler's order: the shrink guard, then the in-share preemption guard; the first
+    # that refuses is the deployment's failure.
+    shrink = assess_shrink(reader, arn, share.config, target, read_when_waived=True,
+                           allow_preemption=opt_ins.allow_preemption_on_shrink or not guarded)
+    shrink_jobs = tuple(job.job_id for job in shrink.at_risk)
+    if shrink.refused:
+        return Change(name, action, True, str(shrink.error(arn)), shrink_jobs)
+    in_share = assess_in_share_enable(
+        reader, arn, share.config, target, read_when_waived=True,
+        allow_preemption=opt_ins.allow_preemption_on_in_share_enable or not guarded)
+    in_share_jobs = tuple(ranked.job.job_id for ranked in in_share.at_risk)
+    if in_share.refused:
+        return Change(name, action, True, str(in_share.error(arn)), in_share_jobs)
+    notes = []
+    if shrink_jobs:
+        units = ", ".join(lowered.unit for lowered, _ in shrink.exceeded)
         waiver = "allow_preemption_on_shrink is set" if guarded else "no guard (CloudFormation)"
-        reason = (f"lowers {units} below what the share uses; {waiver}: these jobs become "
-                  "eligible for preemption")
-    elif not share.settled:
-        reason = f"the share is {share.status}; the deployment waits until Batch settles it"
-    return Change(name, action, False, reason, jobs)
+        notes.append(f"lowers {units} below what the share uses; {waiver}: these jobs become "
+                     "eligible for preemption")
+    if in_share_jobs:
+        waiver = ("allow_preemption_on_in_share_enable is set" if guarded
+                  else "no guard (CloudFormation)")
+        notes.append(f"turns in-share preemption on while higher-priority jobs wait; {waiver}: "
+                     f"AWS Batch may preempt these jobs at once: {in_share.victims()}")
+    if not notes and not share.settled:
+        notes.append(f"the share is {share.status}; the deployment waits until Batch settles it")
+    jobs = tuple(dict.fromkeys((*shrink_jobs, *in_share_jobs)))
+    return Change(name, action, False, "; ".join(notes) or None, jobs)
 
 
 def _judge_delete(
@@ -292,9 +332,44 @@ def _declaration(item: DeclaredShare, queue_arn: str, stack_id: str | None) -> S
     return ShareEvent.parse(event).declaration()
 
 
-def _with_owner(declaration: ShareDeclaration, owner: str, stack: str) -> ShareDeclaration:
+STACK_ID_HINT = (
+    "pass --stack-id with the deploying stack's ARN (aws cloudformation describe-stacks "
+    "--stack-name NAME --query 'Stacks[0].StackId') to judge it exactly"
+)
+
+
+def _unconfirmed_owner(share: LiveShare, declaration: ShareDeclaration, stack_known: bool) -> str:
+    """Why a same-named managed share cannot be matched to the declaring resource."""
+    stack = recorded_stack(share.tags)
+    deployed_by = f", last deployed by stack marker {stack}" if stack else ""
+    if stack_known:
+        missing = ("with --stack-id but without the resource's logical id, while the share's "
+                   "lifecycle record names no stack (deployed by an older version)")
+        hint = "preview the synthesized template (--template) with --stack-id to judge it exactly"
+    else:
+        missing = "without --stack-id"
+        hint = STACK_ID_HINT
+    return (
+        f"quota share {declaration.name!r} already exists on job queue "
+        f"{declaration.job_queue!r} and is managed by a quota-constructs resource (owner "
+        f"marker {owner_of(share.tags)}{deployed_by}) that preview cannot match to this "
+        f"deployment {missing}. If it is another stack's, the deployment is refused: this "
+        "stack does not manage it (ShareLifecycle(adopt_existing=True) takes it over). "
+        f"To tell, {hint}"
+    )
+
+
+def _with_owner(declaration: ShareDeclaration, owner: str) -> ShareDeclaration:
     return ShareDeclaration(declaration.spec, declaration.job_queue, declaration.opt_ins, owner,
-                            declaration.previously_declared_tag_keys, stack)
+                            declaration.previously_declared_tag_keys, declaration.stack)
+
+
+def _unknown_stack_note(share: LiveShare) -> str:
+    return (
+        f"without --stack-id preview cannot tell whether share {share.name!r} is this "
+        f"stack's (its lifecycle record names stack marker {recorded_stack(share.tags)}); if "
+        f"it is another stack's, this deployment leaves it alone: {STACK_ID_HINT}"
+    )
 
 
 def _same_queue(reference: str, name: str, arn: str) -> bool:

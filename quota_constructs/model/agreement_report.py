@@ -59,6 +59,7 @@ class QueueAgreement:
     queue); ``grants`` lists, by share name, what was granted on each share;
     ``submission_tags``, by share name, the tags a submission under those grants must carry;
     ``shrink_guards``, by share name, what a shrinking deployment does (unknown: not listed);
+    ``in_share_guards`` likewise for a deployment turning in-share preemption on;
     ``budget_enforced`` is True when a monitor terminates jobs past their budget, False when it
     only tells the owner, None when the queue is not monitored in this app.
     """
@@ -69,6 +70,7 @@ class QueueAgreement:
     grants: Mapping[str, Sequence[GrantLike]] = field(default_factory=dict)
     submission_tags: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     shrink_guards: Mapping[str, ShrinkGuard] = field(default_factory=dict)
+    in_share_guards: Mapping[str, ShrinkGuard] = field(default_factory=dict)
     budget_enforced: bool | None = None
     names: QueueNames | None = None
     """The queue's physical name and ARN, or the stack outputs that hold them."""
@@ -128,6 +130,16 @@ _SHRINK: dict[ShrinkGuard | None, str] = {
     "preemptible.",
     "unguarded": "Lowering its limits makes its own jobs above the new limit preemptible at "
     "once (CloudFormation provisioning has no guard).",
+}
+_IN_SHARE_ENABLE: dict[ShrinkGuard, str] = {
+    "guarded": "A deployment that turns in-share preemption on while a waiting job would "
+    "preempt its running jobs at once is refused, and nothing changes (the custom resource's "
+    "guard; `ShareLifecycle(allow_preemption_on_in_share_enable=True)` waives it).",
+    "waived": "A deployment may turn in-share preemption on while higher-priority jobs wait "
+    "(`ShareLifecycle(allow_preemption_on_in_share_enable=True)`): its lower-priority running "
+    "jobs may be preempted at once.",
+    "unguarded": "Turning in-share preemption on may preempt its lower-priority running jobs "
+    "at once (CloudFormation provisioning has no guard).",
 }
 _PERMISSION = {
     "submit": "submit jobs",
@@ -250,7 +262,8 @@ def _share_section(queue: QueueAgreement, spec: QuotaShareSpec) -> list[str]:
     lines += [
         f"  - {item}"
         for item in _contract(
-            spec, queue.budget_enforced, lends_out, borrows, queue.shrink_guards.get(spec.name)
+            spec, queue.budget_enforced, lends_out, borrows, queue.shrink_guards.get(spec.name),
+            queue.in_share_guards.get(spec.name),
         )
     ]
     lines += _targets(spec)
@@ -291,6 +304,7 @@ def _contract(
     lends_out: bool,
     borrows: bool,
     shrink: ShrinkGuard | None,
+    in_share: ShrinkGuard | None = None,
 ) -> list[str]:
     agreement = spec.agreement
     items: list[str] = []
@@ -327,6 +341,8 @@ def _contract(
         "In-share preemption is off: its own jobs never preempt each other."
     )
     items.append(_SHRINK[shrink])
+    if in_share is not None and not spec.in_share_preemption:
+        items.append(_IN_SHARE_ENABLE[in_share])
     return items
 
 

@@ -16,7 +16,15 @@ from botocore import xform_name
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from .batch_reads import MAX_LISTING_PAGES, list_service_jobs, paginate, read_queue_snapshot
+from .batch_reads import (
+    MAX_LISTING_PAGES,
+    QueueSnapshot,
+    ServiceJobDetail,
+    describe_service_job,
+    list_service_jobs,
+    paginate,
+    read_queue_snapshot,
+)
 from .errors import QuotaShareLifecycleError
 from .live_share import LiveShare
 from .retry import RetryPolicy, call_with_retries, is_retryable
@@ -204,6 +212,39 @@ class BatchGateway:
         if arn.share_name not in snapshot.usage:
             return None
         return dict(snapshot.usage_of(arn.share_name))
+
+    # The in-share preemption guard's further reads (its own names, so that the custom resource
+    # and ``preview``'s reader, a subclass, read exactly alike).
+
+    def service_job_detail(self, job_id: str) -> ServiceJobDetail:
+        """DescribeServiceJob: the only read that carries a job's ``schedulingPriority``."""
+        return describe_service_job(self._call, job_id)
+
+    def queue_snapshot(self, job_queue: str) -> QueueSnapshot:
+        return read_queue_snapshot(self._call, job_queue)
+
+    def queue_shares(self, job_queue: str) -> list[LiveShare]:
+        """Every share on ``job_queue`` with its configuration, as ListQuotaShares lists it."""
+        return [LiveShare.from_api(item, tags={})
+                for item in self._pages("ListQuotaShares", "quotaShares", jobQueue=job_queue)
+                if item.get("quotaShareArn")]
+
+    def environment_capacity(self, job_queue: str) -> dict[str, int]:
+        """The instances of each type the queue's service environment may run (empty when the
+        queue names none)."""
+        queues = self._call("DescribeJobQueues", jobQueues=[job_queue]).get("jobQueues") or []
+        environments = [str(item["serviceEnvironment"]) for queue in queues
+                        for item in queue.get("serviceEnvironmentOrder") or []
+                        if item.get("serviceEnvironment")]
+        if not environments:
+            return {}
+        answer = self._call("DescribeServiceEnvironments", serviceEnvironments=environments)
+        capacity: dict[str, int] = {}
+        for environment in answer.get("serviceEnvironments") or []:
+            for item in environment.get("capacityLimits") or []:
+                unit = str(item.get("capacityUnit", ""))
+                capacity[unit] = capacity.get(unit, 0) + int(item.get("maxCapacity") or 0)
+        return capacity
 
     # -- writes (see :mod:`.share_writes`) ------------------------------------------------------
 

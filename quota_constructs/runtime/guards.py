@@ -1,20 +1,31 @@
-"""The two guards that keep a deployment from terminating or preempting a team's jobs.
+"""The three guards that keep a deployment from terminating or preempting a team's jobs.
 
 Each guard reads live state and raises before anything is changed; the opt-ins on the
-QuotaShare construct (``allow_preemption_on_shrink``, ``terminate_active_jobs_on_delete``)
-waive them explicitly. The decisions (``assess_shrink``, ``assess_delete``) return what they
-found instead of raising, so ``quota-constructs preview`` runs exactly these functions against
-the live queue before a deployment.
+QuotaShare construct (``allow_preemption_on_shrink``, ``allow_preemption_on_in_share_enable``,
+``terminate_active_jobs_on_delete``) waive them explicitly. The decisions (``assess_shrink``,
+``assess_in_share_enable``, ``assess_delete``) return what they found instead of raising, so
+``quota-constructs preview`` runs exactly these functions against the live queue before a
+deployment.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from quota_constructs.model import (
+    UNLIMITED_BORROW,
+    BorrowingRules,
+    CapacityLimit,
+    QuotaConfigError,
+    QuotaShareSpec,
+)
+
+from .batch_reads import QueueSnapshot, ServiceJobDetail
 from .errors import QuotaShareLifecycleError
+from .live_share import LiveShare
 from .service_job import ACTIVE_STATUSES, DISPATCHED_STATUSES, ServiceJob
 from .share_arn import QuotaShareArn
 from .share_config import ShareConfig
@@ -72,6 +83,14 @@ class GuardReader(Protocol):
 
     def jobs(self, arn: QuotaShareArn, statuses: Iterable[str],
              limit: int = ...) -> tuple[list[ServiceJob], bool]: ...
+
+    def service_job_detail(self, job_id: str) -> ServiceJobDetail: ...
+
+    def queue_snapshot(self, job_queue: str) -> QueueSnapshot: ...
+
+    def queue_shares(self, job_queue: str) -> list[LiveShare]: ...
+
+    def environment_capacity(self, job_queue: str) -> dict[str, int]: ...
 
 
 @dataclass(frozen=True)
@@ -158,6 +177,271 @@ def check_shrink(
             units=[s.unit for s in assessment.lowered])
     if assessment.refused:
         raise assessment.error(arn)
+
+
+# -- turning in-share preemption on -------------------------------------------------------------
+#
+# AWS documents that in-share preemption "allows higher priority RUNNABLE jobs to trigger
+# preemptions of lower priority jobs within the same quota share that have entered SCHEDULED,
+# STARTING, or RUNNING", and that Batch picks victims with an unpublished heuristic. It is silent
+# on when a waiting job preempts rather than waits, and on which lower-priority jobs it stops.
+# Assumed, once, so that every job possibly affected is named (naming one too many costs a
+# retry; missing one costs a team's running job):
+#
+# 1. A RUNNABLE job preempts only when it cannot start within what the share can take without
+#    preempting anyone: its own idle limit, plus, for a borrowing share, what its borrow ceiling
+#    still allows (the rules model: BorrowingRules' reach and lenders) bounded by what its
+#    lenders hold idle right now less what other shares already borrow, and within what the
+#    service environment has spare. Capacity no share owns is not counted, nor a lender the
+#    snapshot may have left out: less free capacity, more jobs named. Waiting jobs take free
+#    capacity in dispatch order (priority, then age).
+# 2. Each such job may preempt *every* lower-priority SCHEDULED/STARTING/RUNNING job of the
+#    share using an instance type it lacks (Batch's choice among them is unpublished).
+# 3. A job that needs more than the share could ever hold counts too (whether Batch tries
+#    preemption for it is not documented); a job whose priority or size Batch does not report
+#    is taken to outrank and to lack everything; with more waiting or running jobs than are
+#    read, every running job is named.
+
+WAITING_STATUSES = ("RUNNABLE",)
+JOBS_DESCRIBED = 100
+"""DescribeServiceJob calls at most per side (waiting, dispatched): priorities are not listed."""
+ENABLED = "ENABLED"
+
+
+def turns_in_share_preemption_on(live: ShareConfig, target: ShareConfig) -> bool:
+    return live.in_share_preemption != ENABLED and target.in_share_preemption == ENABLED
+
+
+@dataclass(frozen=True)
+class RankedJob:
+    """A job of the share with what DescribeServiceJob adds: priority, size, age."""
+
+    job: ServiceJob
+    priority: int | None
+    """None when not read or not reported: taken to outrank every job and to be outranked by
+    every job, so that it is never ruled out on either side (assumption 3)."""
+    needs: Mapping[str, float]
+    created_at_ms: int | None = None
+
+    def outranks(self, other: RankedJob) -> bool:
+        if self.priority is None or other.priority is None:
+            return True
+        return self.priority > other.priority
+
+    def describe(self) -> str:
+        priority = "unknown" if self.priority is None else str(self.priority)
+        return f"{self.job.describe()[:-1]}, priority {priority})"
+
+
+@dataclass(frozen=True)
+class InShareAssessment:
+    """What turning in-share preemption on would preempt now, and whether the guard refuses."""
+
+    turned_on: bool = False
+    preemptors: Sequence[RankedJob] = ()
+    """RUNNABLE jobs that cannot start within the share's free capacity (assumption 1)."""
+    at_risk: Sequence[RankedJob] = ()
+    """Lower-priority dispatched jobs they may preempt at once (assumption 2)."""
+    incomplete: str = ""
+    """Why the reads could not rule out every job (assumption 3), "" when they could."""
+    waived: bool = False
+
+    @property
+    def refused(self) -> bool:
+        return bool(self.at_risk) and not self.waived
+
+    def error(self, arn: QuotaShareArn) -> QuotaShareLifecycleError:
+        waiting = "; ".join(part for part in (
+            ", ".join(job.describe() for job in self.preemptors[:JOBS_SHOWN]), self.incomplete,
+        ) if part)
+        return QuotaShareLifecycleError(
+            f"quota share {arn.share_name!r} on job queue {arn.job_queue_name!r}: refusing to "
+            f"turn in-share preemption on while higher-priority RUNNABLE jobs cannot start "
+            f"within the share's free capacity ({waiting}): AWS Batch would preempt at once "
+            f"the share's lower-priority jobs: {self.victims()}. Nothing was changed. Let "
+            "these jobs finish (or lower the waiting jobs' priority with UpdateServiceJob) "
+            "before turning it on, or give this share "
+            "ShareLifecycle(allow_preemption_on_in_share_enable=True) (its lifecycle= or "
+            "lifecycle_by_share entry) to accept the preemption."
+        )
+
+    def victims(self) -> str:
+        shown = ", ".join(job.describe() for job in self.at_risk[:JOBS_SHOWN])
+        hidden = len(self.at_risk) - JOBS_SHOWN
+        return shown + (f" and {hidden} more" if hidden > 0 else "")
+
+
+def assess_in_share_enable(
+    reader: GuardReader,
+    arn: QuotaShareArn,
+    live: ShareConfig,
+    target: ShareConfig,
+    *,
+    allow_preemption: bool,
+    read_when_waived: bool = False,
+) -> InShareAssessment:
+    """Which dispatched jobs turning in-share preemption on (``live`` → ``target``) would
+    expose to preemption right away (the assumptions above).
+
+    Shared by the custom resource (:func:`check_in_share_enable`) and ``preview``. Reads only
+    when the change turns the switch on: the share's RUNNABLE jobs, then (if any wait) its
+    dispatched jobs, their priorities, and for a borrowing share the queue's shares and
+    snapshot.
+    """
+    if not turns_in_share_preemption_on(live, target):
+        return InShareAssessment()
+    if allow_preemption and not read_when_waived:
+        return InShareAssessment(True, waived=True)
+    listed, more_waiting = reader.jobs(arn, WAITING_STATUSES, limit=JOBS_DESCRIBED)
+    if not listed:
+        return InShareAssessment(True, waived=allow_preemption)
+    running_jobs, more_running = reader.jobs(arn, DISPATCHED_STATUSES, limit=JOBS_READ)
+    if not running_jobs:
+        return InShareAssessment(True, waived=allow_preemption)
+    running = _ranked(reader, running_jobs)
+    waiting = sorted(_ranked(reader, listed), key=_dispatch_order)
+    free = _free_capacity(reader, arn, target, running)
+    preemptors = _preemptors(waiting, running, free)  # leaves in ``free`` what fits left
+    incomplete = ""
+    if more_waiting or more_running:
+        incomplete = (f"more than {JOBS_DESCRIBED if more_waiting else JOBS_READ} "
+                      f"{'RUNNABLE' if more_waiting else 'dispatched'} jobs, not all read")
+    at_risk = running if incomplete else [
+        job for job in running
+        if any(p.outranks(job) and _competes(p, job, free) for p in preemptors)
+    ]
+    log("in_share_guard", quota_share=arn.arn, waiting=len(waiting), running=len(running),
+        free_left=free, preemptors=[p.job.job_id for p in preemptors],
+        at_risk=[j.job.job_id for j in at_risk], incomplete=incomplete)
+    return InShareAssessment(True, preemptors, at_risk, incomplete, allow_preemption)
+
+
+def check_in_share_enable(
+    gateway: GuardReader,
+    arn: QuotaShareArn,
+    live: ShareConfig,
+    target: ShareConfig,
+    *,
+    allow_preemption: bool,
+) -> None:
+    """Refuse to turn in-share preemption on while it would preempt running jobs at once."""
+    assessment = assess_in_share_enable(gateway, arn, live, target,
+                                        allow_preemption=allow_preemption)
+    if assessment.waived:
+        log("in_share_guard_waived", quota_share=arn.arn)
+    if assessment.refused:
+        raise assessment.error(arn)
+
+
+def _ranked(reader: GuardReader, jobs: Sequence[ServiceJob]) -> list[RankedJob]:
+    ranked = []
+    for index, job in enumerate(jobs):
+        if index >= JOBS_DESCRIBED:
+            ranked.append(RankedJob(job, None, job.capacity_usage))
+            continue
+        detail = reader.service_job_detail(job.job_id)
+        priority = detail.raw.get("schedulingPriority")
+        ranked.append(RankedJob(
+            job,
+            priority if isinstance(priority, int) and not isinstance(priority, bool) else None,
+            job.capacity_usage or detail.capacity,
+            detail.created_at_ms,
+        ))
+    return ranked
+
+
+def _dispatch_order(job: RankedJob) -> tuple[float, float]:
+    # Unknown priorities first (assumption 3), then highest priority, then oldest.
+    priority = math.inf if job.priority is None else job.priority
+    return (-priority, math.inf if job.created_at_ms is None else job.created_at_ms)
+
+
+def _preemptors(waiting: Sequence[RankedJob], running: Sequence[RankedJob],
+                free: dict[str, float]) -> list[RankedJob]:
+    """Waiting jobs that outrank a running one and do not fit in what is still free.
+
+    ``free`` is used up in dispatch order by the jobs that fit (they start without preempting).
+    """
+    found = []
+    for job in waiting:
+        if job.needs and all(free.get(u, 0.0) >= n for u, n in job.needs.items()):
+            for unit, quantity in job.needs.items():
+                free[unit] -= quantity
+            continue
+        if any(job.outranks(other) for other in running):
+            found.append(job)
+    return found
+
+
+def _competes(preemptor: RankedJob, job: RankedJob, free: Mapping[str, float]) -> bool:
+    """``job`` holds an instance type ``preemptor`` lacks (any, when its size is unknown)."""
+    short = {u for u, n in preemptor.needs.items() if free.get(u, 0.0) < n}
+    return not preemptor.needs or bool(short & set(job.needs))
+
+
+def _free_capacity(reader: GuardReader, arn: QuotaShareArn, target: ShareConfig,
+                   running: Sequence[RankedJob]) -> dict[str, float]:
+    """Per unit, what the share can start without preempting anyone (assumption 1)."""
+    used: dict[str, float] = {}
+    for job in running:
+        for unit, quantity in job.needs.items():
+            used[unit] = used.get(unit, 0.0) + quantity
+    free = {unit: max(0.0, limit - used.get(unit, 0.0)) for unit, limit in target.limits.items()}
+    if target.borrow_limit is None or target.borrow_limit == 0:
+        return free
+    for unit, borrowable in _borrowable_now(reader, arn, target, used).items():
+        free[unit] = free.get(unit, 0.0) + borrowable
+    return free
+
+
+def _borrowable_now(reader: GuardReader, arn: QuotaShareArn, target: ShareConfig,
+                    used: Mapping[str, float]) -> dict[str, float]:
+    """Per unit, what the share may still borrow and its lenders hold idle right now."""
+    others = [share for share in reader.queue_shares(arn.job_queue_arn)
+              if share.name != arn.share_name]
+    snapshot = reader.queue_snapshot(arn.job_queue_arn)
+    environment = reader.environment_capacity(arn.job_queue_arn)
+    configs = {arn.share_name: target, **{share.name: share.config for share in others}}
+    try:
+        rules = BorrowingRules.of(
+            environment={unit: environment.get(unit, 0) for unit in target.limits},
+            shares=[_spec(name, config) for name, config in configs.items()],
+            # Capacity no share owns is left out (assumption 1).
+            unowned_capacity_borrowable=False,
+        )
+    except QuotaConfigError:
+        return {}
+    # Shares the snapshot's top list leaves out hold capacity it does not attribute: that
+    # capacity may sit in any lender's idle limit, so it is taken off what is idle.
+    unknown = set(snapshot.left_out(configs)) - {arn.share_name}
+    usage = {name: snapshot.usage_of(name) for name in configs if name not in unknown}
+    usage[arn.share_name] = used
+    borrowable: dict[str, float] = {}
+    for unit, own in target.limits.items():
+        rule = rules.rules(arn.share_name, unit)
+        room = max(0.0, rule.reach - max(own, used.get(unit, 0.0)))
+        idle = sum(max(0.0, configs[s].limit_of(unit) - usage[s].get(unit, 0.0))
+                   for s in rule.lenders if s not in unknown)
+        # Capacity already borrowed, by this share too, is lenders' idle capacity in use.
+        borrowed = sum(max(0.0, held.get(unit, 0.0) - configs[s].limit_of(unit))
+                       for s, held in usage.items())
+        attributed = sum(held.get(unit, 0.0) for held in usage.values())
+        unattributed = max(0.0, snapshot.total_usage.get(unit, 0.0) - attributed)
+        # An environment smaller than its shares' limits together has less idle than they do.
+        in_use = max(snapshot.total_usage.get(unit, 0.0), attributed)
+        spare = environment.get(unit, 0) - in_use
+        borrowable[unit] = max(0.0, min(room, idle - borrowed - unattributed, spare))
+    return borrowable
+
+
+def _spec(name: str, config: ShareConfig) -> QuotaShareSpec:
+    borrow = config.borrow_limit
+    return QuotaShareSpec(
+        name=name,
+        capacity_limits=[CapacityLimit(unit, count) for unit, count in config.limits.items()],
+        strategy=config.strategy,  # type: ignore[arg-type]
+        borrow_limit_percent=None if borrow in (None, UNLIMITED_BORROW) else borrow,
+    )
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from quota_constructs.model import api_configuration
 
 from .batch_gateway import BatchGateway, BatchRequestError
 from .errors import QuotaShareLifecycleError
-from .guards import check_shrink
+from .guards import check_in_share_enable, check_shrink
 from .live_share import LiveShare
 from .ownership import (
     ADOPTING_TAG_KEY,
@@ -136,7 +136,8 @@ class ShareProvisioner:
         return self._apply(share, arn, self._checked_changes(share, arn))
 
     def _checked_changes(self, share: LiveShare, arn: QuotaShareArn) -> dict[str, Any]:
-        """The UpdateQuotaShare fields the declaration needs, once the shrink guard allows them.
+        """The UpdateQuotaShare fields the declaration needs, once the shrink and in-share
+        preemption guards allow them.
 
         Checked before any change, tags included: a refused shrink leaves the share untouched.
         """
@@ -148,6 +149,10 @@ class ShareProvisioner:
                 share.config,
                 self._target,
                 allow_preemption=self._declaration.opt_ins.allow_preemption_on_shrink,
+            )
+            check_in_share_enable(
+                self._gateway, arn, share.config, self._target,
+                allow_preemption=self._declaration.opt_ins.allow_preemption_on_in_share_enable,
             )
         return fields
 

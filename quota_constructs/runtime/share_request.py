@@ -27,24 +27,31 @@ from .share_arn import QuotaShareArn
 
 ADOPT_EXISTING = "AdoptExisting"
 ALLOW_PREEMPTION_ON_SHRINK = "AllowPreemptionOnShrink"
+ALLOW_PREEMPTION_ON_IN_SHARE_ENABLE = "AllowPreemptionOnInShareEnable"
+"""Rendered only when set, so templates and records of shares without it stay as they were."""
 TERMINATE_ACTIVE_JOBS_ON_DELETE = "TerminateActiveJobsOnDelete"
 _TAG_FIELDS = {
     # GuardOptIns field -> its word in the lifecycle tag's value (tag values allow [a-z=_ ]).
     "adopt_existing": "adopt_existing",
     "allow_preemption_on_shrink": "allow_preemption_on_shrink",
     "terminate_active_jobs_on_delete": "terminate_active_jobs_on_delete",
+    "allow_preemption_on_in_share_enable": "allow_preemption_on_in_share_enable",
 }
+_RECORDED_WHEN_SET = frozenset({"allow_preemption_on_in_share_enable"})
+"""Opt-ins the lifecycle tag names only when on (absent reads as off), so that the record of
+every share deployed without them is unchanged."""
 _STACK_WORD = "stack"
 """The lifecycle tag's word for the deploying stack's :func:`~.ownership.stack_marker`."""
 
 
 @dataclass(frozen=True)
 class GuardOptIns:
-    """The three explicit opt-ins; each absent one is False (the guard stays on)."""
+    """The explicit opt-ins; each absent one is False (the guard stays on)."""
 
     adopt_existing: bool = False
     allow_preemption_on_shrink: bool = False
     terminate_active_jobs_on_delete: bool = False
+    allow_preemption_on_in_share_enable: bool = False
 
     @classmethod
     def from_properties(cls, props: Mapping[str, Any]) -> GuardOptIns:
@@ -57,13 +64,15 @@ class GuardOptIns:
             adopt_existing=flag(ADOPT_EXISTING),
             allow_preemption_on_shrink=flag(ALLOW_PREEMPTION_ON_SHRINK),
             terminate_active_jobs_on_delete=flag(TERMINATE_ACTIVE_JOBS_ON_DELETE),
+            allow_preemption_on_in_share_enable=flag(ALLOW_PREEMPTION_ON_IN_SHARE_ENABLE),
         )
 
     def tag_value(self, stack: str = "") -> str:
         """``adopt_existing=false allow_preemption_on_shrink=true ... stack=<marker>``: the
         lifecycle tag (``stack`` only when given)."""
         words = [f"{word}={'true' if getattr(self, name) else 'false'}"
-                 for name, word in _TAG_FIELDS.items()]
+                 for name, word in _TAG_FIELDS.items()
+                 if getattr(self, name) or name not in _RECORDED_WHEN_SET]
         if stack:
             words.append(f"{_STACK_WORD}={stack}")
         return " ".join(words)

@@ -45,11 +45,13 @@ from .support import (
 CFN = ShareProvisioning.CLOUDFORMATION
 CUSTOM = ShareProvisioning.CUSTOM_RESOURCE
 SHARE_ARN = f"{QUEUE_ARN}/quota-share/team-a"
+# The in-share opt-in is rendered only when set: templates without it stay as they were.
 GUARDS_OFF = {
     "AdoptExisting": False, "AllowPreemptionOnShrink": False, "TerminateActiveJobsOnDelete": False
 }
 GUARDS_ON = {
-    "AdoptExisting": True, "AllowPreemptionOnShrink": True, "TerminateActiveJobsOnDelete": True
+    "AdoptExisting": True, "AllowPreemptionOnShrink": True, "TerminateActiveJobsOnDelete": True,
+    "AllowPreemptionOnInShareEnable": True,
 }
 PARTITION = {"Ref": "AWS::Partition"}
 
@@ -103,7 +105,7 @@ def built() -> SimpleNamespace:
         spec=spec("Guarded", SharingStrategy.RESERVE),
         lifecycle=ShareLifecycle(
             adopt_existing=True, allow_preemption_on_shrink=True,
-            terminate_active_jobs_on_delete=True,
+            terminate_active_jobs_on_delete=True, allow_preemption_on_in_share_enable=True,
         ),
     )
 
@@ -546,7 +548,8 @@ def queue() -> TrainingJobQueue:
 
 
 @pytest.mark.parametrize(
-    "guard", ["adopt_existing", "allow_preemption_on_shrink", "terminate_active_jobs_on_delete"]
+    "guard", ["adopt_existing", "allow_preemption_on_shrink", "terminate_active_jobs_on_delete",
+              "allow_preemption_on_in_share_enable"]
 )
 def test_guards_need_the_custom_resource(queue: TrainingJobQueue, guard: str) -> None:
     with pytest.raises(QuotaConfigError) as caught:

@@ -63,8 +63,10 @@ def test_each_share_is_judged_with_its_own_lifecycle_as_the_handler_judges_it(
     assert resource.physical_id is not None
     running = [batch.state.add_job(resource.physical_id, "RUNNING", {G5: 1}) for _ in range(3)]
 
-    # No --queue: the declaration's queue_name names it.
-    code = cli(["preview", "--declaration", f"{declaration_file}:{attribute}", "--json"])
+    # No --queue: the declaration's queue_name names it. --stack-id: the lifecycle record then
+    # tells this stack's share (a declaration object has no logical ids).
+    code = cli(["preview", "--declaration", f"{declaration_file}:{attribute}", "--json",
+                "--stack-id", STACK_ID])
 
     result = json.loads(capsys.readouterr().out)
     (change,) = result["changes"]
@@ -123,3 +125,31 @@ def test_with_the_stack_id_a_declarations_own_share_is_an_update_not_an_adoption
 
     (change,) = json.loads(capsys.readouterr().out)["changes"]
     assert (change["action"], change["refused"], code) == ("UPDATE", False, 0)
+
+
+def test_without_the_stack_id_a_managed_share_of_the_declared_name_is_not_taken_for_its_own(
+    batch: Batch, declaration_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Were it another stack's, the handler would refuse the deployment (issue 26, item 7).
+    resource = StackResource(logical_id="TrainingQueueteamaABC123", stack_id=STACK_ID)
+    assert resource.create(share_properties(share_spec(limits={G5: 4}), batch.training)).ok
+
+    code = cli(["preview", "--declaration", f"{declaration_file}:WAIVED", "--json"])
+
+    (change,) = json.loads(capsys.readouterr().out)["changes"]
+    assert (change["action"], change["refused"], code) == ("ADOPT", True, 1)
+    assert "--stack-id" in change["reason"]
+
+
+def test_with_the_stack_id_another_stacks_share_of_the_declared_name_is_refused(
+    batch: Batch, declaration_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    other = StackResource(logical_id="TrainingQueueteamaABC123", stack_id=STACK_ID + "-other")
+    assert other.create(share_properties(share_spec(limits={G5: 4}), batch.training)).ok
+
+    code = cli(["preview", "--declaration", f"{declaration_file}:WAIVED", "--stack-id",
+                STACK_ID, "--json"])
+
+    (change,) = json.loads(capsys.readouterr().out)["changes"]
+    assert (change["action"], change["refused"], code) == ("ADOPT", True, 1)
+    assert "this stack does not manage it" in change["reason"]

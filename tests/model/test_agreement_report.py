@@ -239,3 +239,17 @@ def test_in_share_preemption_under_a_budget_of_zero_is_among_the_agreement_warni
         [warning] = twin["queues"][0]["warnings"]
         assert "in-share preemption is on but its interruption budget is 0" in warning
         assert f"- {warning}" in text
+
+
+def test_what_turning_in_share_preemption_on_does_follows_the_share_s_guard() -> None:
+    guarded = render(in_share_guards={"QS1": "guarded", "QS2": "guarded", "QS3": "waived"})
+    unguarded = render(in_share_guards={"QS2": "unguarded"})
+    refused = "turns in-share preemption on while a waiting job would preempt"
+    assert refused in section(guarded, "QS2")
+    assert "allow_preemption_on_in_share_enable=True)`): its lower-priority" in section(
+        guarded, "QS3")
+    assert ("Turning in-share preemption on may preempt its lower-priority running jobs at "
+            "once (CloudFormation provisioning has no guard)") in section(unguarded, "QS2")
+    # Already on (QS1), or not known (a share this app did not create): nothing to say.
+    assert refused not in section(guarded, "QS1")
+    assert "in-share preemption on" not in render()

@@ -51,7 +51,9 @@ SHARE_LEVEL = [
     "batch:UntagResource",
     "batch:UpdateQuotaShare",
 ]
-UNSCOPED = ["batch:ListServiceJobs", "xray:PutTelemetryRecords", "xray:PutTraceSegments"]
+UNSCOPED = ["batch:DescribeJobQueues", "batch:DescribeServiceEnvironments",
+            "batch:DescribeServiceJob", "batch:ListServiceJobs", "xray:PutTelemetryRecords",
+            "xray:PutTraceSegments"]
 LOG_WRITE = ["logs:CreateLogStream", "logs:PutLogEvents"]
 
 

@@ -43,14 +43,20 @@ def share_properties(
     adopt_existing: bool = False,
     allow_preemption_on_shrink: bool = False,
     terminate_active_jobs_on_delete: bool = False,
+    allow_preemption_on_in_share_enable: bool = False,
 ) -> dict[str, Any]:
-    """The properties a ``Custom::BatchQuotaShare`` delivers, as CloudFormation delivers them."""
+    """The properties a ``Custom::BatchQuotaShare`` delivers, as CloudFormation delivers them.
+
+    As ``ShareLifecycle.guard_properties`` renders them: the in-share opt-in only when set.
+    """
     properties: dict[str, Any] = stringify({
         "ServiceToken": SERVICE_TOKEN,
         **resource_properties(spec, job_queue),
         "AdoptExisting": adopt_existing,
         "AllowPreemptionOnShrink": allow_preemption_on_shrink,
         "TerminateActiveJobsOnDelete": terminate_active_jobs_on_delete,
+        **({"AllowPreemptionOnInShareEnable": True} if allow_preemption_on_in_share_enable
+           else {}),
     })
     return properties
 

@@ -388,6 +388,8 @@ class FakeBatch:
         share.in_share_preemption, share.state = preemption, state
         share.status, share.polls_left = "UPDATING", self.transition_polls
         self._preempt_after_shrink(before, share)
+        if before.in_share_preemption != "ENABLED" and share.in_share_preemption == "ENABLED":
+            self._preempt_in_share(share)
         return {"quotaShareName": share.name, "quotaShareArn": share.arn}
 
     def _DeleteQuotaShare(self, p: dict[str, Any]) -> dict[str, Any]:
@@ -581,6 +583,35 @@ class FakeBatch:
                 job.status = "RUNNABLE"
                 used -= job.usage[unit]
                 self.preempted_jobs.append(job.job_id)
+
+    def _preempt_in_share(self, share: FakeShare) -> None:
+        # In-share preemption just turned on: each waiting job, highest priority first, that
+        # cannot start within what the share has free (its own idle limit, plus for a borrowing
+        # share the environment's idle capacity within its ceiling) preempts the share's
+        # lower-priority dispatched jobs of that type, lowest priority and newest first, until
+        # it fits. The preemptor itself is left RUNNABLE: this fake never dispatches.
+        queue = self.queues[share.queue_arn]
+        for waiting in self._front(share.queue_arn, share.name):
+            for unit, needed in waiting.usage.items():
+                victims = sorted(
+                    (j for j in self._jobs_of(share) if j.status in DISPATCHED
+                     and unit in j.usage and j.priority < waiting.priority),
+                    key=lambda j: (j.priority, -j.created_at),
+                )
+                while victims and self._free(share, queue, unit) < needed:
+                    victim = victims.pop(0)
+                    victim.status = "RUNNABLE"
+                    self.preempted_jobs.append(victim.job_id)
+
+    def _free(self, share: FakeShare, queue: FakeQueue, unit: str) -> float:
+        used = self._usage(share).get(unit, 0.0)
+        own = share.limits.get(unit, 0)
+        free = max(0.0, own - used)
+        if share.strategy == "LEND_AND_BORROW":
+            in_use = sum(self._usage(s).get(unit, 0.0) for s in self.shares_on(queue.arn))
+            idle = queue.environment.get(unit, 0) - in_use
+            free += max(0.0, min(share.ceiling_of(unit) - max(own, used), idle))
+        return free
 
     def _jobs_of(self, share: FakeShare) -> list[FakeJob]:
         key = (share.queue_arn, share.name)

@@ -46,6 +46,8 @@ def test_properties_arrive_as_strings_and_are_understood(batch: Batch) -> None:
          "quota share 'team-a': AdoptExisting got 'yes'; allowed: true or false"),
         ({"AllowPreemptionOnShrink": "1"},
          "quota share 'team-a': AllowPreemptionOnShrink got '1'; allowed: true or false"),
+        ({"AllowPreemptionOnInShareEnable": "on"},
+         "quota share 'team-a': AllowPreemptionOnInShareEnable got 'on'; allowed: true or false"),
         ({"State": "true"}, "quota share 'team-a': State got 'true'; allowed: ENABLED or DISABLED"),
         ({"ResourceSharingConfiguration": {"Strategy": "LEND", "BorrowLimit": "50"}},
          "quota share 'team-a': borrow_limit_percent got 50; allowed: only with strategy "
