@@ -1176,7 +1176,7 @@ class SteppingEngine(_Engine):
         self.n_jobs = j + 1
         return j
 
-    def change_priority(self, j: int, priority: int, at: float) -> None:
+    def update_priority(self, j: int, priority: int, at: float) -> None:
         """UpdateServiceJob at ``at`` (the current moment), applied and scheduled now."""
         self.change_at.append(at)
         self.change_job.append(j)
