@@ -5,10 +5,9 @@ from quota_constructs import CapacityLimit, CapacityUnit, QuotaShareSpec, Sharin
 
 G5 = CapacityUnit.ML_G5_XLARGE
 
-
-class Walkthrough:
-    capacity_limits = [CapacityLimit(G5, 3)]
-    shares = [
+WALKTHROUGH = {
+    "capacity_limits": [CapacityLimit(G5, 3)],
+    "shares": [
         QuotaShareSpec(name="QS1", capacity_limits=[CapacityLimit(G5, 1)],
                        strategy=SharingStrategy.LEND_AND_BORROW, borrow_limit_percent=200,
                        in_share_preemption=True),
@@ -16,7 +15,5 @@ class Walkthrough:
                        strategy=SharingStrategy.LEND),
         QuotaShareSpec(name="QS3", capacity_limits=[CapacityLimit(G5, 1)],
                        strategy=SharingStrategy.RESERVE),
-    ]
-
-
-WALKTHROUGH = Walkthrough()
+    ],
+}
