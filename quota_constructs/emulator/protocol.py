@@ -54,10 +54,10 @@ class BatchProtocol:
             operation = self.model.operation_model(name)
             method = operation.http["method"]
             path = operation.http["requestUri"].split("?", 1)[0]
-            pattern = re.escape(path)
-            for label in re.findall(r"\{(\w+)\+?\}", path):
-                pattern = re.sub(r"\\\{" + label + r"\\\+?\\\}", f"(?P<{label}>[^/]+)",
-                                 pattern)
+            pattern = "".join(
+                f"(?P<{part[1:-1].rstrip('+')}>[^/]+)" if part.startswith("{") else re.escape(part)
+                for part in re.split(r"(\{\w+\+?\})", path)
+            )
             self._routes.setdefault(method, []).append(
                 Route(operation, re.compile(pattern + "/?$"))
             )
