@@ -18,8 +18,9 @@ import json
 import threading
 import uuid
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Mapping, Sequence
-from heapq import nsmallest
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from heapq import merge
+from itertools import islice
 from typing import Any
 
 from ..model import CapacityLimit, QuotaAllocation, QuotaConfigError, QuotaShareSpec
@@ -46,6 +47,8 @@ JOB_FILTERS = ("JOB_NAME", "BEFORE_CREATED_AT", "AFTER_CREATED_AT", "SHARE_IDENT
                "QUOTA_SHARE_NAME")
 LIMIT_EXCEEDED = "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED"
 ENVIRONMENT_MAX = "MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE"
+_BLOCKED = 1 << 40
+"""Queue entries of jobs that can never run carry this plus their number (not an engine job)."""
 
 
 class QueueService:
@@ -89,6 +92,8 @@ class QueueService:
         self.pending: list[Job] = []
         self.client_tokens: dict[str, Job] = {}
         self.events: list[dict[str, Any]] = []
+        self.blocked: dict[str, dict[int, Job]] = {}
+        """RUNNABLE jobs that can never run, per share."""
         self.synced = clock.now()
         self.seq = itertools.count()
         self.operations: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
@@ -393,24 +398,37 @@ class QueueService:
         self._queue(params["jobQueue"], "jobQueue")
         at = self.ms(self.synced)
         front: dict[str, list[dict[str, Any]]] = {}
-        heads: list[Job] = []
-        for name in self.shares:
-            waiting = nsmallest(FRONT_OF_QUEUE, self.jobs.of(name, ("RUNNABLE",)),
-                                key=_queue_order)
-            if waiting:
-                front[name] = [{"jobArn": waiting[0].arn,
-                                "earliestTimeAtPosition": waiting[0].runnable_since}]
-            heads.extend(waiting)
-        first = nsmallest(FRONT_OF_QUEUE, heads, key=_queue_order)
+        for share in self.shares.values():
+            head = next(self._runnable(share), None)
+            if head is not None:
+                job = self._entry_job(head)
+                front[share.spec.name] = [{"jobArn": job.arn,
+                                           "earliestTimeAtPosition": job.runnable_since}]
+        first = islice(merge(*(self._runnable(s) for s in self.shares.values())),
+                       FRONT_OF_QUEUE)
         return {
             "frontOfQueue": {
-                "jobs": [{"jobArn": j.arn, "earliestTimeAtPosition": j.runnable_since}
-                         for j in first],
+                "jobs": [{"jobArn": job.arn, "earliestTimeAtPosition": job.runnable_since}
+                         for job in map(self._entry_job, first)],
                 "lastUpdatedAt": at,
             },
             "frontOfQuotaShares": {"quotaShares": front, "lastUpdatedAt": at},
             "queueUtilization": self._utilization(at),
         }
+
+    def _runnable(self, share: Share) -> Iterator[tuple[int, float, int, int]]:
+        """The share's RUNNABLE jobs in the engine's scheduling order, lazily (its queues'
+        heaps walked best first, never a sort of its jobs), as queue entries; jobs that can
+        never run are among them, after the engine's at equal priority and time."""
+        engine = self.engine
+        base = share.index * engine.n_units
+        blocked = sorted((-j.priority, j.submitted_s, _BLOCKED + j.seq, -1)
+                         for j in self.blocked.get(share.spec.name, {}).values())
+        return merge(*(engine.front(base + k) for k in range(engine.n_units)), blocked)
+
+    def _entry_job(self, entry: tuple[int, float, int, int]) -> Job:
+        j = entry[2]
+        return self.jobs.created[j - _BLOCKED] if j >= _BLOCKED else self.jobs.by_engine[j]
 
     # -------------------------------------------------------------------------------- tags
 
@@ -457,6 +475,7 @@ class QueueService:
         blocked = self._never_runnable(job)
         if blocked is not None:
             job.blocked_reason = job.status_reason = blocked
+            self.blocked.setdefault(job.share, {})[job.seq] = job
             self._move(job, "RUNNABLE")
             self.events.append(events.queue_blocked(self._describe(job),
                                                     **self._where(job.created_at)))
@@ -499,6 +518,8 @@ class QueueService:
 
     def _move(self, job: Job, status: str) -> None:
         self.jobs.move(job, status)
+        if job.blocked_reason is not None and status != "RUNNABLE":
+            self.blocked[job.share].pop(job.seq, None)
         at = job.stopped_at if status in FINISHED else (
             job.started_at if status in DISPATCHED else job.runnable_since)
         self.events.append(events.state_change(self._describe(job),
@@ -742,7 +763,3 @@ def _page_size(value: Any) -> int:
     if not 1 <= value <= MAX_RESULTS:
         raise bad_value("maxResults", value, f"between 1 and {MAX_RESULTS}")
     return int(value)
-
-
-def _queue_order(job: Job) -> tuple[int, int, int]:
-    return (-job.priority, job.created_at, job.seq)

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import insort
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from heapq import heapify, heappop, heappush
 
 from .inputs import BorrowerOrder, HeadOfLine, RequeuePlace, SimulationOptions, VictimOrder
@@ -1309,3 +1309,23 @@ class SteppingEngine(_Engine):
             self.borrowed_now[j] = borrowed
             if borrowed or self.in_share[self.queue_share[q]]:
                 self.push_victim(j, q, k)
+
+    def front(self, q: int) -> Iterator[tuple[int, float, int, int]]:
+        """Queue q's waiting jobs in scheduling order, as their queue entries
+        (``(-priority, order time, job, token)``), lazily: a best-first walk of its heap, so
+        the first k cost O(k log k) (plus stale entries met on the way), never a sort."""
+        heap = self.waiting[q]
+        state = self.state
+        queue_token = self.queue_token
+        if not heap:
+            return
+        frontier = [(heap[0], 0)]
+        size = len(heap)
+        while frontier:
+            entry, i = heappop(frontier)
+            j = entry[2]
+            if state[j] == _WAITING and queue_token[j] == entry[3]:
+                yield entry
+            for child in (2 * i + 1, 2 * i + 2):
+                if child < size:
+                    heappush(frontier, (heap[child], child))
