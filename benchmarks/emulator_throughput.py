@@ -147,6 +147,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=10_000)
     parser.add_argument("--profile", action="store_true",
                         help="profile the server side alone (no HTTP, no boto3)")
+    parser.add_argument("--sort", default="cumulative", help="profile order (pstats key)")
     args = parser.parse_args()
     capacity_limits, shares = declaration()
     calls = Calls()
@@ -158,7 +159,7 @@ def main() -> None:
             run(lambda operation, **params: service.handle(operation, params),
                 service.advance, args.jobs, calls)
             profiler.disable()
-            pstats.Stats(profiler).sort_stats("cumulative").print_stats(25)
+            pstats.Stats(profiler).sort_stats(args.sort).print_stats(25)
         else:
             client = boto3.client("batch", endpoint_url=emu.endpoint_url,
                                   region_name="us-east-1", aws_access_key_id="bench",

@@ -19,8 +19,9 @@ import threading
 import uuid
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from heapq import merge
+from heapq import merge, nlargest
 from itertools import islice
+from operator import attrgetter
 from typing import Any
 
 from ..model import CapacityLimit, QuotaAllocation, QuotaConfigError, QuotaShareSpec
@@ -47,6 +48,7 @@ JOB_FILTERS = ("JOB_NAME", "BEFORE_CREATED_AT", "AFTER_CREATED_AT", "SHARE_IDENT
                "QUOTA_SHARE_NAME")
 LIMIT_EXCEEDED = "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED"
 ENVIRONMENT_MAX = "MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE"
+_seq = attrgetter("seq")
 _BLOCKED = 1 << 40
 """Queue entries of jobs that can never run carry this plus their number (not an engine job)."""
 
@@ -334,7 +336,7 @@ class QueueService:
         self.pending.append(job)
         if token is not None:
             self.client_tokens[token] = job
-        self.events.append(events.state_change(self._describe(job),
+        self.events.append(events.state_change(self._describe(job, event=True),
                                                **self._where(job.created_at)))
         return {"jobArn": job.arn, "jobName": job.name, "jobId": job.job_id}
 
@@ -357,8 +359,9 @@ class QueueService:
         after = params.get("nextToken")
         limit = _token(after) if after is not None else None
         size = _page_size(params.get("maxResults"))
-        ordered = sorted((j for j in found if limit is None or j.seq < limit),
-                         key=lambda j: -j.seq)
+        # Newest first, the page and one more (to know whether there is a next page).
+        ordered = nlargest(size + 1, found if limit is None else
+                           (j for j in found if j.seq < limit), key=_seq)
         page = ordered[:size]
         more = len(ordered) > size
         return {"jobSummaryList": [self._summary(j) for j in page],
@@ -477,7 +480,7 @@ class QueueService:
             job.blocked_reason = job.status_reason = blocked
             self.blocked.setdefault(job.share, {})[job.seq] = job
             self._move(job, "RUNNABLE")
-            self.events.append(events.queue_blocked(self._describe(job),
+            self.events.append(events.queue_blocked(self._describe(job, event=True),
                                                     **self._where(job.created_at)))
             return
         share = self.shares[job.share]
@@ -522,24 +525,27 @@ class QueueService:
             self.blocked[job.share].pop(job.seq, None)
         at = job.stopped_at if status in FINISHED else (
             job.started_at if status in DISPATCHED else job.runnable_since)
-        self.events.append(events.state_change(self._describe(job),
+        self.events.append(events.state_change(self._describe(job, event=True),
                                                **self._where(at or job.created_at)))
 
     def _where(self, at_ms: int) -> dict[str, Any]:
         return {"account": self.account, "region": self.region, "at_ms": at_ms}
 
-    def _describe(self, job: Job) -> dict[str, Any]:
-        described: dict[str, Any] = {
-            **self._summary(job),
-            "jobQueue": self.queue_arn,
-            "schedulingPriority": job.priority,
-            "serviceRequestPayload": job.payload,
-            "attempts": list(job.attempts),
-            "startedAt": job.started_at if job.started_at is not None else 0,
-            "tags": job.tags or None,
-            "timeoutConfig": job.timeout_config,
-            "retryStrategy": job.retry_strategy,
-        }
+    def _describe(self, job: Job, *, event: bool = False) -> dict[str, Any]:
+        """DescribeServiceJob's answer; for an event's detail, without tags or payload (and
+        without the members it does not have, as the documented samples show)."""
+        described = self._summary(job)
+        described["jobQueue"] = self.queue_arn
+        described["schedulingPriority"] = job.priority
+        described["attempts"] = list(job.attempts)
+        described["startedAt"] = job.started_at if job.started_at is not None else 0
+        if job.timeout_config is not None:
+            described["timeoutConfig"] = job.timeout_config
+        if job.retry_strategy is not None:
+            described["retryStrategy"] = job.retry_strategy
+        if not event:
+            described["serviceRequestPayload"] = job.payload
+            described["tags"] = job.tags or None
         if job.retries is not None:
             described["preemptionConfiguration"] = {
                 "preemptionRetriesBeforeTermination": job.retries}
@@ -551,16 +557,22 @@ class QueueService:
         summary: dict[str, Any] = {
             "jobArn": job.arn, "jobId": job.job_id, "jobName": job.name,
             "serviceJobType": "SAGEMAKER_TRAINING", "quotaShareName": job.share,
-            "status": job.status, "statusReason": job.status_reason,
-            "createdAt": job.created_at, "scheduledAt": job.scheduled_at,
-            "startedAt": job.started_at, "stoppedAt": job.stopped_at,
+            "status": job.status, "createdAt": job.created_at,
             "isTerminated": job.is_terminated,
             "capacityUsage": [{"capacityUnit": job.instance_type,
                                "quantity": float(job.instance_count)}],
         }
+        # Members a job does not have yet are left out (as AWS does), not sent as null.
+        if job.status_reason is not None:
+            summary["statusReason"] = job.status_reason
+        if job.scheduled_at is not None:
+            summary["scheduledAt"] = job.scheduled_at
         if job.started_at is not None:
+            summary["startedAt"] = job.started_at
             summary["latestAttempt"] = {"serviceResourceId": {
                 "name": "TrainingJobArn", "value": job.training_job_arn}}
+        if job.stopped_at is not None:
+            summary["stoppedAt"] = job.stopped_at
         return summary
 
     @staticmethod
