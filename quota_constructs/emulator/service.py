@@ -26,7 +26,9 @@ from typing import Any
 
 from ..model import CapacityLimit, QuotaAllocation, QuotaConfigError, QuotaShareSpec
 from ..model.wire import ENABLED, api_configuration, resource_properties, spec_from_properties
+from ..runtime.ownership import LIFECYCLE_TAG_KEY, OWNER_TAG_KEY, owner_marker, stack_marker
 from ..runtime.share_arn import QuotaShareArn
+from ..runtime.share_request import GuardOptIns
 from ..simulation.inputs import SimulationOptions
 from . import events
 from .clock import Clock
@@ -79,6 +81,10 @@ class QueueService:
         self.tags: dict[str, dict[str, str]] = {
             self.queue_arn: {}, self.environment_arn: {}, self.policy_arn: {},
         }
+        self.stack_id = (f"arn:aws:cloudformation:{region}:{account}:stack/"
+                         f"{queue_name}-emulated/00000000-0000-4000-8000-000000000000")
+        """The stack the declared shares are recorded as deployed by (custom-resource
+        provisioning, every guard on), so ``preview`` judges a change as it would live."""
         self.shares: dict[str, Share] = {}
         self.engine_shares: list[Share | None] = []
         for spec in shares:
@@ -664,7 +670,11 @@ class QueueService:
         share = Share(spec, self._share_arn(spec.name), len(self.engine_shares))
         self.shares[spec.name] = share
         self.engine_shares.append(share)
-        self.tags[share.arn] = dict(spec.tags)
+        self.tags[share.arn] = {
+            **spec.tags,
+            OWNER_TAG_KEY: owner_marker(self.stack_id, spec.name),
+            LIFECYCLE_TAG_KEY: GuardOptIns().tag_value(stack_marker(self.stack_id)),
+        }
 
     @staticmethod
     def _spec(props: dict[str, Any]) -> QuotaShareSpec:
