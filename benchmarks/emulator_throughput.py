@@ -127,19 +127,20 @@ def run(call: Callable[..., dict[str, Any]], advance: Callable[[float], object],
             counted("GetJobQueueSnapshot", jobQueue=QUEUE)
 
     def drain() -> None:
+        # Until the snapshot shows nothing waiting and nothing in use (how `status` reads it).
         for _ in range(2000):
             advance(3600)
             calls.count += 1
-            if not any(counted("ListServiceJobs", jobQueue=QUEUE, jobStatus=status,
-                               maxResults=1)["jobSummaryList"]
-                       for status in ("RUNNABLE", "RUNNING")):
+            snapshot = counted("GetJobQueueSnapshot", jobQueue=QUEUE)
+            in_use = sum(u["quantity"] for u in snapshot["queueUtilization"]["totalCapacityUsage"])
+            if not snapshot["frontOfQueue"]["jobs"] and not in_use:
                 break
 
     calls.phase("submit (+ a pass every 500)", submit_all)
     calls.phase("list per share and status", list_all)
     calls.phase("describe 1000, update 500", describe_and_update)
     calls.phase("snapshot x200", snapshot)
-    calls.phase("run to the end (advance + list)", drain)
+    calls.phase("run to the end (advance + snapshot)", drain)
 
 
 def main() -> None:

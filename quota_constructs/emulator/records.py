@@ -67,11 +67,13 @@ class Job:
     as failed through the API."""
     blocked_reason: str | None = None
 
+    training_prefix: str = ""
+    """``arn:aws:sagemaker:<region>:<account>:training-job/``: where its attempts run."""
+
     @property
     def training_job_arn(self) -> str:
-        region_account = self.arn.split(":")[3:5]
-        return (f"arn:aws:sagemaker:{region_account[0]}:{region_account[1]}:training-job/"
-                f"{self.name}-{self.job_id[:8]}-{self.preempted_count + 1}")
+        """The (emulated) SageMaker training job of its current attempt."""
+        return f"{self.training_prefix}{self.name}-{self.job_id[:8]}-{self.preempted_count + 1}"
 
 
 class JobIndex:

@@ -78,6 +78,7 @@ class QueueService:
         self.policy_name = f"{queue_name}-policy"
         self.policy_arn = f"{prefix}:scheduling-policy/{self.policy_name}"
         self.job_prefix = f"{prefix}:service-job/"
+        self.training_prefix = f"arn:aws:sagemaker:{region}:{account}:training-job/"
         self.tags: dict[str, dict[str, str]] = {
             self.queue_arn: {}, self.environment_arn: {}, self.policy_arn: {},
         }
@@ -157,8 +158,12 @@ class QueueService:
         at = self.ms(now)
         job.scheduled_at = job.started_at = job.attempt_started = at
         job.status_reason = None
+        # One event per state it passes through, all at this moment: one description, copied.
+        detail = self._describe(job, event=True)
         for status in DISPATCHED:
-            self._move(job, status)
+            self.jobs.move(job, status)
+            self.events.append(events.state_change({**detail, "status": status},
+                                                   **self._where(at)))
 
     def job_preempted(self, j: int, now: float, by: int, cross_share: bool,
                       failed: bool) -> None:
@@ -336,7 +341,7 @@ class QueueService:
             priority=priority, retries=retries, created_at=self.ms(self.synced),
             submitted_s=self.synced,
             tags=dict(params.get("tags") or {}), timeout_config=params.get("timeoutConfig"),
-            retry_strategy=params.get("retryStrategy"),
+            retry_strategy=params.get("retryStrategy"), training_prefix=self.training_prefix,
         )
         self.jobs.add(job)
         self.pending.append(job)
