@@ -18,6 +18,7 @@ import argparse
 import contextlib
 import cProfile
 import json
+import os
 import pstats
 import random
 import time
@@ -183,7 +184,8 @@ def main() -> None:
     rate = total_calls / total_time
     print(f"  {'all':<34} {total_calls:>7,} calls {total_time:8.2f} s {rate:9,.0f} calls/s"
           f"  ({'meets' if rate >= TARGET else 'BELOW'} the {TARGET:,.0f} calls/s target)")
-    print(f"  jobs ended: {ended:,} of {args.jobs:,}")
+    print(f"  jobs ended: {ended:,} of {args.jobs:,}; load average {os.getloadavg()[0]:.1f} "
+          f"on {os.cpu_count()} CPUs (boto3, the server and other processes share them)")
 
 
 def _post(url: str, body: dict[str, Any]) -> object:

@@ -39,8 +39,7 @@ def parser(prog: str) -> argparse.ArgumentParser:
     )
     add_declaration_arguments(p)
     p.add_argument("--queue-name", default=None,
-                   help="the job queue's name (default: the declaration's queue_name, else "
-                        f"{DEFAULT_QUEUE_NAME})")
+                   help=f"the job queue's name (default {DEFAULT_QUEUE_NAME})")
     p.add_argument("--port", type=int, default=DEFAULT_PORT,
                    help=f"port on 127.0.0.1 (default {DEFAULT_PORT}; 0 takes a free port)")
     p.add_argument("--clock", choices=("wall", "manual"), default="wall",
