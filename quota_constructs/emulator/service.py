@@ -549,7 +549,6 @@ class QueueService:
         described["jobQueue"] = self.queue_arn
         described["schedulingPriority"] = job.priority
         described["attempts"] = list(job.attempts)
-        described["startedAt"] = job.started_at if job.started_at is not None else 0
         if job.timeout_config is not None:
             described["timeoutConfig"] = job.timeout_config
         if job.retry_strategy is not None:

@@ -1287,6 +1287,7 @@ class SteppingEngine(_Engine):
                     self.touch(k)
         self.held_back[:] = bytes(n_shares)
         self.held_queue[:] = bytes(n_queues)
+        self.in_share_need.clear()
         self.schedule_touched()
 
     def refile_running(self) -> None:
