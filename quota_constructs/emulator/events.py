@@ -1,9 +1,10 @@
 """The EventBridge events AWS Batch documents for service jobs, in their documented shapes.
 
 Shapes follow the AWS Batch user guide's samples ("Service job state change events",
-"Service job queue blocked events", "Service job preemption events"): the state change's
-detail is DescribeServiceJob's answer without tags or payload; the preemption events carry
-the job's ARN, no queue and no share. The in-share reason text is the emulator's (AWS
+"Service job queue blocked events", "Service job preemption events"): no event for the
+initial submission; the state change's detail is DescribeServiceJob's answer without tags or
+payload (and without ``quotaShareName``, which AWS does not document there); the preemption
+events carry the job's ARN, no queue and no share. The in-share reason text is the emulator's (AWS
 documents only the cross-share one).
 """
 

@@ -347,8 +347,7 @@ class QueueService:
         self.pending.append(job)
         if token is not None:
             self.client_tokens[token] = job
-        self.events.append(events.state_change(self._describe(job, event=True),
-                                               **self._where(job.created_at)))
+        # "Events aren't created for the initial job submission" (AWS Batch user guide).
         return {"jobArn": job.arn, "jobName": job.name, "jobId": job.job_id}
 
     def op_DescribeServiceJob(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -553,7 +552,11 @@ class QueueService:
             described["timeoutConfig"] = job.timeout_config
         if job.retry_strategy is not None:
             described["retryStrategy"] = job.retry_strategy
-        if not event:
+        if event:
+            # Whether AWS's event carries the share is not documented: a consumer must look
+            # the job up, so the emulator's events do not offer what it could wrongly rely on.
+            del described["quotaShareName"]
+        else:
             described["serviceRequestPayload"] = job.payload
             described["tags"] = job.tags or None
         if job.retries is not None:
