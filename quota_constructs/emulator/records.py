@@ -60,6 +60,7 @@ class Job:
     attempt_started: int | None = None
     attempts: list[dict[str, Any]] = field(default_factory=list)
     preempted: list[dict[str, Any]] = field(default_factory=list)
+    """Every preempted attempt, oldest first (DescribeServiceJob shows the last few)."""
     preempted_count: int = 0
     is_terminated: bool = False
     end_as: str = "SUCCEEDED"
@@ -118,3 +119,34 @@ class JobIndex:
     def count(self, share: str, statuses: tuple[str, ...]) -> int:
         per_share = self.buckets.get(share, {})
         return sum(len(per_share.get(status, ())) for status in statuses)
+
+
+@dataclass(frozen=True, slots=True)
+class JobState:
+    """A job's changing members at one state change: enough to render the event later, when
+    it is read, rather than a whole description at every change (the hot path). The names
+    are :class:`Job`'s, so either can be described."""
+
+    job: Job
+    at: int
+    detail_type: str
+    status: str
+    status_reason: str | None
+    scheduled_at: int | None
+    started_at: int | None
+    stopped_at: int | None
+    is_terminated: bool
+    priority: int
+    preempted_count: int
+    n_attempts: int
+
+    @classmethod
+    def of(cls, job: Job, at: int, detail_type: str, status: str | None = None) -> JobState:
+        return cls(job, at, detail_type, status or job.status, job.status_reason,
+                   job.scheduled_at, job.started_at, job.stopped_at, job.is_terminated,
+                   job.priority, job.preempted_count, len(job.attempts))
+
+    @property
+    def training_job_arn(self) -> str:
+        job = self.job
+        return f"{job.training_prefix}{job.name}-{job.job_id[:8]}-{self.preempted_count + 1}"

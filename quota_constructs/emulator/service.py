@@ -26,6 +26,7 @@ from typing import Any
 
 from ..model import CapacityLimit, QuotaAllocation, QuotaConfigError, QuotaShareSpec
 from ..model.wire import ENABLED, api_configuration, resource_properties, spec_from_properties
+from ..runtime.monitoring_contract import QUEUE_BLOCKED_DETAIL_TYPE, STATE_CHANGE_DETAIL_TYPE
 from ..runtime.ownership import LIFECYCLE_TAG_KEY, OWNER_TAG_KEY, owner_marker, stack_marker
 from ..runtime.share_arn import QuotaShareArn
 from ..runtime.share_request import GuardOptIns
@@ -33,7 +34,16 @@ from ..simulation.inputs import SimulationOptions
 from . import events
 from .clock import Clock
 from .protocol import ApiError, bad_value
-from .records import ACTIVE, DISPATCHED, FINISHED, RECENT_PREEMPTIONS, Job, JobIndex, Share
+from .records import (
+    ACTIVE,
+    DISPATCHED,
+    FINISHED,
+    RECENT_PREEMPTIONS,
+    Job,
+    JobIndex,
+    JobState,
+    Share,
+)
 from .scheduler import EmulatorEngine, compile_shares
 
 ACCOUNT = "123456789012"
@@ -100,7 +110,9 @@ class QueueService:
         self.jobs = JobIndex()
         self.pending: list[Job] = []
         self.client_tokens: dict[str, Job] = {}
-        self.events: list[dict[str, Any]] = []
+        self.events: list[dict[str, Any] | JobState] = []
+        """Every event so far; a state change is kept as the job's state and rendered when
+        first read."""
         self.blocked: dict[str, dict[int, Job]] = {}
         """RUNNABLE jobs that can never run, per share."""
         self.synced = clock.now()
@@ -158,12 +170,8 @@ class QueueService:
         at = self.ms(now)
         job.scheduled_at = job.started_at = job.attempt_started = at
         job.status_reason = None
-        # One event per state it passes through, all at this moment: one description, copied.
-        detail = self._describe(job, event=True)
-        for status in DISPATCHED:
-            self.jobs.move(job, status)
-            self.events.append(events.state_change({**detail, "status": status},
-                                                   **self._where(at)))
+        for status in DISPATCHED:  # all at this moment, each its own event
+            self._move(job, status)
 
     def job_preempted(self, j: int, now: float, by: int, cross_share: bool,
                       failed: bool) -> None:
@@ -176,7 +184,7 @@ class QueueService:
             "startedAt": job.attempt_started, "stoppedAt": at, "statusReason": reason,
         }
         job.preempted_count += 1
-        job.preempted = [*job.preempted[-(RECENT_PREEMPTIONS - 1):], attempt]
+        job.preempted.append(attempt)
         job.attempts.append(attempt)
         if failed:
             job.stopped_at = at
@@ -190,7 +198,7 @@ class QueueService:
             job.status_reason = reason
             self._move(job, "RUNNABLE")
         self.events.append(events.preemption_completed(
-            job.arn, self._preemption_summary(job), job.status, **self._where(at)
+            job.arn, self._preemption_summary(job, job), job.status, **self._where(at)
         ))
 
     def job_ended(self, j: int, now: float) -> None:
@@ -479,7 +487,19 @@ class QueueService:
     def events_since(self, start: int = 0) -> list[dict[str, Any]]:
         with self.lock:
             self.sync()
-            return self.events[start:]
+            stored = self.events
+            for index in range(start, len(stored)):
+                item = stored[index]
+                if isinstance(item, JobState):  # rendered once, when first read
+                    stored[index] = self._render(item)
+            return stored[start:]  # type: ignore[return-value]
+
+    def _render(self, state: JobState) -> dict[str, Any]:
+        detail = self._describe(state.job, event=True, view=state)
+        where = self._where(state.at)
+        if state.detail_type == QUEUE_BLOCKED_DETAIL_TYPE:
+            return events.queue_blocked(detail, **where)
+        return events.state_change(detail, **where)
 
     # ------------------------------------------------------------------------------ parts
 
@@ -490,8 +510,7 @@ class QueueService:
             job.blocked_reason = job.status_reason = blocked
             self.blocked.setdefault(job.share, {})[job.seq] = job
             self._move(job, "RUNNABLE")
-            self.events.append(events.queue_blocked(self._describe(job, event=True),
-                                                    **self._where(job.created_at)))
+            self.events.append(JobState.of(job, job.created_at, QUEUE_BLOCKED_DETAIL_TYPE))
             return
         share = self.shares[job.share]
         job.engine = self.engine.add_job(
@@ -535,19 +554,21 @@ class QueueService:
             self.blocked[job.share].pop(job.seq, None)
         at = job.stopped_at if status in FINISHED else (
             job.started_at if status in DISPATCHED else job.runnable_since)
-        self.events.append(events.state_change(self._describe(job, event=True),
-                                               **self._where(at or job.created_at)))
+        self.events.append(JobState.of(job, at or job.created_at, STATE_CHANGE_DETAIL_TYPE))
 
     def _where(self, at_ms: int) -> dict[str, Any]:
         return {"account": self.account, "region": self.region, "at_ms": at_ms}
 
-    def _describe(self, job: Job, *, event: bool = False) -> dict[str, Any]:
-        """DescribeServiceJob's answer; for an event's detail, without tags or payload (and
-        without the members it does not have, as the documented samples show)."""
-        described = self._summary(job)
+    def _describe(self, job: Job, *, event: bool = False,
+                  view: Job | JobState | None = None) -> dict[str, Any]:
+        """DescribeServiceJob's answer (as of ``view``, a past state, when given); for an
+        event's detail, without tags or payload."""
+        seen = view or job
+        described = self._summary(job, seen)
         described["jobQueue"] = self.queue_arn
-        described["schedulingPriority"] = job.priority
-        described["attempts"] = list(job.attempts)
+        described["schedulingPriority"] = seen.priority
+        described["attempts"] = job.attempts[:seen.n_attempts] if isinstance(
+            seen, JobState) else list(job.attempts)
         if job.timeout_config is not None:
             described["timeoutConfig"] = job.timeout_config
         if job.retry_strategy is not None:
@@ -562,36 +583,39 @@ class QueueService:
         if job.retries is not None:
             described["preemptionConfiguration"] = {
                 "preemptionRetriesBeforeTermination": job.retries}
-        if job.preempted_count:
-            described["preemptionSummary"] = self._preemption_summary(job)
+        if seen.preempted_count:
+            described["preemptionSummary"] = self._preemption_summary(job, seen)
         return described
 
-    def _summary(self, job: Job) -> dict[str, Any]:
+    def _summary(self, job: Job, seen: Job | JobState | None = None) -> dict[str, Any]:
+        """ListServiceJobs' summary of ``job`` (its changing members as of ``seen``)."""
+        seen = seen or job
         summary: dict[str, Any] = {
             "jobArn": job.arn, "jobId": job.job_id, "jobName": job.name,
             "serviceJobType": "SAGEMAKER_TRAINING", "quotaShareName": job.share,
-            "status": job.status, "createdAt": job.created_at,
-            "isTerminated": job.is_terminated,
+            "status": seen.status, "createdAt": job.created_at,
+            "isTerminated": seen.is_terminated,
             "capacityUsage": [{"capacityUnit": job.instance_type,
                                "quantity": float(job.instance_count)}],
         }
         # Members a job does not have yet are left out (as AWS does), not sent as null.
-        if job.status_reason is not None:
-            summary["statusReason"] = job.status_reason
-        if job.scheduled_at is not None:
-            summary["scheduledAt"] = job.scheduled_at
-        if job.started_at is not None:
-            summary["startedAt"] = job.started_at
+        if seen.status_reason is not None:
+            summary["statusReason"] = seen.status_reason
+        if seen.scheduled_at is not None:
+            summary["scheduledAt"] = seen.scheduled_at
+        if seen.started_at is not None:
+            summary["startedAt"] = seen.started_at
             summary["latestAttempt"] = {"serviceResourceId": {
-                "name": "TrainingJobArn", "value": job.training_job_arn}}
-        if job.stopped_at is not None:
-            summary["stoppedAt"] = job.stopped_at
+                "name": "TrainingJobArn", "value": seen.training_job_arn}}
+        if seen.stopped_at is not None:
+            summary["stoppedAt"] = seen.stopped_at
         return summary
 
     @staticmethod
-    def _preemption_summary(job: Job) -> dict[str, Any]:
-        return {"preemptedAttemptCount": job.preempted_count,
-                "recentPreemptedAttempts": list(job.preempted)}
+    def _preemption_summary(job: Job, seen: Job | JobState) -> dict[str, Any]:
+        count = seen.preempted_count
+        return {"preemptedAttemptCount": count,
+                "recentPreemptedAttempts": job.preempted[:count][-RECENT_PREEMPTIONS:]}
 
     def _filtered(self, item: Mapping[str, Any], status: str | None) -> list[Job]:
         name = item.get("name")

@@ -43,6 +43,14 @@ def test_a_job_preempted_more_often_than_its_budget_fails(emu: Emulator, batch: 
     assert described["status"] == "FAILED"
     assert "preemptionRetriesBeforeTermination (0)" in described["statusReason"]
     assert described["preemptionSummary"]["preemptedAttemptCount"] == 1
+    # Each state change event shows the job as it was then, not as it is now.
+    changes = [e["detail"] for e in emu.events()
+               if e["detail-type"] == "Batch Service Job State Change"
+               and e["detail"]["jobId"] == fragile]
+    assert [(d["status"], "preemptionSummary" in d, len(d["attempts"])) for d in changes] == [
+        ("RUNNABLE", False, 0), ("SCHEDULED", False, 0), ("STARTING", False, 0),
+        ("RUNNING", False, 0), ("FAILED", True, 1)]
+    assert "stoppedAt" not in changes[3] and changes[4]["stoppedAt"] > changes[3]["startedAt"]
 
 
 def test_a_waiting_jobs_priority_decides_who_is_dispatched(emu: Emulator, batch: Any) -> None:
