@@ -18,7 +18,7 @@ import json
 import threading
 import uuid
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from heapq import merge, nlargest
 from itertools import islice
 from operator import attrgetter
@@ -419,14 +419,15 @@ class QueueService:
         self._queue(params["jobQueue"], "jobQueue")
         at = self.ms(self.synced)
         front: dict[str, list[dict[str, Any]]] = {}
+        streams: list[Iterable[tuple[int, float, int, int]]] = []
         for share in self.shares.values():
-            head = next(self._runnable(share), None)
-            if head is not None:
-                job = self._entry_job(head)
+            heads, share_streams = self._runnable(share)
+            streams.extend(share_streams)
+            if heads:
+                job = self._entry_job(min(heads))
                 front[share.spec.name] = [{"jobArn": job.arn,
                                            "earliestTimeAtPosition": job.runnable_since}]
-        first = islice(merge(*(self._runnable(s) for s in self.shares.values())),
-                       FRONT_OF_QUEUE)
+        first = islice(merge(*streams), FRONT_OF_QUEUE)
         return {
             "frontOfQueue": {
                 "jobs": [{"jobArn": job.arn, "earliestTimeAtPosition": job.runnable_since}
@@ -437,15 +438,29 @@ class QueueService:
             "queueUtilization": self._utilization(at),
         }
 
-    def _runnable(self, share: Share) -> Iterator[tuple[int, float, int, int]]:
-        """The share's RUNNABLE jobs in the engine's scheduling order, lazily (its queues'
-        heaps walked best first, never a sort of its jobs), as queue entries; jobs that can
-        never run are among them, after the engine's at equal priority and time."""
+    def _runnable(
+        self, share: Share
+    ) -> tuple[list[tuple[int, float, int, int]], list[Iterable[tuple[int, float, int, int]]]]:
+        """The share's RUNNABLE jobs in the engine's scheduling order, as queue entries: the
+        head of each of its queues, and each queue's jobs in order, lazily (its heap walked
+        best first, never a sort of its jobs). Jobs that can never run are among them."""
         engine = self.engine
         base = share.index * engine.n_units
-        blocked = sorted((-j.priority, j.submitted_s, _BLOCKED + j.seq, -1)
-                         for j in self.blocked.get(share.spec.name, {}).values())
-        return merge(*(engine.front(base + k) for k in range(engine.n_units)), blocked)
+        heads: list[tuple[int, float, int, int]] = []
+        streams: list[Iterable[tuple[int, float, int, int]]] = []
+        for q in range(base, base + engine.n_units):
+            j = engine.head(q)
+            if j >= 0:
+                heads.append((-engine.priority[j], engine.order_time[j], j,
+                              engine.queue_token[j]))
+                streams.append(engine.front(q))
+        blocked = self.blocked.get(share.spec.name)
+        if blocked:
+            entries = sorted((-j.priority, j.submitted_s, _BLOCKED + j.seq, -1)
+                             for j in blocked.values())
+            heads.append(entries[0])
+            streams.append(entries)
+        return heads, streams
 
     def _entry_job(self, entry: tuple[int, float, int, int]) -> Job:
         j = entry[2]
