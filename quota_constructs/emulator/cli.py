@@ -12,6 +12,7 @@ assumption flags choose what the emulator does where AWS Batch documents nothing
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import threading
@@ -56,6 +57,11 @@ def parser(prog: str) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None, *, prog: str = "quota-constructs emulate") -> int:
     args = parser(prog).parse_args(argv)
+    # A declaration module beside the user is importable however the command was started
+    # (the installed console script, unlike ``python -m``, does not put the directory on
+    # the path).
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())
     try:
         if args.declaration:
             declaration = declaration_of(args.declaration, args.declaration, command="emulate")
