@@ -7,110 +7,92 @@ can import the model through it.
 
 from __future__ import annotations
 
-from importlib import import_module
+import ast as _ast
+from importlib import import_module as _import_module
+from pathlib import Path as _Path
 from typing import TYPE_CHECKING, Any
 
+# isort: off
+# Each export once, as "import X as X" (the re-export type checkers read), one statement per
+# module; isort would split such statements into one per name.
 from .model import (
-    CapacityLimit,
-    CapacityUnit,
-    JobStateTimeLimitAction,
-    QuotaConfigError,
-    QuotaShareSpec,
-    ShareAgreement,
-    SharingStrategy,
+    CapacityLimit as CapacityLimit,
+    CapacityUnit as CapacityUnit,
+    JobStateTimeLimitAction as JobStateTimeLimitAction,
+    QuotaConfigError as QuotaConfigError,
+    QuotaShareSpec as QuotaShareSpec,
+    ShareAgreement as ShareAgreement,
+    SharingStrategy as SharingStrategy,
 )
 
 if TYPE_CHECKING:
-    from .agreements import write_allocation_agreements
+    from .agreements import write_allocation_agreements as write_allocation_agreements
     from .job_queue import (
-        ALLOCATION_WARNING_ID,
-        BORROW_WARNING_ID,
-        ITrainingJobQueue,
-        TrainingJobQueue,
+        ALLOCATION_WARNING_ID as ALLOCATION_WARNING_ID,
+        BORROW_WARNING_ID as BORROW_WARNING_ID,
+        ITrainingJobQueue as ITrainingJobQueue,
+        TrainingJobQueue as TrainingJobQueue,
     )
-    from .monitoring import QuotaShareMonitoring, ShareAlarmThresholds
-    from .quota_managed_queue import QuotaManagedTrainingQueue
+    from .monitoring import (
+        QuotaShareMonitoring as QuotaShareMonitoring,
+        ShareAlarmThresholds as ShareAlarmThresholds,
+    )
+    from .quota_managed_queue import QuotaManagedTrainingQueue as QuotaManagedTrainingQueue
     from .quota_share import (
-        GRANTEE_ACCOUNT_WARNING_ID,
-        SHARE_TAG_KEY,
-        IQuotaShare,
-        QuotaShare,
-        ShareGrant,
+        GRANTEE_ACCOUNT_WARNING_ID as GRANTEE_ACCOUNT_WARNING_ID,
+        SHARE_TAG_KEY as SHARE_TAG_KEY,
+        IQuotaShare as IQuotaShare,
+        QuotaShare as QuotaShare,
+        ShareGrant as ShareGrant,
     )
     from .scheduling_policy import (
-        IQuotaSharePolicy,
-        IQuotaShareSchedulingPolicy,
-        QuotaSharePolicy,
-        QuotaShareSchedulingPolicy,
+        IQuotaSharePolicy as IQuotaSharePolicy,
+        IQuotaShareSchedulingPolicy as IQuotaShareSchedulingPolicy,
+        QuotaSharePolicy as QuotaSharePolicy,
+        QuotaShareSchedulingPolicy as QuotaShareSchedulingPolicy,
     )
-    from .service_environment import ITrainingServiceEnvironment, TrainingServiceEnvironment
-    from .share_options import ShareLifecycle, ShareProvisioning
-    from .share_provider import QuotaShareProvider
-    from .summary import allocation_summary
+    from .service_environment import (
+        ITrainingServiceEnvironment as ITrainingServiceEnvironment,
+        TrainingServiceEnvironment as TrainingServiceEnvironment,
+    )
+    from .share_options import (
+        ShareLifecycle as ShareLifecycle,
+        ShareProvisioning as ShareProvisioning,
+    )
+    from .share_provider import QuotaShareProvider as QuotaShareProvider
+    from .summary import allocation_summary as allocation_summary
+# isort: on
 
-_CONSTRUCTS = {
-    "QuotaSharePolicy": "scheduling_policy",
-    "QuotaShareSchedulingPolicy": "scheduling_policy",
-    "IQuotaShareSchedulingPolicy": "scheduling_policy",
-    "BORROW_WARNING_ID": "job_queue",
-    "IQuotaSharePolicy": "scheduling_policy",
-    "TrainingServiceEnvironment": "service_environment",
-    "ITrainingServiceEnvironment": "service_environment",
-    "TrainingJobQueue": "job_queue",
-    "ALLOCATION_WARNING_ID": "job_queue",
-    "ITrainingJobQueue": "job_queue",
-    "QuotaShare": "quota_share",
-    "IQuotaShare": "quota_share",
-    "ShareGrant": "quota_share",
-    "SHARE_TAG_KEY": "quota_share",
-    "GRANTEE_ACCOUNT_WARNING_ID": "quota_share",
-    "ShareLifecycle": "share_options",
-    "ShareProvisioning": "share_options",
-    "QuotaShareProvider": "share_provider",
-    "QuotaManagedTrainingQueue": "quota_managed_queue",
-    "QuotaShareMonitoring": "monitoring",
-    "ShareAlarmThresholds": "monitoring",
-    "write_allocation_agreements": "agreements",
-    "allocation_summary": "summary",
-}
+
+def _exports() -> tuple[dict[str, str], list[str]]:
+    """The facade's exports, read from this file's own imports: the one list of them.
+
+    Returns the constructs' names with their modules (the ``TYPE_CHECKING`` block: type
+    checkers read it as written, and at run time the names load on first use, because the
+    constructs import ``aws_cdk``, which the Lambdas that ship this file do not have) and the
+    model's names (imported at once: plain Python)."""
+    lazy: dict[str, str] = {}
+    eager: list[str] = []
+    for node in _ast.parse(_Path(__file__).read_text(encoding="utf-8")).body:
+        if isinstance(node, _ast.ImportFrom) and node.level == 1:
+            eager += [alias.asname or alias.name for alias in node.names]
+        elif isinstance(node, _ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
+            lazy |= {
+                alias.asname or alias.name: str(statement.module)
+                for statement in node.body if isinstance(statement, _ast.ImportFrom)
+                for alias in statement.names
+            }
+    return lazy, eager
+
+
+_LAZY_EXPORTS, _EAGER_EXPORTS = _exports()
 
 
 def __getattr__(name: str) -> Any:
-    module = _CONSTRUCTS.get(name)
+    module = _LAZY_EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f".{module}", __name__), name)
+    return getattr(_import_module(f".{module}", __name__), name)
 
 
-__all__ = [
-    "ALLOCATION_WARNING_ID",
-    "BORROW_WARNING_ID",
-    "GRANTEE_ACCOUNT_WARNING_ID",
-    "SHARE_TAG_KEY",
-    "CapacityLimit",
-    "CapacityUnit",
-    "IQuotaShare",
-    "IQuotaSharePolicy",
-    "IQuotaShareSchedulingPolicy",
-    "ITrainingJobQueue",
-    "ITrainingServiceEnvironment",
-    "JobStateTimeLimitAction",
-    "QuotaConfigError",
-    "QuotaManagedTrainingQueue",
-    "QuotaShare",
-    "QuotaShareMonitoring",
-    "QuotaSharePolicy",
-    "QuotaShareProvider",
-    "QuotaShareSchedulingPolicy",
-    "QuotaShareSpec",
-    "ShareAgreement",
-    "ShareAlarmThresholds",
-    "ShareGrant",
-    "ShareLifecycle",
-    "ShareProvisioning",
-    "SharingStrategy",
-    "TrainingJobQueue",
-    "TrainingServiceEnvironment",
-    "allocation_summary",
-    "write_allocation_agreements",
-]
+__all__ = sorted([*_EAGER_EXPORTS, *_LAZY_EXPORTS])

@@ -9,6 +9,7 @@ CDK CLI would (``cdk.json``'s plus the ``-c`` flags) and ``cdk.out``.
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -19,6 +20,8 @@ if TYPE_CHECKING:
     from constructs import IConstruct
 
 ENVIRONMENT_CONTEXT_KEY: Final = "env"
+LIBRARY_CONTEXT_KEYS: Final = ("quota_constructs:unownedCapacityBorrowable",)
+"""Context keys the library's constructs read (``_share_ledger.UNOWNED_CAPACITY_CONTEXT``)."""
 CLI_MARKERS: Final = ("CDK_OUTDIR", "CDK_CONTEXT_JSON")
 """Environment variables the CDK CLI sets for the app it runs."""
 
@@ -37,6 +40,48 @@ class UnknownEnvironmentError(KeyError):
         return f"unknown deployment environment {self.name!r}; known: {', '.join(self.known)}"
 
 
+class UnknownContextKeyError(UnknownEnvironmentError):
+    """A context key the app does not read but that looks meant for one it does (``-c
+    enviroment=prod``): without it, every environment would be built."""
+
+    def __init__(self, key: str, value: object, context_key: str, known_keys: Sequence[str],
+                 environments: Sequence[str]) -> None:
+        super().__init__(str(value), environments)
+        self.key, self.value = key, value
+        self.context_key, self.known_keys = context_key, list(known_keys)
+
+    def __str__(self) -> str:
+        meant = (f"; to choose a deployment environment: -c {self.context_key}={self.value}"
+                 if isinstance(self.value, str) and self.value in self.known else "")
+        return (f"unknown context key {self.key!r} (-c {self.key}={self.value}){meant}; "
+                f"known keys: {', '.join(self.known_keys)}")
+
+
+def check_context_keys(
+    context: Mapping[str, Any], environments: Mapping[str, Any], *,
+    context_key: str = ENVIRONMENT_CONTEXT_KEY, known_keys: Sequence[str] = (),
+) -> None:
+    """Refuse a context key that looks like a mistyped known one (:class:`UnknownContextKeyError`).
+
+    A CDK app's context holds many keys it never reads (cdk.json's feature flags, the CLI's
+    own, lookups, ``acknowledged-issue-numbers``), so an unknown key alone is not a mistake.
+    One is taken for a typo when the app reads no key of that name and it
+    - names a declared environment (``-c enviroment=prod``, ``-c stage=prod``), or
+    - starts like the environment key (``environment``, ``ENV``), or
+    - is spelled within a few letters of a key the app or the library reads.
+    """
+    known = list(dict.fromkeys((context_key, *known_keys, *LIBRARY_CONTEXT_KEYS)))
+    lowered = {key.lower(): key for key in known}
+    for key, value in context.items():
+        if key in known:
+            continue
+        names_environment = isinstance(value, str) and value in environments
+        like_the_key = key.lower().startswith(context_key.lower())
+        close = difflib.get_close_matches(key.lower(), list(lowered), n=1, cutoff=0.8)
+        if names_environment or like_the_key or close:
+            raise UnknownContextKeyError(key, value, context_key, known, sorted(environments))
+
+
 def select_environments(environments: Mapping[str, T], name: str | None) -> list[T]:
     """Every environment (in declaration order) when ``name`` is None, else exactly the one
     named; :class:`UnknownEnvironmentError` for a name not declared."""
@@ -49,11 +94,14 @@ def select_environments(environments: Mapping[str, T], name: str | None) -> list
 
 def environments_from_context(
     scope: IConstruct, environments: Mapping[str, T], *,
-    context_key: str = ENVIRONMENT_CONTEXT_KEY,
+    context_key: str = ENVIRONMENT_CONTEXT_KEY, known_keys: Sequence[str] = (),
 ) -> dict[str, T]:
     """The environments ``-c <context_key>=NAME`` selects in ``scope``'s app, by name: all of
     them without it, the one named with it; :class:`UnknownEnvironmentError` (its message
-    names the known ones) for a name not declared."""
+    names the known ones) for a name not declared, and :class:`UnknownContextKeyError` for a
+    mistyped context key (:func:`check_context_keys`; ``known_keys``: the app's own others)."""
+    check_context_keys(scope.node.get_all_context(), environments, context_key=context_key,
+                       known_keys=known_keys)
     selected = scope.node.try_get_context(context_key)
     if selected is None:
         return dict(environments)

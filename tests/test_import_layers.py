@@ -115,6 +115,81 @@ def test_no_two_parts_of_the_library_import_each_other() -> None:
     assert circles(graph) == []
 
 
+def module_name(path: Path) -> str:
+    """``quota_constructs.model.share`` for ``quota_constructs/model/share.py``; a package's
+    ``__init__`` is the package itself."""
+    parts = path.with_suffix("").relative_to(ROOT.parent).parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def file_imports_in(source: str, package: tuple[str, ...], modules: set[str]) -> set[str]:
+    """The library's modules ``source`` (a module of ``package``) imports: for ``from m import
+    n``, ``m.n`` when that is a module, else ``m``."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        dotted: list[str] = []
+        if isinstance(node, ast.Import):
+            dotted = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = ".".join(
+                    package[: len(package) - (node.level - 1)]
+                    + ((node.module,) if node.module else ())
+                )
+            else:
+                base = node.module or ""
+            dotted = [
+                f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
+                for alias in node.names
+            ]
+        for name in dotted:
+            while name and name not in modules:
+                name = name.rpartition(".")[0]
+            if name:
+                found.add(name)
+    return found
+
+
+def folder_graphs() -> dict[str, dict[str, set[str]]]:
+    """Per folder of the library, its files (not the folder's ``__init__``, its facade) and
+    which of the same folder's files each imports."""
+    paths = {module_name(path): path for path in ROOT.rglob("*.py")}
+    modules = set(paths)
+    graphs: dict[str, dict[str, set[str]]] = {}
+    for name, path in paths.items():
+        if path.name == "__init__.py":
+            continue
+        package = (PACKAGE, *path.relative_to(ROOT).parent.parts)
+        folder = graphs.setdefault(str(path.parent.relative_to(ROOT.parent)), {})
+        imported = file_imports_in(path.read_text(encoding="utf-8"), package, modules)
+        folder[name] = {
+            other for other in imported
+            if other != name and paths[other].parent == path.parent
+            and paths[other].name != "__init__.py"
+        }
+    return graphs
+
+
+def test_no_two_files_of_one_folder_import_each_other() -> None:
+    # Inside a folder as between parts: one file builds on another, never both ways (a shared
+    # piece both need goes one floor down, as model/borrow_limit.py does for share and
+    # borrowing).
+    found = {folder: circles(graph) for folder, graph in folder_graphs().items()}
+    assert {folder: groups for folder, groups in found.items() if groups} == {}
+
+
+def test_a_circle_between_two_files_of_a_folder_is_seen() -> None:
+    modules = {"quota_constructs.model.a", "quota_constructs.model.b"}
+    package = (PACKAGE, "model")
+    graph = {
+        "quota_constructs.model.a": file_imports_in("from .b import X\n", package, modules),
+        "quota_constructs.model.b": file_imports_in(
+            "def f():\n    from . import a\n", package, modules
+        ),
+    }
+    assert circles(graph) == [["quota_constructs.model.a", "quota_constructs.model.b"]]
+
+
 def test_the_monitor_depends_one_floor_down_not_on_the_l3() -> None:
     graph = import_graph()
     assert "quota_managed_queue" not in graph["monitoring"]

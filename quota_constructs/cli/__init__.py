@@ -7,6 +7,10 @@ options (``prog`` = ``quota-constructs COMMAND``). The table below is the only p
 are listed; modules are imported only when their command runs, so ``--help`` and a command that
 reads AWS never load the simulator, and nothing here imports ``aws_cdk``.
 
+Commands that read a declaration (``--declaration FILE.py:ATTR|MODULE:ATTR``, or ``--env``)
+read it through :mod:`quota_constructs.cli.declarations`, which documents its one shape; option
+mistakes are one line (:class:`quota_constructs.cli.parsing.OneLineParser`).
+
 Conventions every command keeps: results on stdout (``--json`` where a script reads them),
 progress and errors on stderr, an error is one line naming what is wrong, exit status 0 on
 success, 1 when the command ran and its answer is "no" (e.g. a refused preview), 2 on bad input

@@ -6,6 +6,7 @@ import argparse
 import sys
 from collections.abc import Callable
 
+from quota_constructs.cli.parsing import OneLineParser
 from quota_constructs.model import QuotaConfigError
 from quota_constructs.runtime.batch_gateway import BatchRequestError
 
@@ -14,14 +15,27 @@ from .queue_reader import LiveQueueError, QueueReader, _readable
 OK, REFUSED, ERROR = 0, 1, 2
 
 
-def parser(prog: str, description: str) -> argparse.ArgumentParser:
-    """A parser with ``--queue``, ``--json``, ``--profile`` and ``--region``."""
-    result = argparse.ArgumentParser(prog=prog, description=description)
-    result.add_argument("--queue", required=True, help="the job queue's name or ARN")
+def parser(prog: str, description: str, *, queue_required: bool = True
+           ) -> argparse.ArgumentParser:
+    """A parser with ``--queue``, ``--json``, ``--profile`` and ``--region``; its errors are one
+    line."""
+    result = OneLineParser(prog=prog, description=description)
+    result.add_argument("--queue", required=queue_required, help="the job queue's name or ARN")
     result.add_argument("--json", action="store_true", help="print JSON for scripts")
-    result.add_argument("--profile", help="AWS profile (default: AWS_PROFILE or the default)")
-    result.add_argument("--region", help="AWS region (default: AWS_REGION or the profile's)")
+    result.add_argument("--profile", help="AWS profile (default: AWS_PROFILE, else the default "
+                        "profile)")
+    result.add_argument("--region", help="AWS region (default: AWS_REGION, else "
+                        "AWS_DEFAULT_REGION, else the profile's region)")
     return result
+
+
+def add_unowned_borrowing(parser: argparse.ArgumentParser) -> None:
+    """``--no-unowned-borrowing``: the rules model's other reading of capacity no share owns."""
+    parser.add_argument("--no-unowned-borrowing", dest="unowned_capacity_borrowable",
+                        action="store_false",
+                        help="capacity no share owns is not borrowable (AWS's 'idle capacity "
+                        "from other shares' taken literally; default: borrowable, as the "
+                        "synth summary and simulate assume)")
 
 
 def progress(message: str) -> None:

@@ -12,7 +12,7 @@ Checks, in order (the first that holds answers):
    ``QUOTA_MANAGEMENT_LIMIT_EXCEEDED`` / ``SERVICE_ENVIRONMENT_MAX_RESOURCE``,
    ``INSUFFICIENT_INSTANCE_CAPACITY``);
 3. it can never run: ``NO_CAPACITY_LIMIT_FOR_TYPE``, ``LARGER_THAN_SHARE_CAN_REACH`` (what the
-   share can reach comes from the model's :meth:`QuotaAllocation.reach`);
+   share can reach comes from the rules model);
 4. ``SHARE_DISABLED``, ``QUEUE_BLOCKED`` (queue disabled or invalid, or another job blocks the
    front of the queue with a Batch-reported reason);
 5. ``BEHIND_HIGHER_PRIORITY``: not its share's head, behind N jobs of higher priority (or equal
@@ -21,6 +21,8 @@ Checks, in order (the first that holds answers):
    limit but the environment's capacity is out on loan: cross-share preemption reclaims it),
    ``IN_SHARE_PREEMPTION_PENDING``, ``OWN_CAPACITY_IN_USE``, ``BORROW_LIMIT_REACHED``,
    ``NOTHING_IDLE_TO_BORROW``, and ``DISPATCH_PENDING`` when nothing visible holds it back.
+   Whom a share may borrow from, what it can reach, and the capacity no share owns (which a
+   borrower may take, the model's assumption 1) come from the one rules model (:mod:`.rules`).
 
 Reads are bounded: one queue, environment, share listing and snapshot; the job; at most
 :data:`JOBS_DESCRIBED` further DescribeServiceJob calls for priorities.
@@ -33,12 +35,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from quota_constructs.model import (
-    CapacityLimit,
-    QuotaAllocation,
-    QuotaConfigError,
-    QuotaShareSpec,
-)
+from quota_constructs.model import BorrowingRules
 from quota_constructs.runtime.live_share import LiveShare
 from quota_constructs.runtime.monitoring_contract import CROSS_SHARE, IN_SHARE, UNKNOWN_KIND
 from quota_constructs.runtime.preemption import preemption_kind
@@ -47,6 +44,7 @@ from quota_constructs.runtime.share_arn import QuotaShareArn
 
 from . import command_line
 from .queue_reader import LiveQueueError, QueueFacts, QueueReader, Snapshot, payload_of
+from .rules import UnitUse, rules_of, spec_of
 
 JOBS_DESCRIBED = 50
 """DescribeServiceJob calls at most, to read other jobs' priorities."""
@@ -128,8 +126,10 @@ def explain(
     job_id: str | None = None,
     share: str | None = None,
     reader: QueueReader | None = None,
+    unowned_capacity_borrowable: bool = True,
 ) -> Explanation:
-    """Why ``job_id`` (or ``share``'s head job) is not running (see the module docstring)."""
+    """Why ``job_id`` (or ``share``'s head job) is not running (see the module docstring);
+    ``unowned_capacity_borrowable``: the rules model's assumption 1 (``--no-unowned-borrowing``)."""
     if (job_id is None) == (share is None):
         raise LiveQueueError("explain needs exactly one of a job id or a share name")
     reader = reader or QueueReader.connect()
@@ -155,14 +155,17 @@ def explain(
                              f"{detail.get('jobQueue')!r}, not {facts.name!r}")
     shares = {s.name: s for s in reader.shares(facts.arn)}
     snapshot = reader.complete_usage(snapshot, shares.values())
-    return _Explainer(reader, facts, snapshot, shares, job).explain()
+    return _Explainer(reader, facts, snapshot, shares, job,
+                      unowned_capacity_borrowable).explain()
 
 
 class _Explainer:
     def __init__(self, reader: QueueReader, facts: QueueFacts, snapshot: Snapshot,
-                 shares: Mapping[str, LiveShare], job: _Job) -> None:
+                 shares: Mapping[str, LiveShare], job: _Job,
+                 unowned_capacity_borrowable: bool = True) -> None:
         self.reader, self.facts, self.snapshot = reader, facts, snapshot
         self.shares, self.job = shares, job
+        self.unowned_capacity_borrowable = unowned_capacity_borrowable
 
     def answer(self, code: str, reason: str, inferred: bool,
                history: Mapping[str, Any] | None = None) -> Explanation:
@@ -206,8 +209,9 @@ class _Explainer:
                                f"{reason!r}: SageMaker cannot currently provide the instances",
                                False)
         unit, count = job.instance_type, job.count
+        environment = self.facts.environment_limits  # empty: it could not be read
         if unit is not None and (share.config.limit_of(unit) == 0
-                                 or unit not in self.facts.environment_limits):
+                                 or (environment and unit not in environment)):
             where = (f"quota share {share.name!r}" if share.config.limit_of(unit) == 0
                      else f"the service environment of job queue {self.facts.name!r}")
             return self.answer("NO_CAPACITY_LIMIT_FOR_TYPE", f"job {job.job_id} needs {unit}, "
@@ -236,15 +240,18 @@ class _Explainer:
         return self._capacity(share, unit, count)
 
     def _reach(self, share: LiveShare) -> dict[str, int] | None:
-        try:
-            specs = tuple(_spec(s) for s in self.shares.values())
-            allocation = QuotaAllocation(
-                tuple(CapacityLimit(u, n) for u, n in self.facts.environment_limits.items()),
-                specs,
-            )
-            return allocation.reach(share.name)
-        except (QuotaConfigError, KeyError):
-            return None
+        rules = self.rules
+        return None if rules is None or share.name not in rules.by_share else rules.reach(
+            share.name)
+
+    @property
+    def rules(self) -> BorrowingRules | None:
+        """The one rules model over the live queue (None: the environment is unknown)."""
+        if not hasattr(self, "_rules"):
+            self._rules = rules_of(
+                self.facts.environment_limits, self.shares.values(),
+                unowned_capacity_borrowable=self.unowned_capacity_borrowable)
+        return self._rules
 
     def _queue_blocked(self) -> Explanation | None:
         facts, job = self.facts, self.job
@@ -303,7 +310,7 @@ class _Explainer:
             return self.answer("DISPATCH_PENDING", f"job {job.job_id} fits in quota share "
                                f"{name!r}'s idle {unit}; AWS Batch should start it on its "
                                "next scheduling pass", True)
-        spec = _spec(share)
+        spec = spec_of(share)
         lower = self._lower_priority_running(share, unit)
         if lower:
             return self.answer("IN_SHARE_PREEMPTION_PENDING", f"quota share {name!r} uses its "
@@ -322,19 +329,33 @@ class _Explainer:
             return self.answer("BORROW_LIMIT_REACHED", f"{held}; running {count} more would "
                                f"take it to {used + count:g}, above its borrow ceiling of "
                                f"{ceiling:g} (limit plus {spec.borrow_limit}% of it)", True)
-        idle = sum(max(0.0, self.shares[s].config.limit_of(unit) - usage[s])
-                   for s in self.shares if s != name and _spec(self.shares[s]).strategy.lends)
-        borrowed = sum(max(0.0, usage[s] - self.shares[s].config.limit_of(unit))
-                       for s in self.shares if s != name)
-        available = min(idle - borrowed, capacity - in_use)
-        needed = count - max(0.0, own - used)
+        return self._borrowing(share, unit, count, held)
+
+    def _borrowing(self, share: LiveShare, unit: str, count: int, held: str) -> Explanation:
+        """A borrower whose own capacity is in use: is there idle capacity it may take? Who
+        lends to it and the capacity no share owns come from the rules model."""
+        name = share.name
+        rules = self.rules
+        if rules is None or unit not in rules.environment:
+            return self.answer("DISPATCH_PENDING", f"{held}; the environment's capacity is "
+                               "unknown, so what it could borrow cannot be told", True)
+        use = UnitUse(unit, rules, {s: self.snapshot.usage_of(s).get(unit, 0.0)
+                                    for s in self.shares})
+        rule = use.rule(name)
+        needed = count - use.idle_own(name)
+        available = use.idle_to_borrow(name)
+        sources = [repr(lender) for lender in (rule.lenders if rule is not None else ())]
+        if use.unowned_borrowable:
+            sources.append(f"the {use.unowned} {unit} no share owns")
         if available < needed:
+            where = " and ".join(sources) if sources else "no share (none lends it this type)"
             return self.answer("NOTHING_IDLE_TO_BORROW", f"{held}; it needs to borrow "
-                               f"{needed:g} {unit} but lending shares have "
-                               f"{max(0.0, available):g} idle", True)
-        return self.answer("DISPATCH_PENDING", f"quota share {name!r} may borrow the {unit} "
-                           "it needs and lenders have it idle; AWS Batch assigns idle "
-                           "capacity first come, first served", True)
+                               f"{needed:g} {unit} but only {available:g} is idle that it may "
+                               f"borrow, from {where}", True)
+        return self.answer("DISPATCH_PENDING", f"quota share {name!r} may borrow the {needed:g} "
+                           f"{unit} it needs and {available:g} is idle (from "
+                           f"{' and '.join(sources)}); AWS Batch assigns idle capacity first "
+                           "come, first served", True)
 
     def _lower_priority_running(self, share: LiveShare, unit: str) -> list[str]:
         if share.config.in_share_preemption != "ENABLED":
@@ -352,19 +373,6 @@ class _Explainer:
             if isinstance(priority, int) and priority < self.job.priority:
                 lower.append(summary.job_id)
         return lower
-
-
-def _spec(share: LiveShare) -> QuotaShareSpec:
-    """The model's view of a live share (for reach, lending and ceilings)."""
-    borrow = share.config.borrow_limit
-    return QuotaShareSpec(
-        name=share.name,
-        capacity_limits=[CapacityLimit(u, n) for u, n in share.config.limits.items()],
-        strategy=share.config.strategy,  # type: ignore[arg-type]
-        borrow_limit_percent=None if borrow in (None, -1) else borrow,
-        in_share_preemption=share.config.in_share_preemption == "ENABLED",
-        enabled=share.enabled,
-    )
 
 
 def _history(detail: Mapping[str, Any]) -> dict[str, Any]:
@@ -407,11 +415,13 @@ def main(argv: Sequence[str] | None = None, prog: str = "quota-constructs explai
     target = parser.add_mutually_exclusive_group(required=True)
     target.add_argument("--job", help="the service job's id")
     target.add_argument("--share", help="a quota share: explain its head job")
+    command_line.add_unowned_borrowing(parser)
     options = parser.parse_args(argv)
 
     def command() -> int:
         result = explain(options.queue, job_id=options.job, share=options.share,
-                         reader=command_line.connect(options))
+                         reader=command_line.connect(options),
+                         unowned_capacity_borrowable=options.unowned_capacity_borrowable)
         if options.json:
             print(json.dumps(result.to_json(), indent=2))
         else:

@@ -50,17 +50,23 @@ import argparse
 import contextlib
 import csv
 import json
+import math
 import sys
+import threading
 import time
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..runtime.batch_gateway import BatchRequestError
 from ..runtime.batch_reads import paginate
+from ..runtime.retry import THROTTLING_CODES, RetryPolicy
 from . import command_line
-from .queue_reader import LiveQueueError, QueueReader
+from .queue_reader import LiveQueueError, QueueReader, _readable
 
 STATUSES = ("SUBMITTED", "PENDING", "RUNNABLE", "SCHEDULED", "STARTING", "RUNNING",
             "SUCCEEDED", "FAILED")
@@ -68,8 +74,19 @@ RUNNING_STATUSES = frozenset({"SCHEDULED", "STARTING", "RUNNING"})
 PAGE_SIZE = 100
 MAX_PAGES = 2000
 """Pages read per status at most (200,000 jobs), so a misbehaving listing cannot loop forever."""
-DEFAULT_RATE = 10.0
-"""DescribeServiceJob calls per second (a fifth of AWS Batch's documented 50 per account)."""
+DEFAULT_MAX_RATE = 40.0
+"""DescribeServiceJob calls per second at most: AWS Batch documents 50 API transactions per
+second per account; the rest is left to the teams submitting."""
+DEFAULT_START_RATE = 20.0
+DEFAULT_WORKERS = 8
+"""Calls in flight at most: enough to keep the rate's pace whatever the answer's latency."""
+DESCRIBE_ATTEMPTS = 10
+"""Tries of one job's DescribeServiceJob before the export stops (throttles included)."""
+DESCRIBE_RETRY = RetryPolicy(max_attempts=DESCRIBE_ATTEMPTS, base_delay=0.25, max_delay=8.0)
+"""Module-level so tests (and only tests) can make the backoff instant."""
+MAX_WORKERS = 32
+PROGRESS_EVERY = 500
+OUT_FORMATS = (".csv", ".json")
 COLUMNS = (
     "job_id", "share", "submitted_at", "duration", "instance_type", "instance_count",
     "priority", "preemption_retries", "submitted_at_utc", "job_name", "status", "history",
@@ -95,24 +112,60 @@ class ExportedJob:
     preemptions: int
 
 
-class Pacer:
-    """At most ``rate`` calls per second (0: no pacing); ``clock``/``sleep`` for tests."""
+class AdaptiveRate:
+    """A client-side token bucket whose rate follows the service's throttling.
 
-    def __init__(self, rate: float, clock: Callable[[], float] = time.monotonic,
+    Calls are spaced ``1 / rate`` apart (``acquire``; thread-safe). The rate starts at
+    ``start`` and moves with the share of recent answers (the last :attr:`WINDOW`) that were
+    throttles: below :attr:`RAISE_BELOW` it grows by :attr:`STEP` per answer, up to
+    ``ceiling``; above :attr:`CUT_ABOVE` it is cut by :attr:`CUT` (at most once per window of
+    answers, never below ``floor``); in between it holds.
+
+    Why a share and not every throttle: a service that refuses a fixed share of requests
+    whatever the pace (as many fakes, and Batch under others' load, do) would otherwise drive
+    the rate to its floor for nothing, while a service with a fixed rate answers a client
+    above that rate with a share of throttles that grows with the excess, so the rate settles
+    within a third of the service's (a throttled call is retried, so every job is described).
+    ``clock`` and ``sleep`` are injectable (tests never wait).
+    """
+
+    WINDOW = 20
+    RAISE_BELOW = 0.25
+    CUT_ABOVE = 0.4
+    STEP = 0.5
+    CUT = 0.7
+
+    def __init__(self, *, start: float = 20.0, ceiling: float = 50.0, floor: float = 1.0,
+                 clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], None] = time.sleep) -> None:
-        self.interval = 1.0 / rate if rate > 0 else 0.0
-        self.clock = clock
-        self.sleep = sleep
-        self.next_at: float | None = None
+        self.ceiling = ceiling if ceiling > 0 else math.inf
+        self.floor = min(floor, self.ceiling)
+        self.rate = min(max(start, self.floor), self.ceiling)
+        self.clock, self.sleep = clock, sleep
+        self.throttles = 0
+        self._recent: deque[bool] = deque(maxlen=self.WINDOW)
+        self._next_at: float | None = None
+        self._lock = threading.Lock()
 
-    def wait(self) -> None:
-        if not self.interval:
-            return
-        now = self.clock()
-        if self.next_at is not None and now < self.next_at:
-            self.sleep(self.next_at - now)
-            now = self.next_at
-        self.next_at = now + self.interval
+    def acquire(self) -> None:
+        """Wait for this call's slot."""
+        with self._lock:
+            now = self.clock()
+            slot = now if self._next_at is None else max(now, self._next_at)
+            self._next_at = slot + (0.0 if math.isinf(self.rate) else 1.0 / self.rate)
+        if slot > now:
+            self.sleep(slot - now)
+
+    def answered(self, *, throttled: bool) -> None:
+        with self._lock:
+            self._recent.append(throttled)
+            self.throttles += throttled
+            share = sum(self._recent) / len(self._recent)
+            if len(self._recent) == self.WINDOW and share > self.CUT_ABOVE:
+                self.rate = max(self.floor, self.rate * self.CUT)
+                self._recent.clear()  # the next cut is judged on answers at the new rate
+            elif share < self.RAISE_BELOW and not math.isinf(self.rate):
+                self.rate = min(self.ceiling, self.rate + self.STEP)
 
 
 Read = Callable[..., dict[str, Any]]
@@ -184,42 +237,155 @@ def _capacity(detail: Mapping[str, Any]) -> tuple[str, int]:
         return "", 1
 
 
+Attempt = Callable[..., dict[str, Any]]
+"""``attempt(operation, **params)``: one Batch call without retries (``QueueReader.attempt``),
+raising :class:`~quota_constructs.runtime.batch_gateway.BatchRequestError`."""
+
+
+@dataclass(frozen=True)
+class Pace:
+    """How ``DescribeServiceJob`` calls are paced (see :class:`AdaptiveRate`)."""
+
+    max_rate: float = DEFAULT_MAX_RATE
+    """Calls per second at most (0: no ceiling; throttles still slow the export down)."""
+    workers: int = DEFAULT_WORKERS
+    """Calls in flight at most."""
+    retry: RetryPolicy = field(default_factory=lambda: DESCRIBE_RETRY)
+    """Backoff of one job's throttled or failed call."""
+
+
+def describe_jobs(
+    attempt: Attempt,
+    job_ids: Sequence[str],
+    *,
+    pace: Pace | None = None,
+    rate: AdaptiveRate | None = None,
+    note: Callable[[str], None] = lambda message: None,
+) -> list[dict[str, Any]]:
+    """DescribeServiceJob of every id, ``pace.workers`` at a time, at ``rate`` (which follows
+    throttling); a throttled or transient failure is retried with backoff. Returns the answers
+    in the order of ``job_ids``; the first job that keeps failing stops the export."""
+    pace = pace or Pace()
+    rate = rate or AdaptiveRate(start=min(DEFAULT_START_RATE, pace.max_rate or math.inf),
+                                ceiling=pace.max_rate)
+    answers: list[dict[str, Any] | None] = [None] * len(job_ids)
+    stop = threading.Event()
+    done = [0]
+    lock = threading.Lock()
+
+    def describe(index: int) -> None:
+        for number in range(1, pace.retry.max_attempts + 1):
+            if stop.is_set():
+                return
+            rate.acquire()
+            try:
+                answers[index] = attempt("DescribeServiceJob", jobId=job_ids[index])
+            except BatchRequestError as error:
+                throttled = _is_throttle(error)
+                if throttled:
+                    rate.answered(throttled=True)
+                if not (throttled or error.ambiguous) or number == pace.retry.max_attempts:
+                    stop.set()  # the other workers return at their next call
+                    raise
+                pace.retry.sleep(pace.retry.delay(number))
+                continue
+            rate.answered(throttled=False)
+            with lock:
+                done[0] += 1
+                count = done[0]
+            if count % PROGRESS_EVERY == 0 or count == len(job_ids):
+                note(f"described {count:,} of {len(job_ids):,} jobs ({rate.rate:.0f} calls/s "
+                     f"now; {rate.throttles:,} throttled and retried)")
+            return
+
+    with ThreadPoolExecutor(max_workers=max(1, pace.workers)) as pool:
+        futures = [pool.submit(describe, index) for index in range(len(job_ids))]
+        try:
+            for future in futures:
+                future.result()
+        except BaseException:
+            stop.set()
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+    return [answer for answer in answers if answer is not None]
+
+
+def _is_throttle(error: BatchRequestError) -> bool:
+    detail = error.detail.lower()
+    return (error.code in THROTTLING_CODES or "too many requests" in detail
+            or "rate exceeded" in detail)
+
+
 def export_history(
-    read: Read,
+    reader: QueueReader | Read,
     queue: str,
     out: Path,
     *,
     since: datetime | None = None,
-    rate: float = DEFAULT_RATE,
-    pacer: Pacer | None = None,
+    pace: Pace | None = None,
+    rate: AdaptiveRate | float | None = None,
     note: Callable[[str], None] = lambda message: None,
     now: Callable[[], float] = time.time,
 ) -> list[ExportedJob]:
-    """Write ``queue``'s jobs (created at or after ``since``) to ``out`` (CSV); return them.
+    """Write ``queue``'s jobs (created at or after ``since``) to ``out`` (``.csv`` or
+    ``.json``, see :func:`write_history`); return them.
 
-    ``read`` is the live commands' read layer (``QueueReader.read``): retries and one-line
-    errors come from there."""
-    pace = pacer or Pacer(rate)
+    Listing goes through the live commands' read layer (``reader.read``: its retries); the
+    describes through :func:`describe_jobs` (``reader.attempt``). Failures are one-line
+    :class:`LiveQueueError`. Given a bare ``read`` function (the earlier signature), it
+    describes through it too, and a number ``rate`` is the ceiling of calls per second."""
+    check_out(out)
+    read: Read = reader.read if isinstance(reader, QueueReader) else reader
+    attempt: Attempt = reader.attempt if isinstance(reader, QueueReader) else reader
+    if isinstance(rate, (int, float)):
+        pace, rate = replace(pace or Pace(), max_rate=float(rate)), None
     listed = list_job_ids(read, queue, note)
     if since is not None:
         # The listing carries createdAt: older jobs are never described.
         listed = [item for item in listed if item[2] >= since.timestamp()]
-    jobs: list[ExportedJob] = []
+    try:
+        details = describe_jobs(attempt, [job_id for job_id, _, _ in listed],
+                                pace=pace, rate=rate, note=note)
+    except BatchRequestError as error:
+        raise _readable(error) from error
     cutoff = since.timestamp() if since else None
-    for number, (job_id, _, _) in enumerate(listed, 1):
-        pace.wait()
-        detail = read("DescribeServiceJob", jobId=job_id)
-        job = describe_job(detail, now())
-        if cutoff is None or job.created_at >= cutoff:
-            jobs.append(job)
-        if number % 500 == 0 or number == len(listed):
-            note(f"described {number:,} of {len(listed):,} jobs")
+    moment = now()
+    jobs = [job for job in (describe_job(detail, moment) for detail in details)
+            if cutoff is None or job.created_at >= cutoff]
     jobs.sort(key=lambda j: (j.created_at, j.job_id))
     write_history(out, jobs)
     return jobs
 
 
+def check_out(out: Path) -> None:
+    """``--out`` names a ``.csv`` or ``.json`` file (checked before anything is read)."""
+    if out.suffix.lower() not in OUT_FORMATS:
+        raise LiveQueueError(f"--out got {str(out)!r}; allowed: a file ending in "
+                             f"{' or '.join(OUT_FORMATS)} (the workload formats)")
+
+
 def write_history(out: Path, jobs: Sequence[ExportedJob]) -> None:
+    """CSV (the workload columns and, for people, :data:`COLUMNS`' others) or JSON (the
+    workload's ``{"jobs": [...]}``: its loader takes the workload fields only), by suffix."""
+    check_out(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if out.suffix.lower() == ".json":
+        out.write_text(json.dumps({"jobs": [_record(job, jobs) for job in jobs]}, indent=1)
+                       + "\n", encoding="utf-8")
+        return
+    _write_csv(out, jobs)
+
+
+def _record(job: ExportedJob, jobs: Sequence[ExportedJob]) -> dict[str, Any]:
+    return {
+        "job_id": job.job_id, "share": job.share,
+        "submitted_at": job.created_at - jobs[0].created_at, "duration": job.duration,
+        "instance_type": job.instance_type, "instance_count": job.instance_count,
+        "priority": job.priority, "preemption_retries": job.preemption_retries,
+    }
+
+
+def _write_csv(out: Path, jobs: Sequence[ExportedJob]) -> None:
     first = jobs[0].created_at if jobs else 0.0
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", newline="", encoding="utf-8") as stream:
@@ -242,9 +408,14 @@ def parser(prog: str = "quota-constructs history") -> argparse.ArgumentParser:
     when.add_argument("--since", help="only jobs created at or after this ISO time "
                       "(e.g. 2026-11-24T00:00:00Z)")
     when.add_argument("--days", type=float, help="only jobs created in the last N days")
-    p.add_argument("--out", type=Path, required=True, help="the .csv file to write")
-    p.add_argument("--rate", type=float, default=DEFAULT_RATE,
-                   help=f"DescribeServiceJob calls per second ({DEFAULT_RATE:g}; 0 = unpaced)")
+    p.add_argument("--out", type=Path, required=True,
+                   help="the workload file to write: .csv (with columns for people) or .json")
+    p.add_argument("--max-rate", "--rate", dest="max_rate", type=float,
+                   default=DEFAULT_MAX_RATE,
+                   help=f"DescribeServiceJob calls per second at most ({DEFAULT_MAX_RATE:g}; "
+                   "0 = no ceiling); below it the pace follows the service's throttling")
+    p.add_argument("--workers", type=int, default=DEFAULT_WORKERS,
+                   help=f"DescribeServiceJob calls in flight at most ({DEFAULT_WORKERS})")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     return p
 
@@ -260,12 +431,17 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "quota-constructs his
 
     def command() -> int:
         since = _since(options.since, options.days)
-        if options.rate < 0:
-            raise LiveQueueError(f"--rate got {options.rate}; allowed: calls per second >= 0")
+        if options.max_rate < 0:
+            raise LiveQueueError(f"--max-rate got {options.max_rate:g}; allowed: calls per "
+                                 "second >= 0 (0 = no ceiling)")
+        if not 1 <= options.workers <= MAX_WORKERS:
+            raise LiveQueueError(f"--workers got {options.workers}; allowed: 1 to "
+                                 f"{MAX_WORKERS} calls in flight")
+        check_out(options.out)
         reader = QueueReader.connect(profile=options.profile, region=options.region,
                                      progress=note)
-        jobs = export_history(reader.read, options.queue, options.out, since=since,
-                              rate=options.rate, note=note)
+        jobs = export_history(reader, options.queue, options.out, since=since,
+                              pace=Pace(options.max_rate, options.workers), note=note)
         flags: dict[str, int] = {}
         for job in jobs:
             flags[job.history] = flags.get(job.history, 0) + 1

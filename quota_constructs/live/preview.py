@@ -36,15 +36,19 @@ custom resource's delete fails and the share with its jobs stays.
 
 from __future__ import annotations
 
-import importlib
 import json
-import sys
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from quota_constructs.model import QuotaConfigError, QuotaShareSpec, resource_properties
+from quota_constructs.cli.declarations import CLOUDFORMATION, Declaration, declaration_of
+from quota_constructs.model import (
+    QuotaAllocation,
+    QuotaConfigError,
+    QuotaShareSpec,
+    resource_properties,
+)
 from quota_constructs.runtime.guards import assess_delete, assess_shrink
 from quota_constructs.runtime.live_share import LiveShare
 from quota_constructs.runtime.ownership import owner_of, release_on_delete, stack_marker
@@ -150,7 +154,10 @@ def preview(
         if not _same_queue(declaration.job_queue, facts.name, facts.arn):
             continue
         changes.append(
-            _judge(reader, item, declaration, live, accounted, owner_known=stack_id is not None)
+            # A share from a declaration object has no logical id, so its owner marker cannot
+            # be recomputed even with the stack id: judged as without it (module docstring).
+            _judge(reader, item, declaration, live, accounted,
+                   owner_known=stack_id is not None and bool(item.logical_id))
         )
     this_stack = None if stack_id is None else stack_marker(stack_id)
     for name, share in sorted(live.items()):
@@ -358,34 +365,44 @@ def _name_of(queue: str) -> str:
     return queue.rsplit("job-queue/", 1)[-1]
 
 
+def declared_from_declaration(declaration: Declaration, job_queue: str) -> list[DeclaredShare]:
+    """The shares of ``declaration`` (the one shape every command reads, see
+    :mod:`quota_constructs.cli.declarations`) as the resources a deployment of it declares on
+    ``job_queue``: each share with its own lifecycle switches (``lifecycle`` /
+    ``lifecycle_by_share``), guarded unless ``provisioning`` is CLOUDFORMATION.
+
+    The declaration is checked as the synth checks it first (``QuotaAllocation.check``): a
+    deployment of an allocation the synth refuses never reaches the custom resource."""
+    QuotaAllocation.check(environment_limits=declaration.capacity_limits,
+                          shares=declaration.shares, queue_name=declaration.queue_name)
+    if declaration.provisioning == CLOUDFORMATION:
+        return [DeclaredShare(resource_properties(spec, job_queue), guarded=False)
+                for spec in declaration.shares]
+    return [
+        DeclaredShare.of_spec(spec, job_queue, opt_ins=GuardOptIns(
+            **asdict(declaration.lifecycle_of(spec.name))))
+        for spec in declaration.shares
+    ]
+
+
 def declared_from_attribute(reference: str, job_queue: str) -> list[DeclaredShare]:
-    """``module:ATTRIBUTE``: a sequence of QuotaShareSpec or DeclaredShare (or a callable
-    returning one). Specs are declared with every guard on."""
-    module_name, _, attribute = reference.partition(":")
-    if not module_name or not attribute:
-        raise QuotaConfigError("preview", "--declaration", reference, "module:ATTRIBUTE")
-    try:
-        value: Any = importlib.import_module(module_name)
-        for part in attribute.split("."):
-            value = getattr(value, part)
-    except (ImportError, AttributeError) as error:
-        raise QuotaConfigError("preview", "--declaration", reference,
-                               f"an importable module:ATTRIBUTE ({error})") from error
-    if callable(value):
-        value = value()
-    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
-        raise QuotaConfigError("preview", "--declaration", reference,
-                               "a sequence of QuotaShareSpec or DeclaredShare")
-    declared = []
-    for item in value:
-        if isinstance(item, QuotaShareSpec):
-            declared.append(DeclaredShare.of_spec(item, job_queue))
-        elif isinstance(item, DeclaredShare):
-            declared.append(item)
-        else:
-            raise QuotaConfigError("preview", "--declaration", item,
-                                   "QuotaShareSpec or DeclaredShare items")
-    return declared
+    """``--declaration`` (``file.py:ATTR`` or ``module:ATTR``) read by the one loader."""
+    return declared_from_declaration(
+        declaration_of(reference, reference, command="preview"), job_queue)
+
+
+def queue_of(option: str | None, declaration: Declaration | None) -> str:
+    """``--queue``, or the declaration's ``queue_name``; they must agree when both are given."""
+    named = None if declaration is None else declaration.queue_name
+    if option is None:
+        if named is None:
+            raise QuotaConfigError("preview", "--queue", None, "the job queue's name or ARN "
+                                   "(required unless the declaration has a queue_name)")
+        return named
+    if named is not None and _name_of(option) != named:
+        raise QuotaConfigError("preview", "--queue", option,
+                               f"the declaration's queue_name {named!r} (or leave --queue out)")
+    return option
 
 
 # -- command line -----------------------------------------------------------------------------
@@ -411,9 +428,13 @@ def render_text(result: Preview) -> str:
 def main(argv: Sequence[str] | None = None, prog: str = "quota-constructs preview") -> int:
     parser = command_line.parser(
         prog, "What deploying a declaration would do to the live queue, judged by the custom "
-              "resource's own guards. Exit status 1 when the deployment would be refused.")
+              "resource's own guards. Exit status 1 when the deployment would be refused.",
+        queue_required=False)
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--declaration", help="module:ATTRIBUTE, a sequence of QuotaShareSpec")
+    source.add_argument("--declaration", metavar="FILE.py:ATTR|MODULE:ATTR",
+                        help="the declaration simulate and recommend read: capacity_limits, "
+                        "shares, optionally queue_name, lifecycle, lifecycle_by_share, "
+                        "provisioning")
     source.add_argument("--template", type=Path, help="cdk.out/STACK.template.json")
     parser.add_argument("--queue-resource", help="with --template: the logical id of the "
                         "AWS::Batch::JobQueue (or the reference) that --queue is, when the "
@@ -423,20 +444,24 @@ def main(argv: Sequence[str] | None = None, prog: str = "quota-constructs previe
     options = parser.parse_args(argv)
 
     def command() -> int:
-        reader = command_line.connect(options)
+        # The declaration is read (and refused) before anything is asked of AWS.
         if options.template is not None:
+            queue = queue_of(options.queue, None)
             try:
                 template = json.loads(options.template.read_text(encoding="utf-8"))
             except (OSError, ValueError) as error:
                 raise QuotaConfigError("preview", "--template", str(options.template),
                                        f"a readable CloudFormation JSON template ({error})"
                                        ) from error
-            declared = declared_from_template(template, options.queue,
+            declared = declared_from_template(template, queue,
                                               queue_resource=options.queue_resource)
         else:
-            sys.path.insert(0, str(Path.cwd()))
-            declared = declared_from_attribute(options.declaration, options.queue)
-        result = preview(options.queue, declared, reader=reader, stack_id=options.stack_id)
+            declaration = declaration_of(options.declaration, options.declaration,
+                                         command="preview")
+            queue = queue_of(options.queue, declaration)
+            declared = declared_from_declaration(declaration, queue)
+        reader = command_line.connect(options)
+        result = preview(queue, declared, reader=reader, stack_id=options.stack_id)
         print(json.dumps(result.to_json(), indent=2) if options.json else render_text(result))
         return command_line.REFUSED if result.refused else command_line.OK
 

@@ -7,16 +7,18 @@ backoff for throttling and 5xx, the same snapshot and job parsing. Nothing else 
 only.
 
 The client is an ordinary boto3 ``batch`` client from the standard configuration: profile
-(``AWS_PROFILE`` or ``--profile``), region (``AWS_REGION``/``AWS_DEFAULT_REGION``, the profile or
-``--region``), credentials from the usual chain, and ``AWS_ENDPOINT_URL_BATCH``. Every failure
-becomes a :class:`LiveQueueError` whose message is one line a person can act on.
+(``AWS_PROFILE`` or ``--profile``), region (``--region``, else ``AWS_REGION``, else
+``AWS_DEFAULT_REGION``, else the profile's: :func:`region_of`), credentials from the usual
+chain, and ``AWS_ENDPOINT_URL_BATCH``. Every failure becomes a :class:`LiveQueueError` whose
+message is one line a person can act on.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from quota_constructs.runtime.batch_gateway import NOT_FOUND_CODES, BatchRequestError
@@ -47,6 +49,26 @@ LIVE_OPERATIONS = ("DescribeJobQueues", "DescribeServiceEnvironments", "Describe
 """Operations the live commands call beyond the custom resource's."""
 
 Progress = Callable[[str], None]
+
+
+NO_REGION = (
+    "no AWS region configured: pass --region REGION, set AWS_REGION (or AWS_DEFAULT_REGION), "
+    "or give the profile a region (aws configure set region REGION [--profile NAME])"
+)
+
+
+def region_of(option: str | None, environ: Mapping[str, str] | None = None) -> str | None:
+    """The region to use: ``--region``, else ``AWS_REGION``, else None (boto3 then reads
+    ``AWS_DEFAULT_REGION``, then the profile's ``region``).
+
+    Assumption (stated once): boto3 itself never reads ``AWS_REGION`` (botocore's region
+    setting is ``AWS_DEFAULT_REGION`` or the profile), while the AWS CLI v2 and the other AWS
+    SDKs read it first; an operator who exported ``AWS_REGION`` means that region, so it is
+    honoured ahead of ``AWS_DEFAULT_REGION`` and the profile, as the AWS CLI does."""
+    if option:
+        return option
+    value = (os.environ if environ is None else environ).get("AWS_REGION", "").strip()
+    return value or None
 
 
 class LiveQueueError(Exception):
@@ -127,14 +149,10 @@ class QueueReader(MonitoringGateway):
             user_agent_extra="quota-constructs-cli",
         )
         try:
-            client = boto3.Session(profile_name=profile, region_name=region).client(
-                "batch", config=config
-            )
+            session = boto3.Session(profile_name=profile, region_name=region_of(region))
+            client = session.client("batch", config=config)
         except NoRegionError as error:
-            raise LiveQueueError(
-                "no AWS region configured: pass --region, set AWS_REGION, or give the profile "
-                "a region"
-            ) from error
+            raise LiveQueueError(NO_REGION) from error
         except ProfileNotFound as error:
             raise LiveQueueError(f"{error}; see `aws configure list-profiles`") from error
         except BotoCoreError as error:
@@ -308,6 +326,12 @@ class QueueReader(MonitoringGateway):
             raise _readable(error) from error
         except QuotaShareLifecycleError as error:
             raise LiveQueueError(str(error)) from error
+
+    def attempt(self, operation: str, **params: Any) -> dict[str, Any]:
+        """One Batch call, no retries: the caller paces and retries (``history``'s adaptive
+        rate needs to hear every throttle). Raises :class:`BatchRequestError`."""
+        self.calls += 1
+        return self._request(operation, params, replace(self._policy, max_attempts=1))
 
     def _call(self, operation: str, **params: Any) -> dict[str, Any]:
         self.calls += 1

@@ -8,10 +8,13 @@ A share with more RUNNABLE jobs than those pages hold shows the count read as a 
 (``runnable_capped``: "at least").
 
 Figures per share and instance type: ``limit`` (its own), ``in_use`` (GetJobQueueSnapshot),
-``borrowed`` (in use above its own limit), ``idle_own`` (its own limit it does not use), and
-``lent`` (the part of its idle own capacity other shares are borrowing). Batch does not say who
-lent what: ``lent`` assumes borrowers draw from lending shares' idle own capacity in proportion
-to how much each has idle (capped at it), which is exact whenever one share lends or every
+``borrowed`` (in use above its own limit), ``idle_own`` (its own limit it does not use),
+``reach`` (the most it can ever hold), and ``lent`` (the part of its idle own capacity other
+shares are borrowing); per type, ``unowned``: capacity no share owns. Reach, who lends to whom
+and the capacity no share owns come from the one rules model (:mod:`.rules`). Batch does not
+say who lent what: ``lent`` assumes borrowers hold the borrowable capacity no share owns first
+(nobody lent it: nobody can reclaim it), then the lenders' idle own capacity in proportion to
+how much each has idle (capped at it), which is exact whenever one share lends or every
 lender's idle capacity is in use.
 """
 
@@ -29,6 +32,7 @@ from quota_constructs.runtime.share_request import GuardOptIns
 
 from . import command_line
 from .queue_reader import RUNNABLE_PAGES, QueueFacts, QueueReader, RunnableCount, Snapshot
+from .rules import UnitUse, rules_of
 
 LENDING_STRATEGIES = frozenset({"LEND", "LEND_AND_BORROW"})
 
@@ -41,6 +45,9 @@ class UnitStatus:
     borrowed: float
     lent: float
     idle_own: float
+    reach: int | None = None
+    """The most of this type the share can ever hold (the rules model); None when the
+    environment's capacity is unknown."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +79,8 @@ class UnitTotal:
     """The service environment's capacity of this type (0 if unknown)."""
     limits: int
     in_use: float
+    unowned: int | None = None
+    """Capacity no share owns (the environment less the shares' limits); None if unknown."""
 
 
 @dataclass(frozen=True)
@@ -124,7 +133,10 @@ class QueueStatus:
             ],
             "totals": [
                 {"instance_type": t.instance_type, "capacity": t.capacity, "limits": t.limits,
-                 "in_use": _number(t.in_use)}
+                 "unowned": t.unowned, "in_use": _number(t.in_use),
+                 "reach": {share.name: unit.reach for share in self.shares
+                           for unit in share.units
+                           if unit.instance_type == t.instance_type and unit.reach is not None}}
                 for t in self.totals
             ],
             "runnable_capped_means": (
@@ -142,10 +154,17 @@ def queue_status(
     *,
     now_ms: int,
     runnable_pages: int = RUNNABLE_PAGES,
+    unowned_capacity_borrowable: bool = True,
 ) -> QueueStatus:
     """The status from what was read (no I/O)."""
     unit_names = _units(shares, snapshot)
-    lent = {unit: _lent(unit, shares, snapshot) for unit in unit_names}
+    rules = rules_of(facts.environment_limits, shares,
+                     unowned_capacity_borrowable=unowned_capacity_borrowable)
+    uses = {unit: UnitUse(unit, rules, {s.name: snapshot.usage_of(s.name).get(unit, 0.0)
+                                         for s in shares})
+            for unit in unit_names if rules is not None and unit in rules.environment}
+    lent = {unit: uses[unit].lent() if unit in uses else _lent(unit, shares, snapshot)
+            for unit in unit_names}
     share_rows = []
     for share in shares:
         usage = snapshot.usage_of(share.name)
@@ -162,6 +181,7 @@ def queue_status(
                 borrowed=max(0.0, in_use - limit),
                 lent=lent[unit].get(share.name, 0.0),
                 idle_own=max(0.0, limit - in_use),
+                reach=_reach(uses.get(unit), share.name),
             ))
         front = snapshot.front_of_shares.get(share.name)
         head = None
@@ -180,6 +200,7 @@ def queue_status(
             sum(share.config.limit_of(unit) for share in shares),
             snapshot.total.get(unit, sum(snapshot.usage_of(s.name).get(unit, 0.0)
                                          for s in shares)),
+            uses[unit].unowned if unit in uses else None,
         )
         for unit in unit_names
     )
@@ -193,6 +214,7 @@ def read_status(
     reader: QueueReader | None = None,
     runnable_pages: int = RUNNABLE_PAGES,
     now_ms: int | None = None,
+    unowned_capacity_borrowable: bool = True,
 ) -> QueueStatus:
     """Read the queue's status (see the module docstring for the calls it makes)."""
     reader = reader or QueueReader.connect()
@@ -208,6 +230,7 @@ def read_status(
         facts, shares, snapshot, runnable,
         now_ms=int(time.time() * 1000) if now_ms is None else now_ms,
         runnable_pages=runnable_pages,
+        unowned_capacity_borrowable=unowned_capacity_borrowable,
     )
 
 
@@ -243,6 +266,10 @@ def render_table(status: QueueStatus) -> str:
               .rstrip() for row in (header, *rows)]
     lines.append("(queue) row: LIMIT is the shares' limits / the environment's capacity; "
                  "IDLE OWN is capacity no job uses.")
+    unowned = [f"{t.unowned} {t.instance_type}" for t in status.totals if t.unowned]
+    if unowned:
+        lines.append(f"no share owns {', '.join(unowned)}: LEND_AND_BORROW shares may borrow "
+                     "it (the rules model's assumption).")
     if any(share.runnable_capped for share in status.shares):
         lines.append(f">=N: more RUNNABLE jobs than {status.runnable_pages} pages hold; "
                      "at least N.")
@@ -255,11 +282,13 @@ def main(argv: Sequence[str] | None = None, prog: str = "quota-constructs status
     parser.add_argument("--runnable-pages", type=int, default=RUNNABLE_PAGES,
                         help=f"ListServiceJobs pages read per share at most "
                              f"(default {RUNNABLE_PAGES}); beyond, counts are floors")
+    command_line.add_unowned_borrowing(parser)
     options = parser.parse_args(argv)
 
     def command() -> int:
         status = read_status(options.queue, reader=command_line.connect(options),
-                             runnable_pages=max(1, options.runnable_pages))
+                             runnable_pages=max(1, options.runnable_pages),
+                             unowned_capacity_borrowable=options.unowned_capacity_borrowable)
         print(json.dumps(status.to_json(), indent=2) if options.json else render_table(status))
         return command_line.OK
 
@@ -275,8 +304,14 @@ def _units(shares: Sequence[LiveShare], snapshot: Snapshot) -> list[str]:
     return units
 
 
+def _reach(use: UnitUse | None, share: str) -> int | None:
+    rule = None if use is None else use.rule(share)
+    return None if rule is None else rule.reach
+
+
 def _lent(unit: str, shares: Sequence[LiveShare], snapshot: Snapshot) -> dict[str, float]:
-    """Per lending share, how much of its idle own ``unit`` other shares borrow (see module)."""
+    """Per lending share, how much of its idle own ``unit`` other shares borrow, when the
+    environment's capacity (and so the rules model) is unknown: by strategy alone."""
     borrowed = sum(
         max(0.0, snapshot.usage_of(s.name).get(unit, 0.0) - s.config.limit_of(unit))
         for s in shares

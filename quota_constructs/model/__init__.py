@@ -5,7 +5,8 @@ the same rules, and the Lambda asset carries this package as it is.
 """
 
 from .agreement import ShareAgreement, validate_agreement
-from .borrowing import BorrowingRules, UnitRules, borrow_allowance, borrow_ceiling
+from .borrow_limit import UNLIMITED_BORROW, borrow_allowance, borrow_ceiling
+from .borrowing import BorrowingRules, UnitRules
 from .capacity import (
     MAX_CAPACITY_LIMITS,
     CapacityLimit,
@@ -32,7 +33,6 @@ from .queue import (
 )
 from .report import allocation_summary
 from .share import (
-    UNLIMITED_BORROW,
     QuotaShareSpec,
     SharingStrategy,
     check_share_name,

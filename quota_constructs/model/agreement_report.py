@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from .agreement_submission import SubmissionTerms, how_to_submit_markdown, strictest_ceiling
-from .borrowing import UNOWNED, borrow_allowance
+from .borrow_limit import borrow_allowance
+from .borrowing import UNOWNED
 from .capacity import CapacityLimit
 from .deployed_names import DeployedName, PrincipalNames, QueueNames
 from .queue import QuotaAllocation

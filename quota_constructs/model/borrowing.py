@@ -3,10 +3,11 @@ whom it lends to. The one place every part of the library reads them from.
 
 The summary, the allocation agreement and the simulator take their figures from
 :class:`BorrowingRules` (``QuotaAllocation.rules``), and the custom resource's shrink guard its
-borrow ceiling from :func:`borrow_ceiling`; none of them re-derives a rule (the monitoring only
-measures use against the declared limits, and reads reach and lenders from here when it needs
-them). What AWS Batch documents is followed as written; where it is silent, the assumption is
-stated here once.
+borrow ceiling from :func:`~.borrow_limit.borrow_ceiling` (the rounding of assumption 2
+lives in :mod:`.borrow_limit`, below this module and the spec); none of them re-derives a rule
+(the monitoring only measures use against the declared limits, and reads reach and lenders
+from here when it needs them). What AWS Batch documents is followed as written; where it is
+silent, the assumption is stated here once.
 
 Choosing the other reading of assumption 1: CDK context
 ``quota_constructs:unownedCapacityBorrowable`` (``false``) for the constructs, summary and
@@ -43,31 +44,15 @@ Assumptions (AWS is silent; the reason, and the option where a user may want the
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from .share import UNLIMITED_BORROW, QuotaShareSpec, SharingStrategy
+# The rounding itself (assumption 2) sits one floor down, where a spec can read it too.
+from .borrow_limit import borrow_allowance
+from .share import QuotaShareSpec, SharingStrategy
 
 UNOWNED = "capacity no share owns"
 """How agreements and summaries name the unowned capacity a borrower may use."""
-
-
-def borrow_allowance(own: int, borrow_limit: int | None) -> float:
-    """Instances of one type a share with ``own`` of it may borrow on top, under AWS Batch's
-    ``borrowLimit`` (None: the strategy does not borrow; -1: unlimited, ``math.inf``).
-
-    The rounding rule (assumption 2 of the module): ``floor(borrow_limit × own / 100)``."""
-    if borrow_limit is None or own <= 0:
-        return 0
-    if borrow_limit == UNLIMITED_BORROW:
-        return math.inf
-    return (borrow_limit * own) // 100
-
-
-def borrow_ceiling(own: int, borrow_limit: int | None) -> float:
-    """The most of one type the share may ever use: its own limit plus its allowance."""
-    return own + borrow_allowance(own, borrow_limit)
 
 
 @dataclass(frozen=True)

@@ -8,14 +8,13 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from .agreement import ShareAgreement, validate_agreement
+from .borrow_limit import UNLIMITED_BORROW, borrow_ceiling
 from .capacity import CapacityLimit, CapacityUnit, validate_capacity_limits
 from .errors import QuotaConfigError
 from .tags import validate_tags
 from .tokens import is_unresolved
 
 SHARE_NAME_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,128}")
-UNLIMITED_BORROW = -1
-"""What AWS Batch calls unlimited borrowing (``borrowLimit`` of -1)."""
 
 
 class SharingStrategy(StrEnum):
@@ -122,11 +121,7 @@ class QuotaShareSpec:
 
     def ceiling_of(self, unit: str) -> float:
         """Most of ``unit`` its borrow limit lets the share use: its own limit plus
-        ``floor(percent × limit / 100)`` (see :mod:`quota_constructs.model.borrowing`)."""
-        # The rounding rule lives with the other borrowing rules (imported here: that module
-        # builds on this one).
-        from .borrowing import borrow_ceiling
-
+        ``floor(percent × limit / 100)`` (see :mod:`quota_constructs.model.borrow_limit`)."""
         return borrow_ceiling(self.limit_of(unit), self.borrow_limit)
 
 

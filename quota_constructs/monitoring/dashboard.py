@@ -11,18 +11,8 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from constructs import Construct
 
 from ..model import QuotaShareSpec
-from ..runtime.monitoring_contract import (
-    BLOCKED_JOBS,
-    CAPACITY_IN_USE,
-    JOBS_OVER_BUDGET,
-    JOBS_TERMINATED_OVER_BUDGET,
-    OLDEST_RUNNABLE_JOB_AGE,
-    PREEMPTION_KINDS,
-    PREEMPTIONS,
-    RUNNABLE_JOBS,
-    SHARE_DRIFT,
-)
-from ._metrics import AWS_BATCH_COUNTS, AWS_BATCH_WAIT, ShareMetrics
+from ..runtime.monitoring_contract import PREEMPTION_KINDS
+from .metrics import AWS_BATCH_COUNTS, AWS_BATCH_WAIT, DerivedFrom, ShareMetrics
 
 WIDTH: Final = 24
 HEIGHT: Final = 6
@@ -72,7 +62,7 @@ class QuotaShareDashboard(Construct):
             cloudwatch.GraphWidget(
                 title="AWS/Batch: jobs preempted and moved back to RUNNABLE (queue)",
                 left=[
-                    metrics.aws_batch(name, statistic="Sum", period=period)
+                    metrics.aws_batch(name, period=period)
                     for name in AWS_BATCH_COUNTS
                 ],
                 width=WIDTH // 2,
@@ -116,21 +106,20 @@ class QuotaShareDashboard(Construct):
         capacity: list[cloudwatch.IMetric] = []
         for index, unit in enumerate(spec.units):
             used = f"used{index}"
-            in_use = metrics.unit(
-                CAPACITY_IN_USE, share, unit, statistic="Maximum", period=period,
-                label=f"in use {unit}",
+            in_use = metrics.capacity_in_use(
+                share, unit, period=period, label=f"in use {unit}"
             )
             limit = spec.limit_of(unit)
             capacity.append(in_use)
-            # The own limit is a constant of the declaration and borrowed capacity follows from
-            # it: derived here by metric math rather than published (and paid for) every minute.
-            capacity.append(cloudwatch.MathExpression(
-                expression=f"{used} * 0 + {limit}", using_metrics={used: in_use},
-                label=f"own limit {unit}", period=period,
+            # Own limit and borrowed are derived from the in-use series already on this graph.
+            derived_from = DerivedFrom(used, in_use)
+            capacity.append(metrics.own_limit(
+                share, unit, limit, period=period, label=f"own limit {unit}",
+                in_use=derived_from,
             ))
-            capacity.append(cloudwatch.MathExpression(
-                expression=f"IF({used} > {limit}, {used} - {limit}, 0)",
-                using_metrics={used: in_use}, label=f"borrowed {unit}", period=period,
+            capacity.append(metrics.borrowed(
+                share, unit, limit, period=period, label=f"borrowed {unit}",
+                in_use=derived_from,
             ))
         return [
             cloudwatch.GraphWidget(
@@ -143,19 +132,16 @@ class QuotaShareDashboard(Construct):
             cloudwatch.GraphWidget(
                 title=f"{share}: RUNNABLE jobs and oldest wait",
                 left=[
-                    metrics.share(
-                        RUNNABLE_JOBS, share, statistic="Maximum", period=period,
-                        label="RUNNABLE jobs (at the count cap: at least)",
+                    metrics.runnable_jobs(
+                        share, period=period, label="RUNNABLE jobs (at the count cap: at least)",
                     )
                 ],
                 right=[
-                    metrics.share(
-                        OLDEST_RUNNABLE_JOB_AGE, share, statistic="Maximum", period=period,
-                        label="first RUNNABLE job's wait at the front (s)",
+                    metrics.oldest_runnable_wait(
+                        share, period=period, label="first RUNNABLE job's wait at the front (s)",
                     ),
-                    metrics.share(
-                        SHARE_DRIFT, share, statistic="Maximum", period=period,
-                        label="drift (1 = differs from the declaration)",
+                    metrics.drift(
+                        share, period=period, label="drift (1 = differs from the declaration)",
                     ),
                 ],
                 left_y_axis=cloudwatch.YAxisProps(min=0, show_units=False),
@@ -166,18 +152,15 @@ class QuotaShareDashboard(Construct):
             cloudwatch.GraphWidget(
                 title=f"{share}: preemptions by kind, jobs over budget or blocking",
                 left=[
-                    metrics.preemption_kind(PREEMPTIONS, share, kind, period=period)
+                    metrics.preemptions(share, kind=kind, period=period)
                     for kind in PREEMPTION_KINDS
                 ],
                 right=[
-                    metrics.share(
-                        name, share, statistic="Sum", period=period, label=label,
-                    )
-                    for name, label in (
-                        (JOBS_OVER_BUDGET, "over budget"),
-                        (JOBS_TERMINATED_OVER_BUDGET, "terminated over budget"),
-                        (BLOCKED_JOBS, "blocking the queue"),
-                    )
+                    metrics.jobs_over_budget(share, period=period, label="over budget"),
+                    metrics.jobs_terminated_over_budget(
+                        share, period=period, label="terminated over budget"
+                    ),
+                    metrics.blocked_jobs(share, period=period, label="blocking the queue"),
                 ],
                 stacked=True,
                 left_y_axis=cloudwatch.YAxisProps(min=0, show_units=False),

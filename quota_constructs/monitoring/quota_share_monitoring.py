@@ -40,18 +40,17 @@ from ..runtime.monitoring_contract import (
     JOB_QUEUE_ARN_ENV,
     JOB_QUEUE_NAME_ENV,
     METRIC_NAMESPACE_ENV,
-    MONITOR_HEALTHY,
     OWNER_TOPICS_ENV,
 )
 from ..runtime.share_config import ShareConfig
 from ..share_options import ShareProvisioning
 from ._asset import DECLARATION_FILE, LateMonitoringCode, monitoring_asset_directory
 from ._function import AtSynthesis, LazyText
-from ._metrics import ShareMetrics
 from ._monitor_registry import claim_queue
 from .alarm_delivery import allow_alarms_to_publish
 from .dashboard import QuotaShareDashboard
 from .job_events_function import DEFAULT_CONCURRENCY, JobEventsFunction
+from .metrics import ShareMetricMethods, ShareMetrics
 from .outputs import add_monitoring_outputs
 from .owner_subscriptions import OwnerSubscriptions
 from .owner_topics import OwnerTopics
@@ -72,7 +71,7 @@ NO_OWNER_WARNING_ID: Final = "quota_constructs:monitoring-no-owner"
 _NAMESPACE_ALLOWED = "1 to 255 characters, not starting with 'AWS/'"
 
 
-class QuotaShareMonitoring(Construct):
+class QuotaShareMonitoring(Construct, ShareMetricMethods):
     """Per-share metrics, owner notifications, a dashboard and alarms for one job queue.
 
     Works for a :class:`QuotaManagedTrainingQueue`, a :class:`TrainingJobQueue`, or a queue
@@ -238,8 +237,9 @@ class QuotaShareMonitoring(Construct):
         # The code (runtime + declaration of the monitored shares) is staged when the app is
         # synthesized, once every share of the queue is declared.
         self._code = LateMonitoringCode(self)
-        metrics = ShareMetrics(namespace, queue.job_queue_name)
-        self._metrics = metrics
+        period = Duration.minutes(max(schedule_minutes, int(MIN_PERIOD.to_minutes())))
+        metrics = ShareMetrics(namespace, queue.job_queue_name, period)
+        self._share_metrics = metrics
         environment = {
             JOB_QUEUE_ARN_ENV: queue.job_queue_arn,
             JOB_QUEUE_NAME_ENV: queue.job_queue_name,
@@ -304,7 +304,6 @@ class QuotaShareMonitoring(Construct):
                 enforce_interruption_budget=enforce_interruption_budget,
                 resolve=self._final_declaration,
             ))
-        period = Duration.minutes(max(schedule_minutes, int(MIN_PERIOD.to_minutes())))
         self._period = period
         self._share_metrics_on = metrics_enabled
         self._job_events_on = job_events_enabled
@@ -385,7 +384,7 @@ class QuotaShareMonitoring(Construct):
                 self._alarms_scope,
                 spec.name,
                 spec=spec,
-                metrics=self._metrics,
+                metrics=self._share_metrics,
                 thresholds=self._share_thresholds.get(spec.name, self._thresholds),
                 period=self._period,
                 share_metrics=self._share_metrics_on,
@@ -430,6 +429,12 @@ class QuotaShareMonitoring(Construct):
                     config_fingerprint(ShareConfig.declared(construct.spec)),
                 )
 
+    def _declared_specs(self) -> Sequence[QuotaShareSpec]:
+        return self._explicit_shares or tuple(self.job_queue.quota_share_specs)
+
+    def _metrics_subject(self) -> str:
+        return self._subject
+
     def _final_declaration(self) -> tuple[str, Mapping[str, sns.ITopic]]:
         self.resolve_shares()
         return monitoring_declaration_json(self.shares), dict(self.owner_topics)
@@ -460,7 +465,9 @@ class QuotaShareMonitoring(Construct):
                 + self._operations_alarms
             )
         # Last: the outputs name every owner topic, those of shares added late included.
-        self._owner_topic_names = add_monitoring_outputs(self)
+        self._owner_topic_names = add_monitoring_outputs(
+            self, self.dashboard, self.owner_topics
+        )
 
     @property
     def owner_topic_names(self) -> Mapping[str, DeployedName]:
@@ -472,7 +479,7 @@ class QuotaShareMonitoring(Construct):
     def _monitor_health_alarm(
         self, metrics: ShareMetrics, period: Duration, queue_path: str
     ) -> cloudwatch.Alarm:
-        healthy = metrics.queue(MONITOR_HEALTHY, statistic="Minimum", period=period)
+        healthy = metrics.monitor_healthy(period=period)
         return healthy.create_alarm(
             self,
             "MonitorHealth",

@@ -12,14 +12,7 @@ from aws_cdk import aws_sns as sns
 from constructs import Construct
 
 from ..model import QuotaShareSpec
-from ..runtime.monitoring_contract import (
-    HEAD_JOB_FITS_IDLE_OWN,
-    JOBS_OVER_BUDGET,
-    OLDEST_RUNNABLE_JOB_AGE,
-    PREEMPTIONS,
-    SHARE_DRIFT,
-)
-from ._metrics import ShareMetrics
+from .metrics import ShareMetrics
 from .thresholds import ShareAlarmThresholds
 
 PREEMPTION_PERIOD: Final = Duration.hours(1)
@@ -71,16 +64,14 @@ class ShareAlarms(Construct):
             agreement = spec.agreement
             if agreement is not None and agreement.interruption_budget is not None:
                 self.alarms.append(self._count_exceeded(
-                    "OverBudget", metrics.share(JOBS_OVER_BUDGET, share, statistic="Sum",
-                                                period=period),
+                    "OverBudget", metrics.jobs_over_budget(share, period=period),
                     threshold=0,
                     description=(f"A job of {whose} was preempted more often than its "
                                  f"interruption budget ({agreement.describe_budget()})."),
                 ))
             if thresholds.max_preemptions_per_hour is not None:
                 self.alarms.append(self._count_exceeded(
-                    "Preemptions", metrics.share(PREEMPTIONS, share, statistic="Sum",
-                                                 period=PREEMPTION_PERIOD),
+                    "Preemptions", metrics.preemptions(share, period=PREEMPTION_PERIOD),
                     threshold=thresholds.max_preemptions_per_hour,
                     description=(f"Jobs of {whose} were preempted more than "
                                  f"{thresholds.max_preemptions_per_hour} times in one hour."),
@@ -121,10 +112,8 @@ class ShareAlarms(Construct):
         expression = cloudwatch.MathExpression(
             expression=f"IF(wait > {wait} AND fits >= 1, 1, 0)",
             using_metrics={
-                "wait": metrics.share(OLDEST_RUNNABLE_JOB_AGE, share, statistic="Minimum",
-                                      period=period),
-                "fits": metrics.share(HEAD_JOB_FITS_IDLE_OWN, share, statistic="Minimum",
-                                      period=period),
+                "wait": metrics.oldest_runnable_wait_throughout(share, period=period),
+                "fits": metrics.head_job_fits_idle_own(share, period=period),
             },
             period=period,
             label="starved (1 = the head job waits while its type's own capacity is idle)",
@@ -154,7 +143,7 @@ class ShareAlarms(Construct):
         whose: str,
     ) -> cloudwatch.Alarm:
         periods = max(1, math.ceil(thresholds.drift_for.to_seconds() / period.to_seconds()))
-        drift = metrics.share(SHARE_DRIFT, spec.name, statistic="Maximum", period=period)
+        drift = metrics.drift(spec.name, period=period)
         return drift.create_alarm(
             self,
             "Drift",

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from quota_constructs.model import UNLIMITED_BORROW, QuotaShareSpec, api_configuration
-from quota_constructs.model.borrowing import borrow_ceiling
+from quota_constructs.model.borrow_limit import borrow_ceiling
 
 BORROWING_STRATEGY = "LEND_AND_BORROW"
 
@@ -53,7 +53,7 @@ class ShareConfig:
 
     def ceiling_of(self, unit: str) -> float:
         """The most of ``unit`` the share may use: own limit plus what it may borrow, rounded
-        as the model rounds it (:func:`~quota_constructs.model.borrowing.borrow_ceiling`)."""
+        as the model rounds it (:func:`~quota_constructs.model.borrow_limit.borrow_ceiling`)."""
         return borrow_ceiling(self.limit_of(unit), self.borrow_limit)
 
     def update_fields(self, target: ShareConfig) -> dict[str, Any]:

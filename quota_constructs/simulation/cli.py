@@ -7,23 +7,30 @@
 
 The declaration is a deployment environment of ``stacks/environments.py`` (``--env``) or any
 object with ``capacity_limits`` and ``shares`` (``--declaration module:attribute``, or
-``path/to/file.py:attribute``; dots after the colon walk attributes or mapping keys).
+``path/to/file.py:attribute``): read by every command's one loader,
+:mod:`quota_constructs.cli.declarations`, which documents the shape.
 Progress goes to stderr; the report's paths and its one-line summary to stdout.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
-import importlib.util
 import math
 import sys
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..cli.declarations import (
+    Declaration,
+    add_declaration_arguments,
+    declaration_of,
+    environment,
+    load,
+    resolve,
+)
+from ..cli.parsing import OneLineParser
 from ..model import CapacityLimit, QuotaConfigError, QuotaShareSpec
 from . import compare_policies
 from .inputs import NeverRunnable
@@ -40,14 +47,12 @@ from .workloads import (
 )
 
 DEFAULT_OUT = "simulation-report"
-ENVIRONMENTS = "stacks.environments:ENVIRONMENTS"
-
-
-@dataclass(frozen=True)
-class Declaration:
-    name: str
-    capacity_limits: Sequence[CapacityLimit]
-    shares: Sequence[QuotaShareSpec]
+SYNTHETIC_DEFAULTS = {"jobs": 500, "hours": 168.0, "seed": 1, "load": 0.7}
+"""The synthetic workload's options: given with ``--workload`` they are an error, not ignored."""
+# The declaration loader and its shape are every command's (quota_constructs.cli.declarations);
+# these names stay importable from here.
+__all__ = ["Declaration", "add_declaration_arguments", "declaration_of", "environment", "main",
+           "parser", "resolve"]
 
 
 class Progress:
@@ -98,53 +103,6 @@ class Progress:
             self.open_line = False
 
 
-def resolve(reference: str, *, command: str = "simulate", option: str = "--declaration") -> Any:
-    """The object ``module:attr.attr`` (or ``file.py:attr``) names; dots walk mappings too.
-    Errors name the ``command`` and the ``option`` the reference came from."""
-    module_name, sep, path = reference.partition(":")
-    if not sep or not module_name or not path:
-        raise QuotaConfigError(command, option, reference,
-                               "module:attribute or path/to/file.py:attribute")
-    try:
-        if module_name.endswith(".py"):
-            spec = importlib.util.spec_from_file_location(Path(module_name).stem, module_name)
-            if spec is None or spec.loader is None:
-                raise ImportError(module_name)
-            target: Any = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(target)
-        else:
-            target = importlib.import_module(module_name)
-    except (ImportError, FileNotFoundError) as error:
-        raise QuotaConfigError(command, option, reference,
-                               f"an importable module or file ({error})") from None
-    for part in path.split("."):
-        if isinstance(target, Mapping) and part in target:
-            target = target[part]
-        elif hasattr(target, part):
-            target = getattr(target, part)
-        else:
-            known = sorted(target) if isinstance(target, Mapping) else []
-            hint = f"; known: {', '.join(map(str, known))}" if known else ""
-            raise QuotaConfigError(command, option, reference,
-                                   f"a path to an existing attribute ({part!r} not found{hint})")
-    return target
-
-
-def declaration_of(
-    reference: str, name: str, *, command: str = "simulate", option: str = "--declaration"
-) -> Declaration:
-    target = resolve(reference, command=command, option=option)
-    if isinstance(target, Mapping):
-        limits, shares = target.get("capacity_limits"), target.get("shares")
-    else:
-        limits = getattr(target, "capacity_limits", None)
-        shares = getattr(target, "shares", None)
-    if limits is None or shares is None:
-        raise QuotaConfigError(command, option, reference,
-                               "an object or mapping with capacity_limits and shares")
-    return Declaration(name, tuple(limits), tuple(shares))
-
-
 def alternatives_of(
     references: Sequence[str],
 ) -> dict[str, tuple[Sequence[CapacityLimit], Sequence[QuotaShareSpec]]]:
@@ -161,26 +119,8 @@ def alternatives_of(
     return found
 
 
-def environment(name: str) -> Declaration:
-    environments = resolve(ENVIRONMENTS)
-    if name not in environments:
-        raise QuotaConfigError("simulate", "--env", name,
-                               "one of " + ", ".join(sorted(environments)))
-    return declaration_of(f"{ENVIRONMENTS}.{name}", name)
-
-
-def add_declaration_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--env NAME`` or ``--declaration MODULE:ATTRIBUTE``: the declaration a command reads
-    (:func:`environment`, :func:`declaration_of`)."""
-    where = parser.add_mutually_exclusive_group()
-    where.add_argument("--env", default=None,
-                       help="a deployment environment of stacks/environments.py (default: dev)")
-    where.add_argument("--declaration", metavar="MODULE:ATTRIBUTE",
-                       help="any object with capacity_limits and shares")
-
-
 def parser(prog: str = "quota-constructs simulate") -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = OneLineParser(
         prog=prog,
         description="Replay a workload against a quota-share declaration, a hard partition and "
         "one shared pool; write an HTML report, metrics.json and a per-job CSV.",
@@ -192,11 +132,11 @@ def parser(prog: str = "quota-constructs simulate") -> argparse.ArgumentParser:
                       ".workloads.files)")
     what.add_argument("--synthetic", action="store_true",
                       help="generate the workload (the default without --workload)")
-    p.add_argument("--jobs", type=int, default=500, help="synthetic: number of jobs (500)")
-    p.add_argument("--hours", type=float, default=168.0,
+    p.add_argument("--jobs", type=int, help="synthetic: number of jobs (500)")
+    p.add_argument("--hours", type=float,
                    help="synthetic: hours over which they arrive (168, a week)")
-    p.add_argument("--seed", type=int, default=1, help="synthetic: random seed (1)")
-    p.add_argument("--load", type=float, default=0.7,
+    p.add_argument("--seed", type=int, help="synthetic: random seed (1)")
+    p.add_argument("--load", type=float,
                    help="synthetic: demand scale (0.7); 1.0 = borrowers ask 1.5×, lenders 0.7×, "
                    "reservers 0.5× their allocation")
     p.add_argument("--save-workload", type=Path, metavar="FILE",
@@ -220,12 +160,23 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "quota-constructs sim
     err_stream = stderr or sys.stderr
     args = parser(prog).parse_args(argv)
     progress = Progress(err_stream, quiet=args.quiet)
+    given = [f"--{name}" for name in SYNTHETIC_DEFAULTS if getattr(args, name) is not None]
+    if args.workload is not None and given:
+        print(f"error: simulate: {', '.join(given)} only shape a synthetic workload, but the "
+              f"jobs come from --workload {args.workload}; drop {', '.join(given)} or "
+              "--workload", file=err_stream)
+        return 2
+    for name, default in SYNTHETIC_DEFAULTS.items():
+        if getattr(args, name) is None:
+            setattr(args, name, default)
     options = options_from(args)
     try:
-        if args.declaration:
-            declaration = declaration_of(args.declaration, args.declaration)
-        else:
-            declaration = environment(args.env or "dev")
+        declaration = load(args, command="simulate")
+    except QuotaConfigError as error:
+        # A declaration that cannot be read: nothing about the workload's jobs to add.
+        print(f"error: {error}", file=err_stream)
+        return 2
+    try:
         progress.note(
             f"declaration {declaration.name}: "
             + ", ".join(f"{c.max_capacity} × {c.unit}" for c in declaration.capacity_limits)

@@ -30,9 +30,11 @@ from html import escape
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..cli.declarations import Declaration, add_declaration_arguments, load
+from ..cli.parsing import OneLineParser
 from ..model import CapacityLimit, QuotaConfigError, QuotaShareSpec
 from . import compare_policies
-from .cli import Declaration, Progress, add_declaration_arguments, declaration_of, environment
+from .cli import Progress
 from .declaration_code import declaration_code, declaration_diff
 from .options_cli import add_option_arguments, describe_options, options_from
 from .recommend import (
@@ -97,7 +99,7 @@ def merge_pins(pins: Sequence[Pin]) -> list[Pin]:
 
 
 def parser(prog: str = "quota-constructs recommend") -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = OneLineParser(
         prog=prog,
         description="Search allocations of the environment for one that meets every share's "
         "service targets (from the agreements, or --target), changing least from today's.",
@@ -142,8 +144,7 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "quota-constructs rec
     args = parser(prog).parse_args(argv)
     progress = Progress(err_stream, quiet=args.quiet)
     try:
-        declaration = (declaration_of(args.declaration, args.declaration, command="recommend")
-                       if args.declaration else environment(args.env or "dev"))
+        declaration = load(args, command="recommend")
         targets = [parse_target(text) for text in args.target]
         pins = merge_pins([parse_pin(text) for text in args.pin])
         options = options_from(args)

@@ -3,14 +3,18 @@
 It keeps service jobs as AWS describes them (epoch milliseconds, attempts, preemption summary,
 capacity usage, the SageMaker request payload) and answers ``ListServiceJobs`` (one status per
 call, RUNNING when none is given, pages of ``maxResults`` capped at ``page_size``, newest
-first) and ``DescribeServiceJob`` in botocore's rest-json wire format. Every ``throttle_every``-th
-request is refused with HTTP 429 ``TooManyRequestsException``, as Batch throttles.
+first) and ``DescribeServiceJob`` in botocore's rest-json wire format. Two throttling modes,
+each refusing with HTTP 429 ``TooManyRequestsException`` as Batch throttles: every
+``throttle_every``-th request whatever the pace, and, with ``rate_limit``, every request beyond
+that many per second (a token bucket holding ``burst`` requests, as a service's rate limit).
+``latency`` delays every answer.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
@@ -79,10 +83,31 @@ class HistoryState:
     jobs: list[HeldJob] = field(default_factory=list)
     page_size: int = 37
     throttle_every: int = 5
+    rate_limit: float = 0.0
+    """Requests per second the fake answers (0: no limit); beyond it, throttled."""
+    burst: float = 10.0
+    latency: float = 0.0
+    """Seconds every answer takes."""
     requests: int = 0
     throttled: int = 0
     calls: dict[str, int] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    tokens: float = 0.0
+    refilled_at: float | None = None
+
+    def over_rate(self) -> bool:
+        """Whether this request is beyond ``rate_limit`` (called with the lock held)."""
+        if not self.rate_limit:
+            return False
+        now = time.monotonic()
+        if self.refilled_at is None:
+            self.tokens, self.refilled_at = self.burst, now
+        self.tokens = min(self.burst, self.tokens + (now - self.refilled_at) * self.rate_limit)
+        self.refilled_at = now
+        if self.tokens < 1.0:
+            return True
+        self.tokens -= 1.0
+        return False
 
 
 class FakeHistoryServer(LoopbackServer):
@@ -96,9 +121,18 @@ class FakeHistoryServer(LoopbackServer):
         state = self.state
         with state.lock:
             state.requests += 1
-            throttled = state.throttle_every and state.requests % state.throttle_every == 0
+            throttled = bool(state.throttle_every
+                             and state.requests % state.throttle_every == 0)
+            throttled = state.over_rate() or throttled
             if throttled:
                 state.throttled += 1
+            else:  # counted under the lock: the export calls from several threads
+                operation = {"/v1/listservicejobs": "ListServiceJobs",
+                             "/v1/describeservicejob": "DescribeServiceJob"}.get(request.path)
+                if operation is not None:
+                    state.calls[operation] = state.calls.get(operation, 0) + 1
+        if state.latency:
+            time.sleep(state.latency)
         status = 200
         body: dict[str, Any] = {}
         headers: dict[str, str] = {}
@@ -106,7 +140,6 @@ class FakeHistoryServer(LoopbackServer):
             status, headers = 429, {"x-amzn-ErrorType": "TooManyRequestsException"}
             body = {"__type": "TooManyRequestsException", "message": "Too Many Requests"}
         elif request.path == "/v1/listservicejobs":
-            state.calls["ListServiceJobs"] = state.calls.get("ListServiceJobs", 0) + 1
             wanted = params.get("jobStatus") or "RUNNING"
             jobs = sorted((j for j in state.jobs if j.status == wanted),
                           key=lambda j: -j.created_ms)
@@ -116,7 +149,6 @@ class FakeHistoryServer(LoopbackServer):
             if start + size < len(jobs):
                 body["nextToken"] = str(start + size)
         elif request.path == "/v1/describeservicejob":
-            state.calls["DescribeServiceJob"] = state.calls.get("DescribeServiceJob", 0) + 1
             found = [j for j in state.jobs if j.job_id == params.get("jobId")]
             if found:
                 body = found[0].detail()

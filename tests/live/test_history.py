@@ -4,6 +4,7 @@ pages, throttling injected; the file, read by the simulator's loader, holds what
 from __future__ import annotations
 
 import io
+import json
 import random
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,6 +31,10 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHistoryServer]:
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
     monkeypatch.setattr(batch_gateway, "RETRY_POLICY",
                         RetryPolicy(max_attempts=5, sleep=lambda _: None))
+    monkeypatch.setattr(history, "DESCRIBE_RETRY",
+                        RetryPolicy(max_attempts=10, sleep=lambda _: None))
+    # Exports start fast here; the climb from a slow start is the rate's own tests' subject.
+    monkeypatch.setattr(history, "DEFAULT_START_RATE", 500.0)
     yield fake
     fake.stop()
 
@@ -68,7 +73,7 @@ def test_export_reads_back_as_the_fake_holds_it(server: FakeHistoryServer,
     server.state.jobs = held_jobs(3000)
     out = tmp_path / "jobs.csv"
     stdout, stderr = io.StringIO(), io.StringIO()
-    code = history.main(["--queue", QUEUE, "--out", str(out), "--rate", "0"],
+    code = history.main(["--queue", QUEUE, "--out", str(out), "--max-rate", "0"],
                         stdout=stdout, stderr=stderr)
     assert code == 0, stderr.getvalue()
     assert server.state.throttled > 100  # throttling was injected and survived
@@ -115,31 +120,150 @@ def test_since_keeps_only_newer_jobs(server: FakeHistoryServer, tmp_path: Path) 
     cutoff_ms = BASE_MS + 100 * 60_000 + 1000
     from datetime import UTC, datetime
     since = datetime.fromtimestamp(cutoff_ms / 1000, UTC).isoformat()
-    assert history.main(["--queue", QUEUE, "--out", str(out), "--rate", "0", "--since", since,
+    assert history.main(["--queue", QUEUE, "--out", str(out), "--max-rate", "0", "--since", since,
                          "--quiet"], stdout=io.StringIO(), stderr=io.StringIO()) == 0
     kept = {job.job_id for job in read_workload(out).jobs}
     assert kept == {j.job_id for j in server.state.jobs if j.created_ms >= cutoff_ms}
     assert server.state.calls["DescribeServiceJob"] == len(kept)  # older ones never described
 
 
-def test_describes_are_paced() -> None:
-    clock = [0.0]
-    slept: list[float] = []
+class SimulatedService:
+    """A service answering at most ``capacity`` calls per second (a token bucket of ``burst``)
+    and refusing every ``every``-th call whatever the pace, on the rate's injected clock."""
 
-    def sleep(seconds: float) -> None:
-        slept.append(seconds)
-        clock[0] += seconds
+    def __init__(self, capacity: float = 0.0, every: int = 0, burst: float = 5.0) -> None:
+        self.capacity, self.every, self.burst = capacity, every, burst
+        self.clock = 0.0
+        self.tokens, self.refilled = burst, 0.0
+        self.calls = self.answered = 0
 
-    pacer = history.Pacer(10.0, clock=lambda: clock[0], sleep=sleep)
-    for _ in range(21):
-        pacer.wait()
-    assert clock[0] == pytest.approx(2.0)  # 21 calls at 10 per second span 2 s
+    def sleep(self, seconds: float) -> None:
+        self.clock += seconds
+
+    def call(self) -> bool:
+        """Whether the call made now is answered (False: throttled)."""
+        self.calls += 1
+        if self.every and self.calls % self.every == 0:
+            return False
+        if self.capacity:
+            self.tokens = min(self.burst,
+                              self.tokens + (self.clock - self.refilled) * self.capacity)
+            self.refilled = self.clock
+            if self.tokens < 1:
+                return False
+            self.tokens -= 1
+        self.answered += 1
+        return True
+
+
+def drive(service: SimulatedService, rate: history.AdaptiveRate, answers: int) -> float:
+    """Calls until ``answers`` were answered (a throttled call is retried); the seconds taken."""
+    while service.answered < answers:
+        rate.acquire()
+        rate.answered(throttled=not service.call())
+    return service.clock
+
+
+def adaptive(service: SimulatedService, **kwargs: float) -> history.AdaptiveRate:
+    return history.AdaptiveRate(clock=lambda: service.clock, sleep=service.sleep, **kwargs)
+
+
+def test_without_throttling_the_rate_climbs_to_its_ceiling() -> None:
+    service = SimulatedService()
+    rate = adaptive(service, start=5.0, ceiling=40.0)
+    seconds = drive(service, rate, 8000)
+    assert rate.rate == 40.0
+    assert 8000 / 40 <= seconds < 8000 / 40 + 10  # the climb from 5 costs seconds, not minutes
+
+
+def test_a_service_rate_is_followed_and_its_capacity_used() -> None:
+    service = SimulatedService(capacity=20.0)
+    rate = adaptive(service, start=5.0, ceiling=50.0)
+    drive(service, rate, 2000)
+    started, answered = service.clock, service.answered
+    drive(service, rate, 10_000)
+    throughput = (service.answered - answered) / (service.clock - started)
+    assert 0.9 * 20 <= throughput <= 20.5  # what the service allows is used
+    assert rate.rate < 2 * 20  # and the pace stays near it, far below the ceiling
+
+
+def test_throttles_at_a_fixed_share_whatever_the_pace_do_not_sink_the_rate() -> None:
+    service = SimulatedService(every=5)  # 20 % refused however slowly it is called
+    rate = adaptive(service, start=5.0, ceiling=40.0)
+    seconds = drive(service, rate, 8000)
+    assert rate.rate == 40.0
+    assert seconds < 8000 / 0.8 / 40 + 10
+
+
+def test_a_service_that_lowers_its_rate_is_followed_down_and_back_up() -> None:
+    service = SimulatedService(capacity=30.0)
+    rate = adaptive(service, start=30.0, ceiling=50.0)
+    drive(service, rate, 3000)
+    service.capacity = 5.0
+    drive(service, rate, service.answered + 1000)
+    assert rate.rate < 2 * 5
+    service.capacity = 0.0
+    drive(service, rate, service.answered + 1000)
+    assert rate.rate == 50.0
+
+
+def test_json_out_is_the_workload_json_and_reads_back(
+    server: FakeHistoryServer, tmp_path: Path
+) -> None:
+    server.state.jobs = held_jobs(300)
+    out = tmp_path / "jobs.json"
+    assert history.main(["--queue", QUEUE, "--out", str(out), "--quiet", "--max-rate", "0"],
+                        stdout=io.StringIO(), stderr=io.StringIO()) == 0
+    document = json.loads(out.read_text())
+    assert set(document) == {"jobs"} and len(document["jobs"]) == 300
+    csv_out = tmp_path / "jobs.csv"
+    assert history.main(["--queue", QUEUE, "--out", str(csv_out), "--quiet", "--max-rate", "0"],
+                        stdout=io.StringIO(), stderr=io.StringIO()) == 0
+    running = {j.job_id for j in server.state.jobs if j.status == "RUNNING"}  # "now" moved
+
+    def settled(path: Path) -> list[object]:
+        return [job for job in read_workload(path).jobs if job.job_id not in running]
+
+    assert settled(out) == settled(csv_out) and len(settled(out)) > 250
+
+
+@pytest.mark.parametrize("name", ["jobs.txt", "jobs", "jobs.csv.gz"])
+def test_an_unknown_out_extension_is_refused_before_any_call(
+    server: FakeHistoryServer, tmp_path: Path, name: str
+) -> None:
+    server.state.jobs = held_jobs(10)
+    stderr = io.StringIO()
+    assert history.main(["--queue", QUEUE, "--out", str(tmp_path / name)],
+                        stdout=io.StringIO(), stderr=stderr) == 2
+    (line,) = stderr.getvalue().strip().splitlines()
+    assert line.startswith("quota-constructs history: error: --out got ")
+    assert "allowed: a file ending in .csv or .json" in line
+    assert server.state.requests == 0
+    assert not (tmp_path / name).exists()
+
+
+def test_a_rate_limited_service_is_followed_every_job_exported(
+    server: FakeHistoryServer, tmp_path: Path
+) -> None:
+    server.state.jobs = held_jobs(600)
+    server.state.throttle_every = 0
+    server.state.rate_limit, server.state.burst = 150.0, 20.0
+    out = tmp_path / "jobs.csv"
+    stderr = io.StringIO()
+    assert history.main(["--queue", QUEUE, "--out", str(out), "--max-rate", "0",
+                         "--workers", "8"], stdout=io.StringIO(), stderr=stderr) == 0
+    assert server.state.throttled > 0  # the limit was reached, and followed
+    assert {job.job_id for job in read_workload(out).jobs} == {
+        j.job_id for j in server.state.jobs}
+    assert server.state.calls["DescribeServiceJob"] == 600  # each described once answered
+    assert "described 600 of 600 jobs" in stderr.getvalue()
+    assert "throttled and retried" in stderr.getvalue()
 
 
 def test_errors_are_one_line(server: FakeHistoryServer, tmp_path: Path) -> None:
     server.state.throttle_every = 1  # every call throttled: retries run out
     stderr = io.StringIO()
-    code = history.main(["--queue", QUEUE, "--out", str(tmp_path / "x.csv"), "--rate", "0"],
+    code = history.main(["--queue", QUEUE, "--out", str(tmp_path / "x.csv"), "--max-rate", "0"],
                         stdout=io.StringIO(), stderr=stderr)
     assert code == 2
     lines = [line for line in stderr.getvalue().splitlines() if "error:" in line]
@@ -151,3 +275,16 @@ def _rows(path: Path) -> list[dict[str, str]]:
     import csv
     with path.open(newline="", encoding="utf-8") as stream:
         return list(csv.DictReader(stream))
+
+
+def test_the_python_api_takes_a_reader_or_a_bare_read_function(
+    server: FakeHistoryServer, tmp_path: Path
+) -> None:
+    from quota_constructs.live.queue_reader import QueueReader
+
+    server.state.jobs = held_jobs(120)
+    reader = QueueReader.connect()
+    by_reader = history.export_history(reader, QUEUE, tmp_path / "a.json", rate=0)
+    by_function = history.export_history(reader.read, QUEUE, tmp_path / "b.csv", rate=0)
+    assert [j.job_id for j in by_reader] == [j.job_id for j in by_function]
+    assert len(by_reader) == 120

@@ -88,22 +88,24 @@ def test_a_declaration_attribute_is_previewed(
     batch: Batch, tmp_path: Path, capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # The object simulate and recommend take: capacity limits and shares.
     (tmp_path / "my_shares.py").write_text(
         "from quota_constructs.model import CapacityLimit, QuotaShareSpec, SharingStrategy\n"
-        "SHARES = [QuotaShareSpec(name='vision', strategy=SharingStrategy.LEND,\n"
-        "                         capacity_limits=[CapacityLimit('ml.g5.xlarge', 2)])]\n"
+        "PLATFORM = {'capacity_limits': [CapacityLimit('ml.g5.xlarge', 4)],\n"
+        "            'shares': [QuotaShareSpec(name='vision', strategy=SharingStrategy.LEND,\n"
+        "                       capacity_limits=[CapacityLimit('ml.g5.xlarge', 2)])]}\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "my_shares", raising=False)
 
-    status, result = run(["--declaration", "my_shares:SHARES"], capsys)
+    status, result = run(["--declaration", "my_shares:PLATFORM"], capsys)
 
     assert status == 0
     assert result["changes"] == [{"share": "vision", "action": "CREATE", "refused": False,
                                   "reason": None, "preemptible_jobs": [],
                                   "terminated_jobs": []}]
     assert cli(["preview", "--queue", "training", "--declaration", "my_shares:NOPE"]) == 2
-    assert "module:ATTRIBUTE" in capsys.readouterr().err
+    assert "'NOPE' not found" in capsys.readouterr().err
 
 
 def test_a_template_with_several_unnamed_queues_needs_one_chosen() -> None:

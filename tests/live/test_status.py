@@ -17,8 +17,10 @@ from ..runtime.declarations import share_spec
 
 
 def arrange_borrowing(batch: Batch) -> dict[str, str]:
-    """vision borrows 2 g5 above its limit of 2 from research (LEND, 4 idle → 2 lent)."""
+    """vision borrows 2 g5 above its limit of 2 from research (LEND, 4 idle → 2 lent); the
+    environment's g5 are all owned, so they can come from nowhere else."""
     state = batch.state
+    state.queues[batch.training].environment = {G5: 8, G5_2X: 8}
     vision = state.add_share(batch.training, "vision", {G5: 2, G5_2X: 1}, "LEND_AND_BORROW", 200)
     research = state.add_share(batch.training, "research", {G5: 4}, "LEND")
     reserved = state.add_share(batch.training, "reserved", {G5: 2}, "RESERVE", state="DISABLED")
@@ -196,14 +198,19 @@ def test_random_queues_report_what_their_jobs_hold(batch: Batch, seed: int) -> N
             assert 0 <= unit["lent"] <= unit["idle_own"]
         assert {u["instance_type"] for u in share["units"]} == set(limits[name]) | set(
             placed[name])
-    # Lenders together lend what borrowers borrow, as far as their idle capacity goes; RESERVE
-    # shares lend nothing.
+    # Lenders together lend what borrowers borrow beyond the capacity no share owns, as far as
+    # their idle capacity goes; RESERVE shares lend nothing.
+    environment = batch.state.queues[batch.training].environment
     for unit in (G5, G5_2X):
         rows = [(s["name"], u) for s in status["shares"] for u in s["units"]
                 if u["instance_type"] == unit]
         borrowed = sum(u["borrowed"] for _, u in rows)
         idle = sum(u["idle_own"] for name, u in rows if strategies[name] != "RESERVE")
-        assert sum(u["lent"] for _, u in rows) == pytest.approx(min(borrowed, idle))
+        unowned = max(0, environment[unit] - sum(u["limit"] for _, u in rows))
+        (total,) = [t for t in status["totals"] if t["instance_type"] == unit] or [None]
+        assert total is None or total["unowned"] == unowned
+        assert sum(u["lent"] for _, u in rows) == pytest.approx(
+            min(max(0.0, borrowed - unowned), idle))
         assert all(u["lent"] == 0 for name, u in rows if strategies[name] == "RESERVE")
 
 

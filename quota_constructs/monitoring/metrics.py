@@ -1,0 +1,392 @@
+"""The metrics of one monitored queue's shares, each with its fixed statistic.
+
+What the monitoring Lambdas publish (names and dimensions from
+:mod:`quota_constructs.runtime.monitoring_contract`, the file both sides read) and the
+``AWS/Batch`` queue metrics, as ``aws_cloudwatch`` metrics a user can graph or alarm on. As in
+aws-cdk-lib (``metric…()`` on a resource) and cdk-monitoring-constructs (metric factories), the
+statistic belongs to the metric, not to the call site: each metric's statistic is in
+:data:`STATISTICS`, chosen once for what the figure means. A figure the Lambdas do not publish
+(a share's own limit, what it borrows above it, its idle own capacity) is a ``MathExpression``
+over the published one, so reading it costs nothing more.
+
+:class:`QuotaShareMonitoring` exposes these as its ``metric_…()`` methods; the library's own
+dashboard and alarms are built from them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from aws_cdk import Duration
+from aws_cdk import aws_cloudwatch as cloudwatch
+
+from ..model import QuotaConfigError, QuotaShareSpec, share_subject
+from ..runtime.monitoring_contract import (
+    BLOCKED_JOBS,
+    CAPACITY_IN_USE,
+    CAPACITY_UNIT_DIMENSION,
+    HEAD_JOB_FITS_IDLE_OWN,
+    JOB_QUEUE_DIMENSION,
+    JOBS_OVER_BUDGET,
+    JOBS_TERMINATED_OVER_BUDGET,
+    MONITOR_HEALTHY,
+    OLDEST_RUNNABLE_JOB_AGE,
+    PREEMPTION_KIND_DIMENSION,
+    PREEMPTION_KINDS,
+    PREEMPTIONS,
+    QUOTA_SHARE_DIMENSION,
+    RUNNABLE_JOBS,
+    SHARE_DRIFT,
+)
+
+AWS_BATCH_NAMESPACE: Final = "AWS/Batch"
+AWS_BATCH_QUEUE_DIMENSION: Final = "JobQueueName"
+# AWS/Batch queue metrics shown beside the per-share ones (user guide, "Using CloudWatch
+# Metrics with AWS Batch"); AWS publishes them best effort, with the queue name only.
+AWS_BATCH_COUNTS: Final = ("JobsPreempted", "JobsMovedToRunnable")
+AWS_BATCH_WAIT: Final = "JobSubmittedToFirstScheduledDuration"
+
+STATISTICS: Final[Mapping[str, str]] = {
+    # Levels measured once a minute: the period's highest is what a graph should show.
+    CAPACITY_IN_USE: "Maximum",
+    RUNNABLE_JOBS: "Maximum",
+    OLDEST_RUNNABLE_JOB_AGE: "Maximum",
+    SHARE_DRIFT: "Maximum",
+    # 1/0 flags an alarm wants true at *every* measurement of a period.
+    HEAD_JOB_FITS_IDLE_OWN: "Minimum",
+    MONITOR_HEALTHY: "Minimum",
+    # Counts of events: the period's total.
+    PREEMPTIONS: "Sum",
+    JOBS_OVER_BUDGET: "Sum",
+    JOBS_TERMINATED_OVER_BUDGET: "Sum",
+    BLOCKED_JOBS: "Sum",
+    "JobsPreempted": "Sum",
+    "JobsMovedToRunnable": "Sum",
+}
+"""The one statistic of each metric. ``OldestRunnableJobAgeSeconds`` has a second, named reading
+(:meth:`ShareMetrics.oldest_runnable_wait_throughout`: the Minimum, "waited at least this long
+at every measurement"), which the Starved alarm uses."""
+
+
+@dataclass(frozen=True)
+class DerivedFrom:
+    """The ``CapacityInUse`` metric a derived figure reads, under the id its expression names:
+    the one already on the same graph, so the graph fetches it once."""
+
+    metric_id: str
+    metric: cloudwatch.IMetric
+
+
+@dataclass(frozen=True)
+class ShareMetrics:
+    """Builds the metrics of one queue's shares in one namespace.
+
+    :param namespace: the custom metrics' CloudWatch namespace.
+    :param job_queue_name: the queue's name (the ``JobQueue`` dimension's value).
+    :param period: the default period of every metric.
+    """
+
+    namespace: str
+    job_queue_name: str
+    period: Duration
+
+    # -- per share and instance type ------------------------------------------------------
+
+    def capacity_in_use(
+        self, share: str, instance_type: str, *, period: Duration | None = None,
+        label: str | None = None,
+    ) -> cloudwatch.Metric:
+        """Instances of ``instance_type`` the share's jobs hold (own and borrowed), Maximum."""
+        return self._custom(
+            CAPACITY_IN_USE,
+            {QUOTA_SHARE_DIMENSION: share, CAPACITY_UNIT_DIMENSION: instance_type},
+            period=period, label=label,
+        )
+
+    def own_limit(
+        self, share: str, instance_type: str, limit: int, *, period: Duration | None = None,
+        label: str | None = None, in_use: DerivedFrom | None = None,
+    ) -> cloudwatch.MathExpression:
+        """The share's own limit of the type, as a series beside its use (a constant of the
+        declaration: derived, not published)."""
+        return self._derived(
+            share, instance_type, "{used} * 0 + {limit}", limit, period=period, label=label,
+            in_use=in_use,
+        )
+
+    def borrowed(
+        self, share: str, instance_type: str, limit: int, *, period: Duration | None = None,
+        label: str | None = None, in_use: DerivedFrom | None = None,
+    ) -> cloudwatch.MathExpression:
+        """Instances held above the share's own limit (0 when within it)."""
+        return self._derived(
+            share, instance_type, "IF({used} > {limit}, {used} - {limit}, 0)", limit,
+            period=period, label=label, in_use=in_use,
+        )
+
+    def idle_own(
+        self, share: str, instance_type: str, limit: int, *, period: Duration | None = None,
+        label: str | None = None, in_use: DerivedFrom | None = None,
+    ) -> cloudwatch.MathExpression:
+        """The part of the share's own limit it does not use (what it can lend, or reclaim)."""
+        return self._derived(
+            share, instance_type, "IF({used} < {limit}, {limit} - {used}, 0)", limit,
+            period=period, label=label, in_use=in_use,
+        )
+
+    # -- per share ----------------------------------------------------------------------------
+
+    def runnable_jobs(
+        self, share: str, *, period: Duration | None = None, label: str | None = None
+    ) -> cloudwatch.Metric:
+        """RUNNABLE jobs counted (at most the count cap: a value at the cap means at least)."""
+        return self._share(RUNNABLE_JOBS, share, period=period, label=label)
+
+    def oldest_runnable_wait(
+        self, share: str, *, period: Duration | None = None, label: str | None = None
+    ) -> cloudwatch.Metric:
+        """Seconds the share's first RUNNABLE job has waited at the front, Maximum."""
+        return self._share(OLDEST_RUNNABLE_JOB_AGE, share, period=period, label=label)
+
+    def oldest_runnable_wait_throughout(
+        self, share: str, *, period: Duration | None = None, label: str | None = None
+    ) -> cloudwatch.Metric:
+        """The same wait's Minimum: how long the front job had waited at *every* measurement
+        of the period (so one late minute does not read as a long wait)."""
+        return self._custom(
+            OLDEST_RUNNABLE_JOB_AGE, {QUOTA_SHARE_DIMENSION: share}, period=period,
+            label=label, statistic="Minimum",
+        )
+
+    def head_job_fits_idle_own(
+        self, share: str, *, period: Duration | None = None, label: str | None = None
+    ) -> cloudwatch.Metric:
+        """1 when the first RUNNABLE job fits the share's idle own capacity of its type at every
+        measurement of the period."""
+        return self._share(HEAD_JOB_FITS_IDLE_OWN, share, period=period, label=label)
+
+    def drift(
+        self, share: str, *, period: Duration | None = None, label: str | None = None
+    ) -> cloudwatch.Metric:
+        """1 when the live share differs from the declaration, is INVALID or is missing."""
+        return self._share(SHARE_DRIFT, share, period=period, label=label)
+
+    def preemptions(
+        self, share: str, *, kind: str | None = None, period: Duration | None = None,
+        label: str | None = None,
+    ) -> cloudwatch.Metric:
+        """Preemptions the share's jobs suffered; of one ``kind`` (CROSS_SHARE, IN_SHARE,
+        UNKNOWN) when given."""
+        if kind is None:
+            return self._share(PREEMPTIONS, share, period=period, label=label)
+        return self._custom(
+            PREEMPTIONS, {QUOTA_SHARE_DIMENSION: share, PREEMPTION_KIND_DIMENSION: kind},
+            period=period, label=kind if label is None else label,
+        )
+
+    def jobs_over_budget(
+        self, share: str, *, period: Duration | None = None, label: str | None = None
+    ) -> cloudwatch.Metric:
+        """Jobs preempted more often than the share's interruption budget."""
+        return self._share(JOBS_OVER_BUDGET, share, period=period, label=label)
+
+    def jobs_terminated_over_budget(
+        self, share: str, *, period: Duration | None = None, label: str | None = None
+    ) -> cloudwatch.Metric:
+        """Jobs the monitor terminated for exceeding the budget (only when enforcing it)."""
+        return self._share(JOBS_TERMINATED_OVER_BUDGET, share, period=period, label=label)
+
+    def blocked_jobs(
+        self, share: str, *, period: Duration | None = None, label: str | None = None
+    ) -> cloudwatch.Metric:
+        """The share's jobs reported blocking the queue (once per job)."""
+        return self._share(BLOCKED_JOBS, share, period=period, label=label)
+
+    # -- per queue ----------------------------------------------------------------------------
+
+    def monitor_healthy(self, *, period: Duration | None = None) -> cloudwatch.Metric:
+        """1 when every AWS Batch read of every run of the period succeeded; missing when the
+        metrics function did not run."""
+        return self._custom(MONITOR_HEALTHY, {}, period=period, label=None)
+
+    def aws_batch(
+        self, name: str, *, period: Duration | None = None, statistic: str | None = None
+    ) -> cloudwatch.Metric:
+        """An ``AWS/Batch`` metric of the queue (counts summed; the wait duration takes the
+        statistic asked for, e.g. Average or p90)."""
+        chosen = statistic if statistic is not None else STATISTICS[name]
+        return cloudwatch.Metric(
+            namespace=AWS_BATCH_NAMESPACE,
+            metric_name=name,
+            dimensions_map={AWS_BATCH_QUEUE_DIMENSION: self.job_queue_name},
+            statistic=chosen,
+            period=period or self.period,
+        )
+
+    # -- parts -------------------------------------------------------------------------------
+
+    def _share(
+        self, name: str, share: str, *, period: Duration | None, label: str | None
+    ) -> cloudwatch.Metric:
+        return self._custom(name, {QUOTA_SHARE_DIMENSION: share}, period=period, label=label)
+
+    def _derived(
+        self, share: str, instance_type: str, template: str, limit: int, *,
+        period: Duration | None, label: str | None, in_use: DerivedFrom | None,
+    ) -> cloudwatch.MathExpression:
+        if in_use is None:
+            # One id per instance type, so several types' expressions can share one graph.
+            in_use = DerivedFrom(
+                f"used{_unit_key(instance_type)}",
+                self.capacity_in_use(share, instance_type, period=period),
+            )
+        used = in_use.metric_id
+        return cloudwatch.MathExpression(
+            expression=template.format(used=used, limit=limit),
+            using_metrics={used: in_use.metric},
+            label=label,
+            period=period or self.period,
+        )
+
+    def _custom(
+        self,
+        name: str,
+        dimensions: Mapping[str, str],
+        *,
+        period: Duration | None,
+        label: str | None,
+        statistic: str | None = None,
+    ) -> cloudwatch.Metric:
+        return cloudwatch.Metric(
+            namespace=self.namespace,
+            metric_name=name,
+            dimensions_map={JOB_QUEUE_DIMENSION: self.job_queue_name, **dimensions},
+            statistic=statistic if statistic is not None else STATISTICS[name],
+            period=period or self.period,
+            label=label,
+        )
+
+
+def _unit_key(instance_type: str) -> str:
+    """``ml.g5.xlarge`` → ``mlg5xlarge``: a metric-math id must be letters and digits."""
+    return "".join(character for character in instance_type if character.isalnum())
+
+
+class ShareMetricMethods:
+    """The ``metric_…()`` methods of :class:`QuotaShareMonitoring`: each share's metrics with
+    the ``JobQueue`` and ``QuotaShare`` dimensions (and ``CapacityUnit`` per instance type) and
+    the statistic of :data:`STATISTICS`, for a user's own alarms and dashboard widgets.
+
+    A share or instance type the queue does not declare is refused (``QuotaConfigError``),
+    since its metric would never have data.
+    """
+
+    _share_metrics: ShareMetrics
+
+    def _declared_specs(self) -> Sequence[QuotaShareSpec]:
+        raise NotImplementedError
+
+    def _metrics_subject(self) -> str:
+        raise NotImplementedError
+
+    def metric_capacity_in_use(
+        self, share: str, instance_type: str, *, period: Duration | None = None
+    ) -> cloudwatch.IMetric:
+        """Instances of ``instance_type`` the share's jobs hold, own and borrowed (Maximum)."""
+        self._limit(share, instance_type)
+        return self._share_metrics.capacity_in_use(share, instance_type, period=period)
+
+    def metric_own_limit(
+        self, share: str, instance_type: str, *, period: Duration | None = None
+    ) -> cloudwatch.IMetric:
+        """The share's declared limit of the type, as a series (metric math)."""
+        limit = self._limit(share, instance_type)
+        return self._share_metrics.own_limit(share, instance_type, limit, period=period)
+
+    def metric_borrowed(
+        self, share: str, instance_type: str, *, period: Duration | None = None
+    ) -> cloudwatch.IMetric:
+        """Instances held above the share's own limit (metric math over capacity in use)."""
+        limit = self._limit(share, instance_type)
+        return self._share_metrics.borrowed(share, instance_type, limit, period=period)
+
+    def metric_idle_own(
+        self, share: str, instance_type: str, *, period: Duration | None = None
+    ) -> cloudwatch.IMetric:
+        """The part of its own limit the share does not use: what it can lend, or what its
+        next job can start on (metric math over capacity in use)."""
+        limit = self._limit(share, instance_type)
+        return self._share_metrics.idle_own(share, instance_type, limit, period=period)
+
+    def metric_runnable_jobs(
+        self, share: str, *, period: Duration | None = None
+    ) -> cloudwatch.IMetric:
+        """RUNNABLE jobs counted (Maximum; a value at the count cap means at least)."""
+        self._spec(share)
+        return self._share_metrics.runnable_jobs(share, period=period)
+
+    def metric_oldest_runnable_wait(
+        self, share: str, *, period: Duration | None = None
+    ) -> cloudwatch.IMetric:
+        """Seconds the share's first RUNNABLE job has waited at the front (Maximum)."""
+        self._spec(share)
+        return self._share_metrics.oldest_runnable_wait(share, period=period)
+
+    def metric_preemptions(
+        self, share: str, *, kind: str | None = None, period: Duration | None = None
+    ) -> cloudwatch.IMetric:
+        """Preemptions the share's jobs suffered (Sum); of one kind (``CROSS_SHARE``,
+        ``IN_SHARE``, ``UNKNOWN``) when given."""
+        self._spec(share)
+        if kind is not None and kind not in PREEMPTION_KINDS:
+            raise QuotaConfigError(
+                self._metrics_subject(), "kind", kind, f"one of {', '.join(PREEMPTION_KINDS)}"
+            )
+        return self._share_metrics.preemptions(share, kind=kind, period=period)
+
+    def metric_jobs_over_budget(
+        self, share: str, *, period: Duration | None = None
+    ) -> cloudwatch.IMetric:
+        """Jobs preempted more often than the share's interruption budget (Sum)."""
+        self._spec(share)
+        return self._share_metrics.jobs_over_budget(share, period=period)
+
+    def metric_blocked_jobs(
+        self, share: str, *, period: Duration | None = None
+    ) -> cloudwatch.IMetric:
+        """The share's jobs reported blocking the queue (Sum)."""
+        self._spec(share)
+        return self._share_metrics.blocked_jobs(share, period=period)
+
+    def metric_drift(self, share: str, *, period: Duration | None = None) -> cloudwatch.IMetric:
+        """1 when the live share differs from the declaration, is INVALID or missing
+        (Maximum)."""
+        self._spec(share)
+        return self._share_metrics.drift(share, period=period)
+
+    def metric_monitor_healthy(self, *, period: Duration | None = None) -> cloudwatch.IMetric:
+        """1 when every AWS Batch read of the period's runs succeeded (Minimum); missing when
+        the metrics function did not run."""
+        return self._share_metrics.monitor_healthy(period=period)
+
+    def _spec(self, share: str) -> QuotaShareSpec:
+        specs = {spec.name: spec for spec in self._declared_specs()}
+        spec = specs.get(share) if isinstance(share, str) else None
+        if spec is None:
+            raise QuotaConfigError(
+                self._metrics_subject(), "share", share,
+                f"a share declared on the monitored queue: {', '.join(sorted(specs)) or 'none'}",
+            )
+        return spec
+
+    def _limit(self, share: str, instance_type: str) -> int:
+        spec = self._spec(share)
+        limit = spec.limit_of(instance_type) if isinstance(instance_type, str) else 0
+        if limit <= 0:
+            raise QuotaConfigError(
+                share_subject(share), "instance_type", instance_type,
+                f"an instance type the share has a limit for: {', '.join(map(str, spec.units))}",
+            )
+        return limit
