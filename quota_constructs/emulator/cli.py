@@ -12,15 +12,16 @@ assumption flags choose what the emulator does where AWS Batch documents nothing
 from __future__ import annotations
 
 import argparse
-import os
 import signal
 import sys
 import threading
 from collections.abc import Sequence
 from types import FrameType
 
+from ..cli.declarations import add_declaration_arguments, load
+from ..cli.parsing import OneLineParser
 from ..model import QuotaConfigError
-from ..simulation.cli import add_declaration_arguments, declaration_of, environment
+from ..runtime.share_request import GuardOptIns
 from ..simulation.options_cli import add_option_arguments, options_from
 from .api import DEFAULT_QUEUE_NAME
 from .clock import Clock
@@ -32,7 +33,7 @@ DEFAULT_PORT = 8555
 
 
 def parser(prog: str) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = OneLineParser(
         prog=prog,
         description="Serve a declared quota-managed queue as the AWS Batch API on 127.0.0.1 "
                     "(an emulator, not AWS: where AWS is silent it follows the simulator's "
@@ -40,7 +41,8 @@ def parser(prog: str) -> argparse.ArgumentParser:
     )
     add_declaration_arguments(p)
     p.add_argument("--queue-name", default=None,
-                   help=f"the job queue's name (default {DEFAULT_QUEUE_NAME})")
+                   help="the job queue's name (default: the declaration's queue_name, else "
+                        f"{DEFAULT_QUEUE_NAME})")
     p.add_argument("--port", type=int, default=DEFAULT_PORT,
                    help=f"port on 127.0.0.1 (default {DEFAULT_PORT}; 0 takes a free port)")
     p.add_argument("--clock", choices=("wall", "manual"), default="wall",
@@ -57,27 +59,22 @@ def parser(prog: str) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None, *, prog: str = "quota-constructs emulate") -> int:
     args = parser(prog).parse_args(argv)
-    # A declaration module beside the user is importable however the command was started
-    # (the installed console script, unlike ``python -m``, does not put the directory on
-    # the path).
-    if os.getcwd() not in sys.path and "" not in sys.path:
-        sys.path.insert(0, os.getcwd())
     try:
-        if args.declaration:
-            declaration = declaration_of(args.declaration, args.declaration, command="emulate")
-            target_name = args.declaration
-        else:
-            declaration = environment(args.env or "dev")
-            target_name = args.env or "dev"
+        declaration = load(args, command="emulate")
         if args.port < 0 or args.port > 65535:
             raise QuotaConfigError("emulate", "--port", args.port, "0 (a free port) to 65535")
         if not args.speed > 0:
             raise QuotaConfigError("emulate", "--speed", args.speed, "a number > 0")
         service = QueueService(
             capacity_limits=declaration.capacity_limits, shares=declaration.shares,
-            queue_name=args.queue_name or DEFAULT_QUEUE_NAME,
+            queue_name=args.queue_name or declaration.queue_name or DEFAULT_QUEUE_NAME,
             clock=Clock(args.clock, speed=args.speed), options=options_from(args),
             region=args.region,
+            lifecycles={name: GuardOptIns(
+                adopt_existing=lifecycle.adopt_existing,
+                allow_preemption_on_shrink=lifecycle.allow_preemption_on_shrink,
+                terminate_active_jobs_on_delete=lifecycle.terminate_active_jobs_on_delete,
+            ) for name, lifecycle in declaration.lifecycles.items()},
         )
         server = EmulatorServer(service, args.port)
     except (QuotaConfigError, ApiError) as error:
@@ -96,7 +93,7 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "quota-constructs emu
     signal.signal(signal.SIGINT, request_stop)
     server.start()
     print(server.endpoint_url, flush=True)
-    print(f"{prog}: queue {service.queue_name} ({service.queue_arn}) of {target_name}, "
+    print(f"{prog}: queue {service.queue_name} ({service.queue_arn}) of {declaration.name}, "
           f"{len(service.shares)} shares, {args.clock} clock; not AWS. "
           f"AWS_ENDPOINT_URL_BATCH={server.endpoint_url}; stop with Ctrl-C",
           file=sys.stderr, flush=True)

@@ -9,7 +9,7 @@ them.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ..model import CapacityLimit, QuotaShareSpec
 from ..simulation.engine import SteppingEngine
@@ -17,8 +17,17 @@ from ..simulation.inputs import SimulationOptions
 from ..simulation.problem import Problem, compile_problem
 from ..simulation.results import CROSS_SHARE
 
-if TYPE_CHECKING:
-    from .service import QueueService
+
+class JobReports(Protocol):
+    """What hears of each job's start, preemption and end (the service), at the engine's
+    moment in emulated seconds."""
+
+    def job_started(self, j: int, now: float, borrowed: bool) -> None: ...
+
+    def job_preempted(self, j: int, now: float, by: int, cross_share: bool,
+                      failed: bool) -> None: ...
+
+    def job_ended(self, j: int, now: float) -> None: ...
 
 
 def compile_shares(
@@ -37,7 +46,7 @@ class EmulatorEngine(SteppingEngine):
     """Reports each start, preemption and end to the service, at the engine's moment."""
 
     def __init__(self, problem: Problem, options: SimulationOptions,
-                 service: QueueService) -> None:
+                 service: JobReports) -> None:
         super().__init__(problem, options)
         self.service = service
 

@@ -73,6 +73,7 @@ class QueueService:
         self, *, capacity_limits: Sequence[CapacityLimit], shares: Sequence[QuotaShareSpec],
         queue_name: str, clock: Clock, options: SimulationOptions | None = None,
         region: str = "us-east-1", account: str = ACCOUNT, start_ms: int = 1_767_225_600_000,
+        lifecycles: Mapping[str, GuardOptIns] | None = None,
     ) -> None:
         self.options = options or SimulationOptions()
         self.capacity_limits = tuple(capacity_limits)
@@ -99,7 +100,7 @@ class QueueService:
         self.shares: dict[str, Share] = {}
         self.engine_shares: list[Share | None] = []
         for spec in shares:
-            self._add_share(spec)
+            self._add_share(spec, (lifecycles or {}).get(spec.name, GuardOptIns()))
         self.allocation = self._check(list(self.shares.values()))
         self.engine = EmulatorEngine(
             compile_shares(self.capacity_limits, [s.spec for s in self.shares.values()],
@@ -712,14 +713,14 @@ class QueueService:
             return job.tags
         raise bad_value("resourceArn", arn, "the ARN of a resource of the emulated queue")
 
-    def _add_share(self, spec: QuotaShareSpec) -> None:
+    def _add_share(self, spec: QuotaShareSpec, lifecycle: GuardOptIns) -> None:
         share = Share(spec, self._share_arn(spec.name), len(self.engine_shares))
         self.shares[spec.name] = share
         self.engine_shares.append(share)
         self.tags[share.arn] = {
             **spec.tags,
             OWNER_TAG_KEY: owner_marker(self.stack_id, spec.name),
-            LIFECYCLE_TAG_KEY: GuardOptIns().tag_value(stack_marker(self.stack_id)),
+            LIFECYCLE_TAG_KEY: lifecycle.tag_value(stack_marker(self.stack_id)),
         }
 
     @staticmethod
