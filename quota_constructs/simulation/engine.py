@@ -17,8 +17,12 @@ One simulated moment, in order (:meth:`_Engine.run`):
    capacity they lack will find them (:meth:`_Engine.file_waiting_heads`).
 
 State is kept in flat lists indexed by job and by (share, unit) (a queue), held in the slots of
-one :class:`_Engine`. Methods whose loops run long (victim choice, filed heads, backfill) bind
-what they use to locals first; the per-event ones (most run their loop once) read through
+one :class:`_Engine`. A replay runs every moment at once (:meth:`_Engine.run`); the local
+emulator's :class:`SteppingEngine` runs the same phases up to its clock's time
+(:meth:`_Engine.advance`), adding jobs, priority changes and share changes as they come.
+
+Methods whose loops run long (victim choice, filed heads, backfill) bind what they use to
+locals first; the per-event ones (most run their loop once) read through
 ``self``, where binding would cost more than it saves. Methods are called through ``self``,
 never bound to a local first: CPython 3.11 specializes ``self.method(...)`` calls but not the
 load of a bound method, and doing so cost the refactor 15 % of its speed.
@@ -1227,10 +1231,18 @@ class SteppingEngine(_Engine):
         appended. Running jobs above their share's new limit become reclaimable (as AWS
         documents for a lowered limit); every waiting head is offered capacity again."""
         self.now = at
-        n_units = self.n_units
         self.env = list(problem.capacity)
+        self.replace_share_rules(problem, share_rows)
+        self.recount_capacity()
+        self.refile_running()
+        self.offer_again()
+
+    def replace_share_rules(self, problem: Problem, share_rows: list[int | None]) -> None:
+        """The per-share and per-queue rule columns from ``problem``'s rows; queues of shares
+        added since get empty books."""
+        n_units = self.n_units
         n_shares = len(share_rows)
-        old_queues = self.n_queues
+        grow = n_shares * n_units - self.n_queues
         self.n_shares = n_shares
         self.n_queues = n_queues = n_shares * n_units
         limit: list[int] = []
@@ -1253,13 +1265,9 @@ class SteppingEngine(_Engine):
             in_share.append(problem.in_share[row])
         self.limit, self.ceiling = limit, ceiling
         self.reserve, self.borrows, self.in_share = reserve, borrows, in_share
-        grow = n_queues - old_queues
         for column in (self.use, self.running, self.n_waiting, self.blocked_token):
             column.extend([0] * grow)
-        self.held_queue.extend(bytes(grow))
-        self.held_back.extend(bytes(n_shares - len(self.held_back)))
         self.waiting.extend([] for _ in range(grow))
-        self.in_share_victims.extend([] for _ in range(grow))
         self.queue_share = [q // n_units for q in range(n_queues)]
         self.queues_of_unit = [
             [i * n_units + k for i in range(n_shares) if limit[i * n_units + k] > 0]
@@ -1269,13 +1277,22 @@ class SteppingEngine(_Engine):
             [i * n_units + k for k in range(n_units) if limit[i * n_units + k] > 0]
             for i in range(n_shares)
         ]
-        use = self.use
+
+    def recount_capacity(self) -> None:
+        """Idle RESERVE capacity and capacity in use above a share's limit, per unit, from
+        the queues' use under the rules now in force."""
+        n_units, n_queues = self.n_units, self.n_queues
+        use, limit, reserve = self.use, self.limit, self.reserve
         for k in range(n_units):
             queues = range(k, n_queues, n_units)
             self.reserved_idle[k] = sum(limit[q] - use[q] for q in queues
                                         if reserve[q // n_units])
             self.borrowed_total[k] = sum(max(0, use[q] - limit[q]) for q in queues)
-        self.refile_running()
+
+    def offer_again(self) -> None:
+        """Forget what scheduling learnt under the old rules (filed heads, held-back shares)
+        and offer capacity, with every power, to every queue's head now."""
+        n_units, n_queues = self.n_units, self.n_queues
         for k in range(n_units):
             self.blocked[k].clear()
             self.blocked_sizes[k].clear()
@@ -1285,8 +1302,8 @@ class SteppingEngine(_Engine):
                 if self.n_waiting[q]:
                     self.full_sets[k].add(q)
                     self.touch(k)
-        self.held_back[:] = bytes(n_shares)
-        self.held_queue[:] = bytes(n_queues)
+        self.held_back = bytearray(self.n_shares)
+        self.held_queue = bytearray(n_queues)
         self.in_share_need.clear()
         self.schedule_touched()
 

@@ -83,6 +83,7 @@ def test_the_custom_resource_handler_creates_updates_and_deletes_a_share(
     # The delete guard sees the share's active job through ListServiceJobs and refuses.
     job = submit(batch, "qs4-job", "QS4")
     emu.advance(1)
+    assert batch.describe_service_job(jobId=job)["status"] == "RUNNING"  # the new share runs
     refused = resource.delete()
     assert not refused.ok and job in refused.reason
     batch.terminate_service_job(jobId=job, reason="make way")

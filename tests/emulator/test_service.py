@@ -70,6 +70,18 @@ def test_a_lender_turned_reserve_stops_lending(emu: Emulator, batch: Any) -> Non
     assert [status_of(batch, j) for j in jobs] == ["RUNNING", "RUNNABLE"]
 
 
+def test_in_share_preemption_turned_on_at_run_time(emu: Emulator, batch: Any) -> None:
+    low = submit(batch, "low", "QS3", priority=1)
+    emu.advance(1)
+    high = submit(batch, "high", "QS3", priority=9)
+    emu.advance(1)
+    assert (status_of(batch, low), status_of(batch, high)) == ("RUNNING", "RUNNABLE")
+    qs3 = batch.list_quota_shares(jobQueue=QUEUE)["quotaShares"][2]["quotaShareArn"]
+    batch.update_quota_share(quotaShareArn=qs3,
+                             preemptionConfiguration={"inSharePreemption": "ENABLED"})
+    assert (status_of(batch, low), status_of(batch, high)) == ("RUNNABLE", "RUNNING")
+
+
 @pytest.fixture
 def shrinkable(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Emulator, Any]]:
     shares = [
