@@ -23,7 +23,8 @@ from .protocol import ApiError, BatchProtocol, bad_value
 from .service import QueueService
 
 CONTROL = "/_emulator/"
-_FINISH = re.compile(r"/_emulator/jobs/(?P<job>[^/]+)/finish/?")
+_FINISH = re.compile(r"/_emulator/jobs/(?P<job>.+)/finish/?")
+"""The job's id or ARN, percent-encoded or not (an ARN's ``service-job/`` slash included)."""
 
 
 class EmulatorServer:

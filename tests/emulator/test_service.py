@@ -4,6 +4,7 @@ and the wall clock."""
 
 from __future__ import annotations
 
+import json
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -172,6 +173,16 @@ def test_terminating_many_frees_capacity_and_reports_each_job(
     assert (described["status"], described["isTerminated"], described["statusReason"]) == (
         "FAILED", True, "cleanup")
     assert status_of(batch, waiting) == "RUNNING"  # the freed instance, at once
+
+
+def test_the_control_api_finishes_a_job_named_by_its_arn(emu: Emulator, batch: Any) -> None:
+    job = batch.describe_service_job(jobId=submit(batch, "named", "QS3"))["jobArn"]
+    emu.advance(1)
+    request = urllib.request.Request(f"{emu.endpoint_url}/_emulator/jobs/{job}/finish",
+                                     method="POST", data=b'{"status": "FAILED"}')
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        assert json.loads(answer.read())["status"] == "FAILED"
+    assert status_of(batch, job) == "FAILED"
 
 
 def test_a_client_token_submits_once(emu: Emulator, batch: Any) -> None:
