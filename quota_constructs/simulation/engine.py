@@ -1311,8 +1311,11 @@ class SteppingEngine(_Engine):
         """File every running job again as the victim it now is: in-share where its share
         preempts in-share; borrowed (reclaimable) for the most recently started jobs of a
         queue over its limit, as many as its excess."""
-        running = [j for j in range(self.n_jobs) if self.state[j] == _RUNNING]
-        running.sort(key=lambda j: (-self.started[j], -self.run_token[j]))
+        # Every running job has a live entry in the finishing heap: no look at ended jobs.
+        state, run_token = self.state, self.run_token
+        running = [j for _, token, j in self.finishing
+                   if state[j] == _RUNNING and run_token[j] == token]
+        running.sort(key=lambda j: (-self.started[j], -run_token[j]))
         excess = [max(0, u - lim) for u, lim in zip(self.use, self.limit, strict=True)]
         self.borrowed_running = [0] * self.n_units
         self.borrowed_victims = [[] for _ in range(self.n_units)]
