@@ -7,8 +7,8 @@ boto3 client each, so the clients are not what is measured). Phases: submit ever
 scheduling pass every 500 submissions), list each share's jobs per status with pagination,
 describe and re-prioritise a sample, snapshot the queue, then run the clock until every job
 ended. Prints API calls per second per phase and overall (the target: at least 500 a second)
-and the machine's load. Not a test: the figures vary by machine. ``--profile`` runs the same
-calls on the server side alone (no HTTP) under cProfile.
+and the machine's load. Not a test: the figures vary by machine. ``--in-process`` makes the
+same calls on the server side alone (no HTTP, no boto3); ``--profile`` does so under cProfile.
 
     .venv/bin/python benchmarks/emulator_throughput.py
     .venv/bin/python benchmarks/emulator_throughput.py --jobs 2000 --profile --sort tottime
@@ -206,22 +206,26 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=10_000)
     parser.add_argument("--clients", type=int, default=2,
                         help="client processes (default 2), each with its own boto3 client")
+    parser.add_argument("--in-process", action="store_true",
+                        help="the server side alone: the same calls, no HTTP, no boto3")
     parser.add_argument("--profile", action="store_true",
-                        help="profile the server side alone (no HTTP, no boto3)")
+                        help="--in-process under cProfile")
     parser.add_argument("--sort", default="cumulative", help="profile order (pstats key)")
     args = parser.parse_args()
-    if args.profile:
+    if args.profile or args.in_process:
         capacity_limits, shares = declaration()
         with Emulator(capacity_limits=capacity_limits, shares=shares, queue_name=QUEUE) as emu:
             service = emu.service
             _use(lambda operation, **params: service.handle(operation, params))
             calls = Calls(None)
-            profiler = cProfile.Profile()
-            profiler.enable()
+            profiler = cProfile.Profile() if args.profile else None
+            if profiler is not None:
+                profiler.enable()
             run(calls, service.advance, args.jobs)
-            profiler.disable()
-            pstats.Stats(profiler).sort_stats(args.sort).print_stats(25)
-        via = "server only (no HTTP), profiled"
+            if profiler is not None:
+                profiler.disable()
+                pstats.Stats(profiler).sort_stats(args.sort).print_stats(25)
+        via = "server side alone (no HTTP)" + (", profiled" if profiler is not None else "")
     else:
         # The emulator as CI runs it: its own process (and interpreter lock), found by the
         # first line it prints.
