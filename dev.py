@@ -6,6 +6,7 @@
     python3 dev.py bench   # synth-time benchmark: library against raw Cfn* resources
     python3 dev.py bench-sim [--jobs N]   # simulator throughput: 250k, 500k, 1M jobs
     python3 dev.py bench-recommend [--jobs N] [--workers W ...]   # recommend on 1M jobs
+    python3 dev.py bench-emulator [--jobs N] [--profile]   # emulator API calls per second
     python3 dev.py simulate [--env dev] [--workload FILE | --synthetic --jobs N --hours H]
                            # replay a workload; HTML report + metrics.json + jobs.csv
 
@@ -115,7 +116,8 @@ def run(*command: object, stdout: TextIO | None = None) -> None:
 def main(argv: list[str]) -> None:
     job = argv[0] if argv else "synth"
     extra = argv[1:]
-    jobs = {"synth", "test", "bench", "bench-sim", "bench-recommend", "simulate"}
+    jobs = {"synth", "test", "bench", "bench-sim", "bench-recommend", "bench-emulator",
+            "simulate"}
     if job not in jobs:
         sys.exit(f"unknown job {job!r}; use one of: {', '.join(sorted(jobs))}")
     ensure_environment()
@@ -129,6 +131,8 @@ def main(argv: list[str]) -> None:
         run(PYTHON, "benchmarks/simulator_throughput.py", *extra)
     elif job == "bench-recommend":
         run(PYTHON, "benchmarks/recommend_at_scale.py", *extra)
+    elif job == "bench-emulator":
+        run(PYTHON, "benchmarks/emulator_throughput.py", *extra)
     elif job == "simulate":
         run(PYTHON, "-m", "quota_constructs.simulation.cli", *extra)
     else:

@@ -58,6 +58,10 @@ COMMANDS: dict[str, Command] = {
         "quota_constructs.live.preview",
         "what deploying a declaration would do to the live queue; exit 1 if it would be refused",
     ),
+    "emulate": Command(
+        "quota_constructs.emulator.cli",
+        "serve a declared queue as the AWS Batch API on 127.0.0.1, for tests (not AWS)",
+    ),
 }
 
 

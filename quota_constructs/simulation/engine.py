@@ -17,8 +17,12 @@ One simulated moment, in order (:meth:`_Engine.run`):
    capacity they lack will find them (:meth:`_Engine.file_waiting_heads`).
 
 State is kept in flat lists indexed by job and by (share, unit) (a queue), held in the slots of
-one :class:`_Engine`. Methods whose loops run long (victim choice, filed heads, backfill) bind
-what they use to locals first; the per-event ones (most run their loop once) read through
+one :class:`_Engine`. A replay runs every moment at once (:meth:`_Engine.run`); the local
+emulator's :class:`SteppingEngine` runs the same phases up to its clock's time
+(:meth:`_Engine.advance`), adding jobs, priority changes and share changes as they come.
+
+Methods whose loops run long (victim choice, filed heads, backfill) bind what they use to
+locals first; the per-event ones (most run their loop once) read through
 ``self``, where binding would cost more than it saves. Methods are called through ``self``,
 never bound to a local first: CPython 3.11 specializes ``self.method(...)`` calls but not the
 load of a bound method, and doing so cost the refactor 15 % of its speed.
@@ -42,7 +46,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import insort
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from heapq import heapify, heappop, heappush
 
 from .inputs import BorrowerOrder, HeadOfLine, RequeuePlace, SimulationOptions, VictimOrder
@@ -300,6 +304,12 @@ class _Engine:
 
     def run(self, progress: Progress | None) -> RunData:
         """Every moment something happens, its phases in order, until nothing is left."""
+        self.advance(_INF, progress)
+        return self.run_data()
+
+    def advance(self, until: float, progress: Progress | None = None) -> None:
+        """Every moment up to and including ``until``, its phases in order (a replay runs
+        them all; the emulator, up to its clock's time)."""
         n_jobs = self.n_jobs
         submitted = self.submitted
         arrival_order = self.arrival_order
@@ -310,9 +320,6 @@ class _Engine:
         run_token = self.run_token
         later_units = self.later_units
         dirty = self.dirty
-        dirty_mark = self.dirty_mark
-        freed_flag = self.freed_flag
-        full_sets = self.full_sets
         ended_jobs = self.ended_jobs
         completed = 0
         report_every = max(1, n_jobs // 100)
@@ -332,7 +339,7 @@ class _Engine:
                 heappop(finishing)
             if finishing and finishing[0][0] < t:
                 t = finishing[0][0]
-            if t == _INF:
+            if t == _INF or t > until:
                 break
             self.now = now = t
             if later_units:
@@ -345,17 +352,7 @@ class _Engine:
             if self.next_change < n_changes and change_at[self.next_change] <= now:
                 self.apply_priority_changes()
             if dirty:
-                # Schedule every unit this moment touched, in unit order (a fixed order keeps
-                # runs reproducible).
-                if len(dirty) > 1:
-                    dirty.sort()
-                for k in dirty:
-                    full_queues = full_sets[k]
-                    self.schedule_unit(k, full_queues, bool(freed_flag[k]))
-                    full_queues.clear()
-                    freed_flag[k] = 0
-                    dirty_mark[k] = 0
-                dirty.clear()
+                self.schedule_touched()
             if ended_jobs:
                 completed += len(ended_jobs)
                 ended_jobs.clear()
@@ -365,7 +362,23 @@ class _Engine:
 
         if progress is not None:
             progress(completed, n_jobs)
-        return self.run_data()
+
+    def schedule_touched(self) -> None:
+        """Schedule every unit this moment touched, in unit order (a fixed order keeps runs
+        reproducible)."""
+        dirty = self.dirty
+        if len(dirty) > 1:
+            dirty.sort()
+        full_sets = self.full_sets
+        freed_flag = self.freed_flag
+        dirty_mark = self.dirty_mark
+        for k in dirty:
+            full_queues = full_sets[k]
+            self.schedule_unit(k, full_queues, bool(freed_flag[k]))
+            full_queues.clear()
+            freed_flag[k] = 0
+            dirty_mark[k] = 0
+        dirty.clear()
 
     def touch(self, k: int) -> None:
         """Schedule unit k once this moment's events are all applied."""
@@ -1084,3 +1097,256 @@ def _compact(heap: list[Victim], state: bytearray, token: list[int]) -> list[Vic
     live = [e for e in heap if state[e[3]] == _RUNNING and token[e[3]] == e[4]]
     heapify(live)
     return live
+
+
+class SteppingEngine(_Engine):
+    """The engine driven step by step (the local emulator): jobs join while it runs, moments
+    are run up to a clock's time (:meth:`advance`), and a job can change priority, end early
+    or leave its queue at the current moment. The phases are the replay's own; only this
+    class's overrides report what happened to each job (``on_*``), so a replay pays nothing
+    for them.
+
+    Per-queue and per-share columns can be replaced while jobs run (:meth:`reconfigure`): a
+    share's limits, strategy or in-share preemption changed through the API.
+    """
+
+    def __init__(self, problem: Problem, options: SimulationOptions) -> None:
+        if problem.job_ids:
+            raise ValueError("a stepping engine starts with no jobs; add them with add_job")
+        super().__init__(problem, options)
+
+    # --------------------------------------------------------------------- what is reported
+
+    def on_started(self, j: int, borrowed: bool) -> None:
+        """j started (on borrowed capacity when ``borrowed``)."""
+
+    def on_preempted(self, j: int, by: int, kind: int, failed: bool) -> None:
+        """j was preempted by ``by`` (CROSS_SHARE or IN_SHARE); it waits again unless failed
+        (its retry budget was spent)."""
+
+    def on_ended(self, j: int) -> None:
+        """j's run ended: its run time was over, or it was ended early (:meth:`end_early`)."""
+
+    def start(self, j: int, q: int, k: int, borrowed: bool) -> None:
+        super().start(j, q, k, borrowed)
+        self.on_started(j, borrowed)
+        if self.state[j] == _ENDED:
+            self.on_ended(j)  # nothing left to run: it ended as it started
+
+    def preempt(self, v: int, by: int, kind: int) -> None:
+        super().preempt(v, by, kind)
+        self.on_preempted(v, by, kind, bool(self.failed[v]))
+
+    def release(self, j: int, q: int, k: int, record: RawAttempt) -> None:
+        super().release(j, q, k, record)
+        if record[2] == ENDED_SUCCEEDED:
+            self.on_ended(j)
+
+    # ------------------------------------------------------------------------ driving it
+
+    def add_job(
+        self, *, share: int, unit: int, count: int, duration: float, submitted: float,
+        priority: int, checkpoint: float = 0.0, retries: int = -1,
+    ) -> int:
+        """A job arriving at ``submitted`` (no earlier than any job added before); it joins
+        its queue at the next :meth:`advance` reaching that time. Returns its index."""
+        p = self.problem
+        j = self.n_jobs
+        p.job_ids.append(str(j))
+        p.job_share.append(share)
+        p.job_group.append(share)  # the engine's job_group is this list
+        self.job_unit.append(unit)
+        self.job_count.append(count)
+        self.duration.append(duration)
+        self.submitted.append(submitted)
+        self.priority.append(priority)
+        self.checkpoint.append(checkpoint)
+        self.retries.append(retries)
+        self.job_queue.append(share * self.n_units + unit)
+        self.order_time.append(submitted)
+        self.state.append(_NEW)
+        self.saved.append(0.0)
+        self.started.append(0.0)
+        self.borrowed_now.append(0)
+        self.queue_token.append(0)
+        self.victim_token.append(0)
+        self.run_token.append(0)
+        self.preempted.append(0)
+        self.failed.append(0)
+        self.finished.append(0.0)
+        self.lost.append(0.0)
+        self.attempts.append(None)
+        self.arrival_order.append(j)
+        self.n_jobs = j + 1
+        return j
+
+    def update_priority(self, j: int, priority: int, at: float) -> None:
+        """UpdateServiceJob at ``at`` (the current moment), applied and scheduled now."""
+        self.change_at.append(at)
+        self.change_job.append(j)
+        self.change_priority.append(priority)
+        self.n_changes += 1
+        self.advance(at)
+
+    def end_early(self, j: int, at: float) -> bool:
+        """A running j ends at ``at`` (the current moment), its capacity offered to others
+        now. False when j is not running."""
+        if self.state[j] != _RUNNING:
+            return False
+        self.tokens = tokens = self.tokens + 1
+        self.run_token[j] = tokens  # its planned end goes stale
+        heappush(self.finishing, (at, tokens, j))
+        self.advance(at)
+        return True
+
+    def withdraw(self, j: int, at: float) -> bool:
+        """A waiting j leaves its queue (terminated) at ``at``; the jobs behind it are offered
+        capacity now. False when j is not waiting."""
+        if self.state[j] != _WAITING:
+            return False
+        self.now = at
+        self.state[j] = _ENDED  # its queue entry goes stale
+        q = self.job_queue[j]
+        k = self.job_unit[j]
+        self.n_waiting[q] -= 1
+        self.failed[j] = 1
+        self.finished[j] = at
+        if self.per_share_head:
+            self.wake_share(q)
+        self.touch(k)
+        self.full_sets[k].add(q)
+        self.schedule_touched()
+        return True
+
+    def is_running(self, j: int) -> bool:
+        return self.state[j] == _RUNNING
+
+    def is_waiting(self, j: int) -> bool:
+        return self.state[j] == _WAITING
+
+    def reconfigure(self, problem: Problem, share_rows: list[int | None], at: float) -> None:
+        """Replace the shares' rules by ``problem``'s (compiled from the shares as they are
+        now, no jobs), effective at ``at``. ``share_rows[i]`` is engine share i's row in
+        ``problem``, None for a deleted share (it keeps no capacity). Shares added since are
+        appended. Running jobs above their share's new limit become reclaimable (as AWS
+        documents for a lowered limit); every waiting head is offered capacity again."""
+        self.now = at
+        self.env = list(problem.capacity)
+        self.replace_share_rules(problem, share_rows)
+        self.recount_capacity()
+        self.refile_running()
+        self.offer_again()
+
+    def replace_share_rules(self, problem: Problem, share_rows: list[int | None]) -> None:
+        """The per-share and per-queue rule columns from ``problem``'s rows; queues of shares
+        added since get empty books."""
+        n_units = self.n_units
+        n_shares = len(share_rows)
+        grow = n_shares * n_units - self.n_queues
+        self.n_shares = n_shares
+        self.n_queues = n_queues = n_shares * n_units
+        limit: list[int] = []
+        ceiling: list[float] = []
+        reserve: list[bool] = []
+        borrows: list[bool] = []
+        in_share: list[bool] = []
+        for row in share_rows:
+            if row is None:
+                limit += [0] * n_units
+                ceiling += [0.0] * n_units
+                reserve.append(False)
+                borrows.append(False)
+                in_share.append(False)
+                continue
+            limit += problem.limit[row * n_units:(row + 1) * n_units]
+            ceiling += problem.ceiling[row * n_units:(row + 1) * n_units]
+            reserve.append(problem.reserve[row])
+            borrows.append(problem.borrows[row])
+            in_share.append(problem.in_share[row])
+        self.limit, self.ceiling = limit, ceiling
+        self.reserve, self.borrows, self.in_share = reserve, borrows, in_share
+        for column in (self.use, self.running, self.n_waiting, self.blocked_token):
+            column.extend([0] * grow)
+        self.waiting.extend([] for _ in range(grow))
+        self.queue_share = [q // n_units for q in range(n_queues)]
+        self.queues_of_unit = [
+            [i * n_units + k for i in range(n_shares) if limit[i * n_units + k] > 0]
+            for k in range(n_units)
+        ]
+        self.queues_of_share = [
+            [i * n_units + k for k in range(n_units) if limit[i * n_units + k] > 0]
+            for i in range(n_shares)
+        ]
+
+    def recount_capacity(self) -> None:
+        """Idle RESERVE capacity and capacity in use above a share's limit, per unit, from
+        the queues' use under the rules now in force."""
+        n_units, n_queues = self.n_units, self.n_queues
+        use, limit, reserve = self.use, self.limit, self.reserve
+        for k in range(n_units):
+            queues = range(k, n_queues, n_units)
+            self.reserved_idle[k] = sum(limit[q] - use[q] for q in queues
+                                        if reserve[q // n_units])
+            self.borrowed_total[k] = sum(max(0, use[q] - limit[q]) for q in queues)
+
+    def offer_again(self) -> None:
+        """Forget what scheduling learnt under the old rules (filed heads, held-back shares)
+        and offer capacity, with every power, to every queue's head now."""
+        n_units, n_queues = self.n_units, self.n_queues
+        for k in range(n_units):
+            self.blocked[k].clear()
+            self.blocked_sizes[k].clear()
+            self.in_share_blocked[k].clear()
+            self.in_share_later[k].clear()
+            for q in range(k, n_queues, n_units):
+                if self.n_waiting[q]:
+                    self.full_sets[k].add(q)
+                    self.touch(k)
+        self.held_back = bytearray(self.n_shares)
+        self.held_queue = bytearray(n_queues)
+        self.in_share_need.clear()
+        self.schedule_touched()
+
+    def refile_running(self) -> None:
+        """File every running job again as the victim it now is: in-share where its share
+        preempts in-share; borrowed (reclaimable) for the most recently started jobs of a
+        queue over its limit, as many as its excess."""
+        # Every running job has a live entry in the finishing heap: no look at ended jobs.
+        state, run_token = self.state, self.run_token
+        running = [j for _, token, j in self.finishing
+                   if state[j] == _RUNNING and run_token[j] == token]
+        running.sort(key=lambda j: (-self.started[j], -run_token[j]))
+        excess = [max(0, u - lim) for u, lim in zip(self.use, self.limit, strict=True)]
+        self.borrowed_running = [0] * self.n_units
+        self.borrowed_victims = [[] for _ in range(self.n_units)]
+        self.in_share_victims = [[] for _ in range(self.n_queues)]
+        for j in running:
+            q = self.job_queue[j]
+            k = self.job_unit[j]
+            borrowed = excess[q] > 0
+            if borrowed:
+                excess[q] -= self.job_count[j]
+                self.borrowed_running[k] += 1
+            self.borrowed_now[j] = borrowed
+            if borrowed or self.in_share[self.queue_share[q]]:
+                self.push_victim(j, q, k)
+
+    def front(self, q: int) -> Iterator[tuple[int, float, int, int]]:
+        """Queue q's waiting jobs in scheduling order, as their queue entries
+        (``(-priority, order time, job, token)``), lazily: a best-first walk of its heap, so
+        the first k cost O(k log k) (plus stale entries met on the way), never a sort."""
+        heap = self.waiting[q]
+        state = self.state
+        queue_token = self.queue_token
+        if not heap:
+            return
+        frontier = [(heap[0], 0)]
+        size = len(heap)
+        while frontier:
+            entry, i = heappop(frontier)
+            j = entry[2]
+            if state[j] == _WAITING and queue_token[j] == entry[3]:
+                yield entry
+            for child in (2 * i + 1, 2 * i + 2):
+                if child < size:
+                    heappush(frontier, (heap[child], child))

@@ -21,6 +21,8 @@ from .fake_submissions import TAG_KEY
 from .granted import team_policy
 
 README = PROJECT_ROOT / "README.md"
+SDK_MARKER = 'TrainingQueue("gpu-prod").submit('
+"""The team-side SDK example (the "Try it locally" section has an SDK block of its own)."""
 
 
 def readme_block(marker: str) -> str:
@@ -45,7 +47,7 @@ def test_the_readme_sdk_example_submits_with_share_tag_budget_and_priority(
     queue: Queue, offline_sdk: None
 ) -> None:
     queue.state.policy = team_policy("vision", 50)
-    exec(readme_block("TrainingQueue("), {})
+    exec(readme_block(SDK_MARKER), {})
     (job,) = queue.state.submitted()
     assert (job.share_name, job.priority, job.retries_before_termination) == ("vision", 10, 2)
     assert job.tags[TAG_KEY] == "vision"
@@ -60,7 +62,7 @@ def test_the_sdk_trap_priority_zero_is_dropped_and_the_ceiling_denies_it(
     from botocore.exceptions import ClientError
 
     queue.state.policy = team_policy("vision", 50)
-    block = readme_block("TrainingQueue(").replace("priority=10,", "priority=0,")
+    block = readme_block(SDK_MARKER).replace("priority=10,", "priority=0,")
     with pytest.raises(ClientError, match="AccessDenied"):
         exec(block, {})
     (submit,) = [params for name, params in queue.state.calls if name == "SubmitServiceJob"]
