@@ -12,13 +12,15 @@ record falls back to the properties CloudFormation sends with the Delete.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .batch_gateway import BatchGateway
 from .errors import QuotaShareLifecycleError
 from .guards import check_no_active_jobs
 from .live_share import LiveShare
-from .ownership import release_on_delete
+from .ownership import LIFECYCLE_TAG_KEY, release_on_delete
 from .share_arn import QuotaShareArn
-from .share_request import GuardOptIns
+from .share_request import GuardOptIns, disabled_for_delete, lifecycle_with_delete_mark
 from .share_writes import Progress
 from .structured_log import log
 
@@ -26,6 +28,14 @@ DISABLED, ENABLED = "DISABLED", "ENABLED"
 
 
 class ShareDeleter:
+    """One Delete of one share, resumed from the share itself at every step.
+
+    The state a refused or failed delete puts back is the share's state from *before the delete
+    began*: the handler marks the share (in its lifecycle record) before disabling it, so only
+    a share this delete disabled is enabled again, and a share an operator disabled to drain it
+    stays disabled.
+    """
+
     def __init__(
         self,
         gateway: BatchGateway,
@@ -33,17 +43,29 @@ class ShareDeleter:
         *,
         owner: str,
         terminate_active_jobs: bool,
-        declared_enabled: bool,
     ) -> None:
         self._gateway = gateway
         self._arn = arn
         self._owner = owner
         self._terminate = terminate_active_jobs
-        self._declared_enabled = declared_enabled
         self.last_status = "unknown"
 
     def start(self) -> None:
         """``on_event``: check the guard, then disable the share (the step before deletion)."""
+        try:
+            self._start()
+        except _Deferred:
+            log("quota_share_refusal_deferred", quota_share=self._arn.arn)
+
+    def wait(self) -> bool:
+        """One ``is_complete`` poll: advance one step; True once the share is gone."""
+        try:
+            return self._step()
+        except _Deferred:
+            log("quota_share_refusal_deferred", quota_share=self._arn.arn)
+            return False
+
+    def _start(self) -> None:
         share = self._gateway.describe(self._arn)
         if share is None:
             log("quota_share_already_gone", quota_share=self._arn.arn)
@@ -51,18 +73,16 @@ class ShareDeleter:
         if share.status == "DELETING" or self._released(share):
             return
         self._read_lifecycle_record(share)
-        if not share.enabled and self._declared_enabled:
-            # Disabled although declared enabled: a previous delivery of this Delete got that
-            # far. Failing here would leave it disabled; the polls check the jobs again and
-            # put the share back if one slipped in.
+        if not share.enabled and disabled_for_delete(share.tags):
+            # A previous delivery of this Delete got that far; the polls check the jobs again
+            # and put the share back if one slipped in.
             log("quota_share_delete_resumed", quota_share=self._arn.arn, status=share.status)
             return
-        check_no_active_jobs(self._gateway, self._arn, terminate_active_jobs=self._terminate)
+        self._guarded(share, lambda: self._check_jobs())
         if share.settled and share.enabled:
-            self._disable()
+            self._guarded(share, lambda: self._disable(share))
 
-    def wait(self) -> bool:
-        """One ``is_complete`` poll: advance one step; True once the share is gone."""
+    def _step(self) -> bool:
         share = self._gateway.describe(self._arn)
         if share is None:
             log("quota_share_deleted", quota_share=self._arn.arn)
@@ -77,11 +97,11 @@ class ShareDeleter:
             return False
         if share.enabled:
             # on_event found the share busy and left disabling to this poll.
-            check_no_active_jobs(self._gateway, self._arn, terminate_active_jobs=self._terminate)
-            self._disable()
+            self._guarded(share, lambda: self._check_jobs())
+            self._guarded(share, lambda: self._disable(share))
             return False
-        if self._check_again_before_delete():
-            self._delete()
+        self._guarded(share, lambda: self._check_jobs())
+        self._guarded(share, self._delete)
         return False
 
     def _read_lifecycle_record(self, share: LiveShare) -> None:
@@ -108,31 +128,61 @@ class ShareDeleter:
             detail="the share and its jobs are left as they are; the Delete succeeds")
         return True
 
-    def _check_again_before_delete(self) -> bool:
-        """False when a job slipped in and the share is busy: the next poll puts it back.
+    def _check_jobs(self) -> None:
+        # Checked at every step: a job submitted between on_event's check and the share being
+        # disabled would be terminated by the deletion.
+        check_no_active_jobs(self._gateway, self._arn, terminate_active_jobs=self._terminate)
 
-        A job submitted between on_event's check and the share being disabled would be
-        terminated by the deletion: look once more. If one slipped in, the share is enabled
-        again as declared and the Delete fails naming the job, but only once the re-enabling
-        is submitted (or seen applied): a Delete never fails leaving the share disabled. When
-        AWS Batch is busy with the share, the next poll finds it disabled and tries again.
+    def _guarded(self, share: LiveShare, step: Callable[[], None]) -> None:
+        """Run ``step``; if it refuses or fails, put back the state from before the delete.
+
+        The Delete fails only once the re-enabling is submitted (or seen applied): a Delete
+        never fails leaving disabled a share it disabled. When AWS Batch is busy with the share,
+        the error waits for the next poll, which finds the share disabled and tries again.
         """
         try:
-            check_no_active_jobs(self._gateway, self._arn, terminate_active_jobs=self._terminate)
-        except QuotaShareLifecycleError:
-            if not self._declared_enabled:
-                raise
+            step()
+        except QuotaShareLifecycleError as error:
+            restored = self._put_back(share)
+            if restored is None:
+                raise _Deferred() from error
+            raise QuotaShareLifecycleError(f"{error}{restored}") from error
+
+    def _put_back(self, seen: LiveShare) -> str | None:
+        """Undo this delete's disabling; the sentence saying so, None when deferred."""
+        share = self._gateway.describe(self._arn) or seen  # the step may have moved it on
+        if not disabled_for_delete(share.tags):
+            return ""
+        said = ""
+        if not share.enabled:
             progress = self._gateway.update(self._arn, {"state": ENABLED})
             log("quota_share_reenabled", quota_share=self._arn.arn, progress=progress.value)
-            if progress is Progress.APPLIED:
-                raise
-            return False
-        return True
+            if progress is not Progress.APPLIED:
+                return None
+            said = (f" Quota share {self._arn.share_name!r} was enabled again, as it was "
+                    "before this delete began.")
+        self._mark(share, marked=False)
+        return said
 
-    def _disable(self) -> None:
+    def _disable(self, share: LiveShare) -> None:
+        # Marked first: a retried or repeated delivery then knows this delete disabled it.
+        self._mark(share, marked=True)
         progress = self._gateway.update(self._arn, {"state": DISABLED})
         log("quota_share_disabled", quota_share=self._arn.arn, progress=progress.value)
+
+    def _mark(self, share: LiveShare, *, marked: bool) -> None:
+        if disabled_for_delete(share.tags) == marked:
+            return
+        value = lifecycle_with_delete_mark(share.tags, marked)
+        if value:
+            self._gateway.tag(self._arn, {LIFECYCLE_TAG_KEY: value})
+        else:
+            self._gateway.untag(self._arn, [LIFECYCLE_TAG_KEY])
 
     def _delete(self) -> None:
         progress = self._gateway.delete(self._arn)
         log("quota_share_delete_requested", quota_share=self._arn.arn, progress=progress.value)
+
+
+class _Deferred(Exception):
+    """A refusal whose putting back AWS Batch could not take yet: the next poll decides."""

@@ -96,7 +96,6 @@ def _deleter(request: ShareEvent, context: Any) -> ShareDeleter | None:
         request.physical,
         owner=request.owner,
         terminate_active_jobs=opt_ins.terminate_active_jobs_on_delete,
-        declared_enabled=request.properties.get("State") != "DISABLED",
     )
 
 

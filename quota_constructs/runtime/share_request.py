@@ -36,6 +36,10 @@ _TAG_FIELDS = {
 }
 _STACK_WORD = "stack"
 """The lifecycle tag's word for the deploying stack's :func:`~.ownership.stack_marker`."""
+_DISABLED_FOR_DELETE_WORD = "disabled_for_delete"
+"""Present while a Delete has disabled the share (set before it disables it): the state to
+put back when the delete is refused or fails is the one from before the delete began, which
+an operator may have set (a share disabled to drain stays disabled)."""
 
 
 @dataclass(frozen=True)
@@ -78,16 +82,34 @@ class GuardOptIns:
         value = tags.get(LIFECYCLE_TAG_KEY)
         if value is None:
             return None
-        words = dict(part.partition("=")[::2] for part in value.split())
+        words = _words(value)
+        if not set(words) & set(_TAG_FIELDS.values()):
+            return None  # only a delete's own mark: no deployment recorded its opt-ins
         return cls(**{name: words.get(word) == "true" for name, word in _TAG_FIELDS.items()})
 
 
 def recorded_stack(tags: Mapping[str, str]) -> str | None:
     """The :func:`~.ownership.stack_marker` of the stack that last deployed the share; None
     when its lifecycle record names none (deployed before the record carried it)."""
-    value = tags.get(LIFECYCLE_TAG_KEY) or ""
-    words = dict(part.partition("=")[::2] for part in value.split())
-    return words.get(_STACK_WORD) or None
+    return _words(tags.get(LIFECYCLE_TAG_KEY) or "").get(_STACK_WORD) or None
+
+
+def disabled_for_delete(tags: Mapping[str, str]) -> bool:
+    """A Delete disabled the share (the share was enabled before that delete began)."""
+    return _words(tags.get(LIFECYCLE_TAG_KEY) or "").get(_DISABLED_FOR_DELETE_WORD) == "true"
+
+
+def lifecycle_with_delete_mark(tags: Mapping[str, str], marked: bool) -> str:
+    """The lifecycle tag's value with the delete's mark set or taken off ("" = no tag left)."""
+    words = [part for part in (tags.get(LIFECYCLE_TAG_KEY) or "").split()
+             if part.partition("=")[0] != _DISABLED_FOR_DELETE_WORD]
+    if marked:
+        words.append(f"{_DISABLED_FOR_DELETE_WORD}=true")
+    return " ".join(words)
+
+
+def _words(value: str) -> dict[str, str]:
+    return dict(part.partition("=")[::2] for part in value.split())
 
 
 @dataclass(frozen=True)
