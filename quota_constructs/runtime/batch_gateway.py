@@ -185,16 +185,28 @@ class BatchGateway:
     # -- quota shares -------------------------------------------------------------------------
 
     def describe(self, arn: QuotaShareArn) -> LiveShare | None:
-        """The share, or None when AWS Batch no longer has it."""
-        try:
-            response = self._call("DescribeQuotaShare", quotaShareArn=arn.arn)
-        except BatchRequestError as error:
-            # Not found only when AWS Batch says so, or when a plain ClientException is
-            # confirmed by the queue's listing; a denial is never "gone".
-            vague = error.refusal is Refusal.OTHER and error.code == "ClientException"
-            if (error.not_found or vague) and self._absent_from_queue(arn):
-                return None
-            raise
+        """The share, or None when AWS Batch no longer has it.
+
+        Not found only when AWS Batch says so (or answers a plain ClientException) *and* the
+        queue's listing confirms it; a denial is never "gone". A share the listing shows but
+        DescribeQuotaShare does not yet is described again, within the retry policy.
+        """
+        attempt = 1
+        while True:
+            try:
+                response = self._call("DescribeQuotaShare", quotaShareArn=arn.arn)
+                break
+            except BatchRequestError as error:
+                vague = error.refusal is Refusal.OTHER and error.code == "ClientException"
+                if not (error.not_found or vague):
+                    raise
+                if self._absent_from_queue(arn):
+                    return None
+                if attempt >= self._policy.max_attempts:
+                    raise
+                log("quota_share_listed_not_described", quota_share=arn.arn, attempt=attempt)
+                self._policy.sleep(self._policy.delay(attempt))
+                attempt += 1
         if not response.get("quotaShareArn"):
             return None
         tags = response.get("tags")
@@ -214,6 +226,28 @@ class BatchGateway:
                     )
                 return self.describe(arn)
         return None
+
+    def find_once_visible(self, job_queue: str, name: str) -> LiveShare | None:
+        """The share called ``name``, read again (with backoff, within the retry policy's
+        attempts and the time left) while reads do not show it yet.
+
+        For a share AWS Batch said exists ("already exists", or a create whose answer was lost):
+        nothing documents read-after-write consistency for quota shares, so "not seen yet" is
+        not "not there". None when it never showed within the bound.
+        """
+        attempt = 1
+        while True:
+            share = self.find(job_queue, name)
+            if share is not None:
+                return share
+            delay = self._policy.delay(attempt)
+            out_of_time = self._seconds_left is not None and self._seconds_left() < delay + 5
+            if attempt >= self._policy.max_attempts or out_of_time:
+                log("quota_share_not_seen_yet", quota_share=name, job_queue=job_queue,
+                    reads=attempt)
+                return None
+            self._policy.sleep(delay)
+            attempt += 1
 
     def create(self, job_queue: str, name: str, fields: Mapping[str, Any],
                tags: Mapping[str, str], owner: str) -> QuotaShareArn | None:

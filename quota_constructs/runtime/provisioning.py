@@ -69,7 +69,13 @@ class ShareProvisioner:
         self.last_status = "unknown"
 
     def create(self) -> QuotaShareArn:
-        """Create the declared share, or take over one of that name this resource may manage."""
+        """Create the declared share, or take over one of that name this resource may manage.
+
+        Never fails once the share may exist: CloudFormation then records the Provider
+        framework's CREATE_FAILED marker, whose rollback Delete the framework ignores, and the
+        share would be left behind. A share AWS Batch says exists but reads do not show yet is
+        answered with its ARN, and ``is_complete`` decides by its owner marker once it shows.
+        """
         decl = self._declaration
         existing = self._gateway.find(decl.job_queue, decl.name)
         if existing is not None:
@@ -79,9 +85,14 @@ class ShareProvisioner:
                 decl.job_queue, decl.name, api_configuration(decl.spec), decl.creation_tags,
                 decl.owner,
             )
-        except BatchRequestError:
-            # A repeated delivery running alongside, or someone else, created the share
-            # meanwhile ("already exists"): the adoption rules decide.
+        except BatchRequestError as error:
+            if error.already_exists or error.ambiguous:
+                # A lost answer resent, a repeated delivery running alongside, or someone
+                # else: the share is (or may be) there although reads may not show it yet.
+                existing = self._gateway.find_once_visible(decl.job_queue, decl.name)
+                if existing is None:
+                    return self._unconfirmed(error)
+                return self._adopt(existing)
             existing = self._gateway.find(decl.job_queue, decl.name)
             if existing is None:
                 raise
@@ -96,6 +107,14 @@ class ShareProvisioner:
         log("quota_share_created", quota_share=arn.arn, config=self._target.describe())
         return arn
 
+    def _unconfirmed(self, error: BatchRequestError) -> QuotaShareArn:
+        arn = self._declaration.expected_arn()
+        if arn is None:
+            raise error
+        log("quota_share_create_unconfirmed", quota_share=arn.arn, code=error.code,
+            detail="AWS Batch may hold the share; is_complete decides by its owner marker")
+        return arn
+
     def update_in_place(self, arn: QuotaShareArn) -> QuotaShareArn:
         """Update the share the resource already manages to the declared configuration."""
         share = self._gateway.describe(arn)
@@ -106,10 +125,18 @@ class ShareProvisioner:
         self.converge(share, arn)
         return arn
 
-    def wait(self, arn: QuotaShareArn) -> bool:
-        """One ``is_complete`` poll: True once the share is VALID with the declared config."""
+    def wait(self, arn: QuotaShareArn, *, may_be_unseen: bool = False) -> bool:
+        """One ``is_complete`` poll: True once the share is VALID with the declared config.
+
+        ``may_be_unseen``: the request is recent enough that reads may not show a share just
+        created; a share not found is then waited for rather than reported gone.
+        """
         share = self._gateway.describe(arn)
         if share is None:
+            if may_be_unseen:
+                log("quota_share_not_seen_yet", quota_share=arn.arn)
+                self.last_status = "not visible yet"
+                return False
             raise QuotaShareLifecycleError(
                 f"quota share {arn.share_name!r} disappeared from job queue "
                 f"{arn.job_queue_name!r} before it became VALID; it was deleted outside this "
@@ -118,6 +145,11 @@ class ShareProvisioner:
         self._refuse_deleting(share, arn)
         self.last_status = share.status
         log("quota_share_status", quota_share=arn.arn, status=share.status)
+        owner = self._declaration.owner
+        if not (is_owned(share.tags, owner) or is_adoption_pending(share.tags, owner)):
+            # Only after a create that could not be confirmed: the marker decides.
+            self._adopt(share)
+            return False
         if not self.converge(share, arn):
             return False
         if share.status == "INVALID":

@@ -23,7 +23,7 @@ from .ownership import (
     owner_marker,
     stack_marker,
 )
-from .share_arn import QuotaShareArn
+from .share_arn import QuotaShareArn, is_job_queue_arn
 
 ADOPT_EXISTING = "AdoptExisting"
 ALLOW_PREEMPTION_ON_SHRINK = "AllowPreemptionOnShrink"
@@ -162,6 +162,8 @@ class ShareDeclaration:
     previously_declared_tag_keys: frozenset[str]
     stack: str = ""
     """The deploying stack's marker, recorded in the lifecycle tag ("" records none)."""
+    stack_id: str = ""
+    """The deploying stack's ARN: its partition, region and account are the share's."""
 
     @classmethod
     def parse(cls, event: ShareEvent) -> ShareDeclaration:
@@ -186,11 +188,23 @@ class ShareDeclaration:
                 str(key) for key in old_tags
             ) if isinstance(old_tags, Mapping) else frozenset(),
             stack=stack_marker(str(event.event.get("StackId", ""))),
+            stack_id=str(event.event.get("StackId", "")),
         )
 
     @property
     def name(self) -> str:
         return self.spec.name
+
+    def expected_arn(self) -> QuotaShareArn | None:
+        """The ARN the declared share has once created: a share lives in its queue's account
+        and region, which are the stack's (Batch has no cross-account resource policies)."""
+        queue_arn = self.job_queue
+        if not is_job_queue_arn(queue_arn):
+            parts = self.stack_id.split(":")
+            if len(parts) < 5 or parts[0] != "arn":
+                return None
+            queue_arn = f"arn:{parts[1]}:batch:{parts[3]}:{parts[4]}:job-queue/{self.job_queue}"
+        return QuotaShareArn.parse(f"{queue_arn}/quota-share/{self.name}")
 
     @property
     def declared_tags(self) -> dict[str, str]:

@@ -251,7 +251,8 @@ class Sequence:
         self.seed = seed
         self.steps = steps
         self.counts = Counts(sequences=1)
-        self.state = FakeBatch(transition_polls=self.rng.randint(1, 3))
+        self.state = FakeBatch(transition_polls=self.rng.randint(1, 3),
+                               unseen_reads=self.rng.choice((0, 0, 1, 2, 4)))
         self.queue = self.state.add_queue(QUEUE, ENVIRONMENT)
         self.client = InProcessBatchClient(self.state, READ_TIMEOUT)
         self.client.before_call = Faults(self.state, self.rng, rates, self.counts).before_call
