@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from .adoption import give_back_configuration
 from .batch_gateway import BatchGateway
 from .errors import QuotaShareLifecycleError
 from .guards import check_no_active_jobs
@@ -43,11 +44,13 @@ class ShareDeleter:
         *,
         owner: str,
         terminate_active_jobs: bool,
+        delete_adopted_share: bool = False,
     ) -> None:
         self._gateway = gateway
         self._arn = arn
         self._owner = owner
         self._terminate = terminate_active_jobs
+        self._delete_adopted = delete_adopted_share
         self.last_status = "unknown"
 
     def start(self) -> None:
@@ -70,9 +73,9 @@ class ShareDeleter:
         if share is None:
             log("quota_share_already_gone", quota_share=self._arn.arn)
             return
-        if share.status == "DELETING" or self._released(share):
-            return
         self._read_lifecycle_record(share)
+        if share.status == "DELETING" or self._released(share) is not None:
+            return
         if not share.enabled and disabled_for_delete(share.tags):
             # A previous delivery of this Delete got that far; the polls check the jobs again
             # and put the share back if one slipped in.
@@ -87,9 +90,10 @@ class ShareDeleter:
         if share is None:
             log("quota_share_deleted", quota_share=self._arn.arn)
             return True
-        if self._released(share):
-            return True
         self._read_lifecycle_record(share)
+        released = self._released(share)
+        if released is not None:
+            return released
         self.last_status = share.status
         log("quota_share_status", quota_share=self._arn.arn, status=share.status,
             state=share.config.state)
@@ -108,24 +112,34 @@ class ShareDeleter:
         recorded = GuardOptIns.from_tags(share.tags)
         if recorded is not None:
             self._terminate = recorded.terminate_active_jobs_on_delete
+            self._delete_adopted = recorded.delete_adopted_share_on_delete
 
-    def _released(self, share: LiveShare) -> bool:
-        """Leave a share this resource does not own outright as it is; only markers move."""
+    def _released(self, share: LiveShare) -> bool | None:
+        """Give back a share this resource may not delete; only what the release says moves.
+
+        None: this resource may delete the share. False: giving it back is under way (its
+        configuration from before an adoption is being put back). True: released.
+        """
         if share.status == "DELETING":
-            return False
-        release = release_on_delete(share.tags, self._owner)
+            return None
+        release = release_on_delete(share.tags, self._owner,
+                                    delete_adopted=self._delete_adopted)
         if release is None:
+            return None
+        if release.restore is not None and not give_back_configuration(
+            self._gateway, self._arn, share, release.restore,
+        ):
+            self.last_status = f"{share.status} (being given back)"
             return False
-        # Idempotent: a repeated delivery finds the markers already moved and changes nothing.
-        changed = {k: v for k, v in release.set_tags.items() if share.tags.get(k) != v}
-        removed = [key for key in release.remove_tags if key in share.tags]
+        # Idempotent: a repeated delivery finds the tags already moved and changes nothing.
+        changed, removed = release.tag_changes(share.tags)
         if changed:
             self._gateway.tag(self._arn, changed)
         if removed:
             self._gateway.untag(self._arn, removed)
         log("quota_share_released", quota_share=self._arn.arn, reason=release.reason,
-            owner_tag_set=changed or None, tags_removed=removed or None,
-            detail="the share and its jobs are left as they are; the Delete succeeds")
+            tags_set=sorted(changed) or None, tags_removed=removed or None,
+            detail="the share's jobs are left as they are; the Delete succeeds")
         return True
 
     def _check_jobs(self) -> None:

@@ -45,6 +45,8 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from quota_constructs.model.adoption_record import ADOPTED_TAG_KEY, AdoptionEntry, AdoptionRecord
+
 OWNER_TAG_KEY = "quota-constructs:owner"
 ADOPTING_TAG_KEY = "quota-constructs:adopting"
 MARKER_TAG_KEYS = frozenset({OWNER_TAG_KEY, ADOPTING_TAG_KEY})
@@ -52,8 +54,12 @@ LIFECYCLE_TAG_KEY = "quota-constructs:lifecycle"
 """The share's lifecycle opt-ins as its last deployment declared them (see
 :meth:`quota_constructs.runtime.share_request.GuardOptIns.tag_value`), kept beside the owner
 marker so that a delete can be judged, by the guard and by ``preview``, from the share alone."""
-RUNTIME_TAG_KEYS = MARKER_TAG_KEYS | {LIFECYCLE_TAG_KEY}
+RUNTIME_TAG_KEYS = MARKER_TAG_KEYS | {LIFECYCLE_TAG_KEY, ADOPTED_TAG_KEY}
 """Tags the runtime writes; never declared, never removed as a declared tag."""
+UNRECORDED_TAG_KEYS = MARKER_TAG_KEYS | {ADOPTED_TAG_KEY}
+"""Tags an adoption record never lists: they are moved by the release itself. (The lifecycle
+record is listed: giving a share back puts back the previous owner's lifecycle record, or
+removes the stack's from a share made outside it.)"""
 _PREVIOUS = "/"
 """Separates the owner from the owner it took the share over from, in the owner tag's value."""
 
@@ -103,42 +109,94 @@ def is_adoption_pending(tags: Mapping[str, str], marker: str) -> bool:
 
 @dataclass(frozen=True)
 class Release:
-    """Why a Delete leaves the share in place, and the marker changes that go with it."""
+    """Why a Delete leaves the share in place, and the changes that go with it."""
 
     reason: str
     set_tags: Mapping[str, str] = field(default_factory=dict)
     remove_tags: Sequence[str] = ()
+    restore: AdoptionEntry | None = None
+    """What the share was before the adoption being undone: its configuration and state are
+    put back first, then its tags (as the entry lists them) with the markers."""
+    record: AdoptionRecord | None = None
+    """The adoption record to leave on the share (None: unchanged)."""
+
+    def tag_changes(self, tags: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
+        """``(tags to set, keys to remove)`` that finish the release of a share carrying
+        ``tags``; empty once done (a repeated delivery changes nothing)."""
+        wanted: dict[str, str | None] = {}
+        if self.restore is not None:
+            wanted.update(self.restore.tags)
+        if self.record is not None:
+            set_record, drop_record = self.record.tag_change()
+            wanted.update(set_record)
+            wanted.update(dict.fromkeys(drop_record))
+        wanted.update(self.set_tags)
+        wanted.update(dict.fromkeys(self.remove_tags))
+        changed = {k: v for k, v in wanted.items() if v is not None and tags.get(k) != v}
+        removed = [k for k, v in wanted.items() if v is None and k in tags]
+        return changed, removed
 
 
-def release_on_delete(tags: Mapping[str, str], marker: str) -> Release | None:
-    """None when the resource ``marker`` owns the share outright and may delete it."""
+def release_on_delete(
+    tags: Mapping[str, str], marker: str, *, delete_adopted: bool = False
+) -> Release | None:
+    """None when the resource ``marker`` may delete the share: it owns it outright and the
+    share did not exist before the stack (or ``delete_adopted`` says to delete it anyway)."""
     owner, previous = owner_of(tags), previous_owner_of(tags)
     adopting = tags.get(ADOPTING_TAG_KEY)
     own_adopting = [ADOPTING_TAG_KEY] if adopting == marker else []
+    record = AdoptionRecord.from_tags(tags)
     if owner == marker:
         if previous is not None and previous != marker:
             return Release(
                 "this resource adopted the share from another resource, which still declares "
-                "it: handed back to that resource",
+                "it: handed back to that resource with its own configuration, state and "
+                "lifecycle record",
                 {OWNER_TAG_KEY: previous},
                 own_adopting,
+                restore=record.entry_by(marker),
+                record=record.without(marker),
             )
         if adopting is not None and adopting != marker:
             return Release("another resource is adopting the share")
+        if record.existed_before_the_stack and not delete_adopted:
+            original = record.original()
+            return Release(
+                "the share existed before the stack adopted it: given back as it was and "
+                "released (ShareLifecycle(delete_adopted_share_on_delete=True) deletes it)",
+                remove_tags=[OWNER_TAG_KEY, *own_adopting,
+                             *([] if original is not None else [LIFECYCLE_TAG_KEY])],
+                restore=original,
+                record=AdoptionRecord(),
+            )
         return None
     if owner is None:
         if own_adopting:
             return Release(
-                "this resource never finished adopting the pre-existing share",
+                "this resource never finished adopting the pre-existing share: given back as "
+                "it was",
                 remove_tags=own_adopting,
+                restore=record.entry_by(marker),
+                record=record.without(marker),
             )
         return Release(
             f"the share carries no owner marker ({OWNER_TAG_KEY}): it was not created or "
             "adopted by a quota-constructs resource, or the tag was removed; delete it by hand "
             "if it is no longer needed"
         )
-    return Release(
-        "another quota-constructs resource owns the share (it adopted it)",
-        {OWNER_TAG_KEY: owner} if previous == marker else {},
-        own_adopting,
-    )
+    if previous == marker:
+        return Release(
+            "another quota-constructs resource owns the share (it adopted it): let go",
+            {OWNER_TAG_KEY: owner},
+            own_adopting,
+            record=record.settled_on(owner) if record.entries else None,
+        )
+    if own_adopting:
+        return Release(
+            "another quota-constructs resource owns the share, which this resource never "
+            "finished adopting: given back to it as it was",
+            remove_tags=own_adopting,
+            restore=record.entry_by(marker),
+            record=record.without(marker),
+        )
+    return Release("another quota-constructs resource owns the share (it adopted it)")

@@ -111,6 +111,7 @@ def _deleter(request: ShareEvent, context: Any) -> ShareDeleter | None:
         request.physical,
         owner=request.owner,
         terminate_active_jobs=opt_ins.terminate_active_jobs_on_delete,
+        delete_adopted_share=opt_ins.delete_adopted_share_on_delete,
     )
 
 

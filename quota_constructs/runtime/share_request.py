@@ -13,6 +13,7 @@ from quota_constructs.model import (
     share_subject,
     spec_from_properties,
 )
+from quota_constructs.model.adoption_record import ADOPTED_TAG_KEY
 from quota_constructs.model.tags import MAX_TAGS
 
 from .ownership import (
@@ -28,11 +29,16 @@ from .share_arn import QuotaShareArn, is_job_queue_arn
 ADOPT_EXISTING = "AdoptExisting"
 ALLOW_PREEMPTION_ON_SHRINK = "AllowPreemptionOnShrink"
 TERMINATE_ACTIVE_JOBS_ON_DELETE = "TerminateActiveJobsOnDelete"
+DELETE_ADOPTED_SHARE_ON_DELETE = "DeleteAdoptedShareOnDelete"
+_WORD_ONLY_WHEN_SET = "delete_adopted_share_on_delete"
+"""Written in the lifecycle tag only when on, so records of shares without it stay as they
+were (a missing word reads as off)."""
 _TAG_FIELDS = {
     # GuardOptIns field -> its word in the lifecycle tag's value (tag values allow [a-z=_ ]).
     "adopt_existing": "adopt_existing",
     "allow_preemption_on_shrink": "allow_preemption_on_shrink",
     "terminate_active_jobs_on_delete": "terminate_active_jobs_on_delete",
+    "delete_adopted_share_on_delete": "delete_adopted_share_on_delete",
 }
 _STACK_WORD = "stack"
 """The lifecycle tag's word for the deploying stack's :func:`~.ownership.stack_marker`."""
@@ -44,11 +50,14 @@ an operator may have set (a share disabled to drain stays disabled)."""
 
 @dataclass(frozen=True)
 class GuardOptIns:
-    """The three explicit opt-ins; each absent one is False (the guard stays on)."""
+    """The explicit opt-ins; each absent one is False (the guard stays on)."""
 
     adopt_existing: bool = False
     allow_preemption_on_shrink: bool = False
     terminate_active_jobs_on_delete: bool = False
+    delete_adopted_share_on_delete: bool = False
+    """Deleting the resource that adopted a share made outside the stack deletes the share
+    (through the delete guard) instead of giving it back as it was."""
 
     @classmethod
     def from_properties(cls, props: Mapping[str, Any]) -> GuardOptIns:
@@ -61,13 +70,15 @@ class GuardOptIns:
             adopt_existing=flag(ADOPT_EXISTING),
             allow_preemption_on_shrink=flag(ALLOW_PREEMPTION_ON_SHRINK),
             terminate_active_jobs_on_delete=flag(TERMINATE_ACTIVE_JOBS_ON_DELETE),
+            delete_adopted_share_on_delete=flag(DELETE_ADOPTED_SHARE_ON_DELETE),
         )
 
     def tag_value(self, stack: str = "") -> str:
         """``adopt_existing=false allow_preemption_on_shrink=true ... stack=<marker>``: the
         lifecycle tag (``stack`` only when given)."""
         words = [f"{word}={'true' if getattr(self, name) else 'false'}"
-                 for name, word in _TAG_FIELDS.items()]
+                 for name, word in _TAG_FIELDS.items()
+                 if name != _WORD_ONLY_WHEN_SET or getattr(self, name)]
         if stack:
             words.append(f"{_STACK_WORD}={stack}")
         return " ".join(words)
@@ -168,7 +179,7 @@ class ShareDeclaration:
     @classmethod
     def parse(cls, event: ShareEvent) -> ShareDeclaration:
         spec, job_queue = spec_from_properties(event.properties)
-        kept = len(RUNTIME_TAG_KEYS - {ADOPTING_TAG_KEY})
+        kept = len(RUNTIME_TAG_KEYS - {ADOPTING_TAG_KEY, ADOPTED_TAG_KEY})
         if len(set(spec.tags) - RUNTIME_TAG_KEYS) > MAX_TAGS - kept:
             raise QuotaConfigError(
                 share_subject(spec.name), "tags", f"{len(spec.tags)} tags",

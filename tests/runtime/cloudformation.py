@@ -43,14 +43,17 @@ def share_properties(
     adopt_existing: bool = False,
     allow_preemption_on_shrink: bool = False,
     terminate_active_jobs_on_delete: bool = False,
+    delete_adopted_share_on_delete: bool = False,
 ) -> dict[str, Any]:
-    """The properties a ``Custom::BatchQuotaShare`` delivers, as CloudFormation delivers them."""
+    """The properties a ``Custom::BatchQuotaShare`` delivers, as CloudFormation delivers them
+    (the opt-in to delete adopted shares is rendered only when set, as the construct does)."""
     properties: dict[str, Any] = stringify({
         "ServiceToken": SERVICE_TOKEN,
         **resource_properties(spec, job_queue),
         "AdoptExisting": adopt_existing,
         "AllowPreemptionOnShrink": allow_preemption_on_shrink,
         "TerminateActiveJobsOnDelete": terminate_active_jobs_on_delete,
+        **({"DeleteAdoptedShareOnDelete": True} if delete_adopted_share_on_delete else {}),
     })
     return properties
 

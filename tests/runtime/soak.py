@@ -231,6 +231,9 @@ class Deliveries:
 class Slot:
     resource: StackResource
     declared: Declared | None = None
+    origin: Declared | None = None
+    """The share made by hand this slot's share was adopted from: it existed before the
+    stack, so removing the slot gives it back as it was (adoption is import)."""
 
     @property
     def arn(self) -> str | None:
@@ -337,8 +340,17 @@ class Sequence:
             lambda: slot.resource.create(declared.properties()), told and not may_refuse,
             must_fail=not told,
         )
+        if outcome.ok and self.rng.random() < 0.15:
+            # Another resource of the stack fails: the rollback gives the share back.
+            rollback = slot.resource.send(
+                "Delete", declared.properties(), physical_id=outcome.physical_id
+            )
+            self._rollback_result(rollback)
+            slot.resource.physical_id = None
+            self._given_back(outcome.physical_id, existing, declared, before)
+            return
         if outcome.ok:
-            slot.declared = declared
+            slot.declared, slot.origin = declared, existing
             self.hand_made = None
             return
         after = self.state.share(self.queue, existing.name)
@@ -392,7 +404,8 @@ class Sequence:
         slot.declared = new
         cleanup = outcome.cleanup
         assert cleanup is not None
-        self._delete_result(cleanup, old, old_arn, old_busy)
+        origin, slot.origin = slot.origin, None
+        self._delete_result(cleanup, old, old_arn, old_busy, origin)
 
     def _move(self, slot: Slot) -> None:
         """The same declaration moves to another construct path: the new resource adopts the
@@ -412,7 +425,7 @@ class Sequence:
                 "Delete", moved.properties(), physical_id=outcome.physical_id))
             target.resource.physical_id = target.resource.properties = None
             return
-        target.declared = moved
+        target.declared, target.origin, slot.origin = moved, slot.origin, None
         self.counts.deployments += 1
         cleanup = slot.resource.delete()
         self.counts.should_succeed += 1
@@ -435,11 +448,19 @@ class Sequence:
         self.counts.actions[f"delete {'ok' if outcome.ok else 'refused'}"] += 1
         slot.declared, slot.resource.physical_id = None, None
         slot.resource.properties = None
-        self._delete_result(outcome, declared, arn, busy)
+        origin, slot.origin = slot.origin, None
+        self._delete_result(outcome, declared, arn, busy, origin)
 
     def _delete_result(self, outcome: Outcome, declared: Declared, arn: str,
-                       busy: bool) -> None:
-        """A delete that removes the resource from the stack: refused only for active jobs."""
+                       busy: bool, origin: Declared | None = None) -> None:
+        """A delete that removes the resource from the stack: refused only for active jobs;
+        a share the stack adopted is given back as it was, whatever its jobs."""
+        if origin is not None:
+            self.counts.should_succeed += 1
+            if not outcome.ok:
+                self._problem("failed_that_should_succeed", outcome.reason)
+            self._given_back(arn, origin, declared, None)
+            return
         may_refuse = busy and not declared.terminate_active_jobs_on_delete
         if not may_refuse:
             self.counts.should_succeed += 1
@@ -451,6 +472,30 @@ class Sequence:
             # CloudFormation forgets the resource; the share stays as it was, with its jobs.
             self.counts.refused_as_expected += may_refuse
             self.kept.append(Kept(arn, declared))
+
+    def _given_back(self, arn: str, origin: Declared, declared: Declared,
+                    before: tuple[dict[str, str], dict[str, Any]] | None) -> None:
+        """The share made by hand is back as it was: its own tags only, its configuration and
+        state (a lower capacity is held back only while giving it back would preempt jobs)."""
+        share = self.state.shares.get(arn)
+        if share is None:
+            self._problem("lost", f"{origin.name}, adopted, was deleted instead of given back")
+            return
+        if share.tags != {"team": origin.team}:
+            self._problem("stray_markers", f"{origin.name} given back with {share.tags}", arn)
+        held_back = declared.lowers(origin) and self._holds_jobs(share)
+        if not origin.matches(share) and not held_back:
+            self._problem("drifted", f"{origin.name} given back as {share.summary()}", arn)
+        if before is not None and not held_back and (dict(share.tags), share.summary()) != before:
+            self._problem("drifted", f"{origin.name} given back as {share.summary()}", arn)
+        if held_back:
+            origin = replace(origin, limits=dict(share.limits),
+                             strategy=SharingStrategy(share.strategy), borrow=share.borrow_limit
+                             if share.strategy == "LEND_AND_BORROW" else None)
+        if self.hand_made is None:
+            self.hand_made = origin
+        else:
+            self.kept.append(Kept(arn, origin))
 
     def _deploy(self, run: Any, should_succeed: bool, must_fail: bool = False) -> Outcome:
         self.counts.deployments += 1
