@@ -44,7 +44,7 @@ _DICTIONARY: Final = (
     b'allow_preemption_on_shrink=true terminate_active_jobs_on_delete=true '
     b'delete_adopted_share_on_delete=true "RESERVE" "LEND" "LEND_AND_BORROW" "ENABLED" '
     b'"DISABLED" ml.g5.xlarge ml.g5.2xlarge ml.p4d.24xlarge ml.p5.48xlarge ml.g6.xlarge '
-    b'ml.trn1.32xlarge {"b":"","c":{"b":null,"l":{"":1},"p":"DISABLED","s":"LEND",'
+    b'ml.trn1.32xlarge {"b":"","c":{"b":null,"l":[["",1]],"p":"DISABLED","s":"LEND",'
     b'"st":"ENABLED"},"f":1,"t":{"team":null,"quota-constructs:lifecycle":null}}'
 )
 
@@ -80,8 +80,9 @@ class AdoptionEntry:
 def _compact(config: Mapping[str, Any]) -> dict[str, Any]:
     sharing = config.get("resourceSharingConfiguration") or {}
     return {
-        "l": {str(item.get("capacityUnit")): item.get("maxCapacity")
-              for item in config.get("capacityLimits") or []},
+        # Pairs, not an object: the order AWS Batch lists the limits in is kept.
+        "l": [[str(item.get("capacityUnit")), item.get("maxCapacity")]
+              for item in config.get("capacityLimits") or []],
         "s": sharing.get("strategy"),
         "b": sharing.get("borrowLimit"),
         "p": (config.get("preemptionConfiguration") or {}).get("inSharePreemption"),
@@ -95,7 +96,7 @@ def _expanded(raw: Mapping[str, Any]) -> dict[str, Any]:
         sharing["borrowLimit"] = raw["b"]
     return {
         "capacityLimits": [{"capacityUnit": unit, "maxCapacity": count}
-                           for unit, count in (raw.get("l") or {}).items()],
+                           for unit, count in raw.get("l") or []],
         "resourceSharingConfiguration": sharing,
         "preemptionConfiguration": {"inSharePreemption": raw.get("p")},
         "state": raw.get("st"),
@@ -153,24 +154,32 @@ class AdoptionRecord:
         """The newest entry of an adoption by ``marker``."""
         return next((e for e in reversed(self.entries) if e.by == marker), None)
 
+    def _newest_index(self, marker: str) -> int | None:
+        return next((i for i in reversed(range(len(self.entries)))
+                     if self.entries[i].by == marker), None)
+
     def without(self, marker: str) -> AdoptionRecord:
-        """The record once ``marker``'s adoption is undone (its entries dropped)."""
-        return replace(self, entries=tuple(e for e in self.entries if e.by != marker))
+        """The record once ``marker``'s newest adoption is undone (its entry dropped; an older
+        entry by the same resource, from before a move away and back, stays)."""
+        index = self._newest_index(marker)
+        if index is None:
+            return self
+        return replace(self, entries=self.entries[:index] + self.entries[index + 1:])
 
     def settled_on(self, marker: str) -> AdoptionRecord:
         """The record once the resource a move took the share from lets go: ``marker``'s
-        adoption can no longer be undone, so its entry merges into the one before it (what that
-        adoption recorded wins; keys only the move set keep their value from before the move,
-        which is the one from before the stack), or is dropped when there is none."""
-        kept: list[AdoptionEntry] = []
-        for entry in self.entries:
-            if entry.by == marker and entry.from_resource:
-                if kept:
-                    below = kept[-1]
-                    kept[-1] = replace(below, tags={**entry.tags, **below.tags})
-                continue
-            kept.append(entry)
-        return replace(self, entries=tuple(kept))
+        newest adoption can no longer be undone, so its entry merges into the one before it
+        (what that adoption recorded wins; keys only the move set keep their value from before
+        the move, which is the one from before the stack), or is dropped when there is none."""
+        index = self._newest_index(marker)
+        if index is None or not self.entries[index].from_resource:
+            return self
+        entries = list(self.entries)
+        moved = entries.pop(index)
+        if index > 0:
+            below = entries[index - 1]
+            entries[index - 1] = replace(below, tags={**moved.tags, **below.tags})
+        return replace(self, entries=tuple(entries))
 
     def covering(self, current: Mapping[str, str], keys: Iterable[str]) -> AdoptionRecord:
         """Every entry also records the current value of ``keys`` it does not cover yet."""
