@@ -15,7 +15,10 @@ _GUARD_PROPERTIES = {
     "adopt_existing": "AdoptExisting",
     "allow_preemption_on_shrink": "AllowPreemptionOnShrink",
     "terminate_active_jobs_on_delete": "TerminateActiveJobsOnDelete",
+    "delete_adopted_share_on_delete": "DeleteAdoptedShareOnDelete",
 }
+# Rendered only when True, so templates of shares without them stay byte-identical.
+_RENDERED_WHEN_SET = frozenset({"delete_adopted_share_on_delete"})
 
 
 class ShareProvisioning(Enum):
@@ -33,8 +36,8 @@ class ShareProvisioning(Enum):
 class ShareLifecycle:
     """What deployments may do to one quota share and the jobs in it.
 
-    Every switch defaults to the safe choice; each is an explicit, per-share opt-in. The three
-    guards are switches of the custom resource (``ShareProvisioning.CUSTOM_RESOURCE``): with
+    Every switch defaults to the safe choice; each is an explicit, per-share opt-in. The guards
+    are switches of the custom resource (``ShareProvisioning.CUSTOM_RESOURCE``): with
     ``ShareProvisioning.CLOUDFORMATION`` they must stay False.
 
     :param adopt_existing: adopt a same-named share already on the queue instead of failing.
@@ -44,6 +47,11 @@ class ShareLifecycle:
     :param terminate_active_jobs_on_delete: allow deleting the share while it still has
         SUBMITTED…RUNNING jobs (AWS Batch terminates them). It takes effect only once deployed,
         so deploy it *before* the deployment that removes or renames the share. Default: False.
+    :param delete_adopted_share_on_delete: deleting this resource deletes a share it adopted
+        that was made outside the stack (through the delete guard), instead of giving it back
+        as it was before the adoption (configuration, state and its own tags) and releasing it
+        — the default, as CloudFormation's resource import keeps an imported resource. Like
+        ``terminate_active_jobs_on_delete``, it takes effect once deployed. Default: False.
     :param removal_policy: what CloudFormation does with the share when it leaves the stack.
         ``RETAIN`` keeps it (and its jobs) in AWS Batch, unmanaged — the first step of moving a
         share between provisioning modes. Default: ``RemovalPolicy.DESTROY`` (deleted, through
@@ -54,10 +62,14 @@ class ShareLifecycle:
     allow_preemption_on_shrink: bool = False
     terminate_active_jobs_on_delete: bool = False
     removal_policy: RemovalPolicy = RemovalPolicy.DESTROY
+    delete_adopted_share_on_delete: bool = False
 
     def guard_properties(self) -> dict[str, bool]:
         """The guards as the custom resource's properties."""
-        return {prop: getattr(self, field) for field, prop in _GUARD_PROPERTIES.items()}
+        return {
+            prop: getattr(self, field) for field, prop in _GUARD_PROPERTIES.items()
+            if field not in _RENDERED_WHEN_SET or getattr(self, field)
+        }
 
 
 def check_lifecycle(
