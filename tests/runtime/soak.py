@@ -37,8 +37,14 @@ from typing import Any
 
 from quota_constructs.model import SharingStrategy
 from quota_constructs.runtime import batch_gateway, quota_share_handler
-from quota_constructs.runtime.ownership import ADOPTING_TAG_KEY, OWNER_TAG_KEY, owner_marker
+from quota_constructs.runtime.ownership import (
+    ADOPTING_TAG_KEY,
+    LIFECYCLE_TAG_KEY,
+    OWNER_TAG_KEY,
+    owner_marker,
+)
 from quota_constructs.runtime.retry import RetryPolicy
+from quota_constructs.runtime.share_request import GuardOptIns
 from quota_constructs.runtime.structured_log import logger
 
 from .cloudformation import STACK_ID, Outcome, StackResource, share_properties
@@ -141,6 +147,8 @@ class Counts:
     left_disabled: int = 0
     drifted: int = 0
     stray_markers: int = 0
+    lifecycle_records_lost: int = 0
+    operator_drains: int = 0
     jobs_harmed: int = 0
     guards_bypassed: int = 0
     faults_injected: int = 0
@@ -151,8 +159,8 @@ class Counts:
     """Deployments by kind and outcome ("update ok", "adopt refused", ...)."""
 
     VIOLATIONS = ("failed_that_should_succeed", "failed_rollbacks", "lost", "orphaned",
-                  "duplicated", "left_disabled", "drifted", "stray_markers", "jobs_harmed",
-                  "guards_bypassed")
+                  "duplicated", "left_disabled", "drifted", "stray_markers",
+                  "lifecycle_records_lost", "jobs_harmed", "guards_bypassed")
 
     @property
     def violations(self) -> int:
@@ -443,6 +451,12 @@ class Sequence:
         busy = share is not None and self._has_active_jobs(share)
         if declared.terminate_active_jobs_on_delete:
             self.harm_allowed.add(f"terminate:{declared.name}")
+        if share is not None and share.state == "ENABLED" and self.rng.random() < 0.15:
+            # An operator disables the share to drain it before removing it from the stack: a
+            # refused delete must leave it disabled.
+            self.counts.operator_drains += 1
+            share.state = "DISABLED"
+            declared = replace(declared, enabled=False)
         self.counts.deployments += 1
         outcome = slot.resource.delete()
         self.counts.actions[f"delete {'ok' if outcome.ok else 'refused'}"] += 1
@@ -602,6 +616,18 @@ class Sequence:
                 self._problem("lost", f"{slot.resource.logical_id}'s share {arn} is gone", arn)
                 continue
             self._check_share(share, declared)
+            recorded = GuardOptIns.from_tags(share.tags)
+            wanted = GuardOptIns(
+                adopt_existing=declared.adopt_existing,
+                allow_preemption_on_shrink=declared.allow_preemption_on_shrink,
+                terminate_active_jobs_on_delete=declared.terminate_active_jobs_on_delete,
+            )
+            if recorded != wanted or "disabled_for_delete" in share.tags.get(
+                LIFECYCLE_TAG_KEY, ""
+            ):
+                self._problem("lifecycle_records_lost",
+                              f"{share.name}: {share.tags.get(LIFECYCLE_TAG_KEY)} vs {wanted}",
+                              share.arn)
             marker = owner_marker(STACK_ID, slot.resource.logical_id)
             if share.tags.get(OWNER_TAG_KEY, "").split("/")[0] != marker or (
                 ADOPTING_TAG_KEY in share.tags
@@ -619,6 +645,8 @@ class Sequence:
                 self._problem("lost", f"{declared.name}, left in place, is gone", arn)
             elif declared.enabled and share.state != "ENABLED":
                 self._problem("left_disabled", f"{declared.name} (left in place)", arn)
+            elif not declared.enabled and share.state != "DISABLED":
+                self._problem("drifted", f"{declared.name} (left in place) was enabled", arn)
         self.kept = [k for k in self.kept if k.arn in on_queue and k.arn not in
                      {s.arn for s in self.slots}]
         for arn, share in on_queue.items():
