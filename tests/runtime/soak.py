@@ -338,7 +338,10 @@ class Sequence:
         told = self.rng.random() < 0.85
         declared = replace(self._random_declaration(existing.name), adopt_existing=told)
         share = self.state.share(self.queue, existing.name)
-        assert share is not None
+        if share is None:
+            self._problem("lost", f"{existing.name}, made by hand, is gone")
+            self.hand_made = None
+            return
         lowers = existing.lowers(declared) and not declared.allow_preemption_on_shrink
         may_refuse = lowers and self._holds_jobs(share)
         if declared.allow_preemption_on_shrink:
