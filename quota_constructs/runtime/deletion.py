@@ -55,10 +55,15 @@ class ShareDeleter:
 
     def start(self) -> None:
         """``on_event``: check the guard, then disable the share (the step before deletion)."""
+        # Read outside the guard below: when not even this first read works, on_event has
+        # changed nothing (a previous delivery's disabling is put back by the polls).
+        share = self._gateway.describe(self._arn)
         try:
-            self._start()
+            self._start(share)
         except _Deferred:
             log("quota_share_refusal_deferred", quota_share=self._arn.arn)
+        except QuotaShareLifecycleError as error:
+            self._fail(error)
 
     def wait(self) -> bool:
         """One ``is_complete`` poll: advance one step; True once the share is gone."""
@@ -67,9 +72,24 @@ class ShareDeleter:
         except _Deferred:
             log("quota_share_refusal_deferred", quota_share=self._arn.arn)
             return False
+        except QuotaShareLifecycleError as error:
+            return self._fail(error)
 
-    def _start(self) -> None:
-        share = self._gateway.describe(self._arn)
+    def _fail(self, error: QuotaShareLifecycleError) -> bool:
+        """Any other failure (a denied or failed read, say) ends the delete only once a share
+        this delete disabled is enabled again; False: that is pending, the next poll decides."""
+        try:
+            restored = self._put_back(None)
+        except QuotaShareLifecycleError as again:
+            log("quota_share_put_back_failed", quota_share=self._arn.arn, reason=str(again))
+            raise error from None
+        if restored is None:
+            return False
+        if not restored:
+            raise error
+        raise QuotaShareLifecycleError(f"{error}{restored}") from error
+
+    def _start(self, share: LiveShare | None) -> None:
         if share is None:
             log("quota_share_already_gone", quota_share=self._arn.arn)
             return
@@ -162,10 +182,10 @@ class ShareDeleter:
                 raise _Deferred() from error
             raise QuotaShareLifecycleError(f"{error}{restored}") from error
 
-    def _put_back(self, seen: LiveShare) -> str | None:
+    def _put_back(self, seen: LiveShare | None) -> str | None:
         """Undo this delete's disabling; the sentence saying so, None when deferred."""
         share = self._gateway.describe(self._arn) or seen  # the step may have moved it on
-        if not disabled_for_delete(share.tags):
+        if share is None or not disabled_for_delete(share.tags):
             return ""
         said = ""
         if not share.enabled:

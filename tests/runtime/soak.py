@@ -75,6 +75,10 @@ class FaultRates:
     redelivery: float = 0.15
     """Per request: on_event delivered twice (half of them after killing the first mid-way)."""
     repeated_poll: float = 0.1
+    denied_during_delete: float = 0.04
+    """Per call while a resource is removed from the stack: the call is denied (a 403
+    AccessDeniedException or a ClientException saying the caller is not authorized), at most
+    once per deletion."""
 
 
 @dataclass(frozen=True)
@@ -153,6 +157,7 @@ class Counts:
     guards_bypassed: int = 0
     faults_injected: int = 0
     redeliveries: int = 0
+    denials: int = 0
     killed_mid_request: int = 0
     problems: list[str] = field(default_factory=list)
     actions: Counter[str] = field(default_factory=Counter)
@@ -180,8 +185,15 @@ class Faults:
     def __init__(self, state: FakeBatch, rng: random.Random, rates: FaultRates,
                  counts: Counts) -> None:
         self.state, self.rng, self.rates, self.counts = state, rng, rates, counts
+        self.deny_rate = 0.0
+        self.denied = False
 
     def before_call(self, operation: str) -> None:
+        if self.deny_rate and not self.denied and self.rng.random() < self.deny_rate:
+            self.denied = True
+            self.counts.denials += 1
+            self.state.deny_next(operation, as_client_exception=self.rng.random() < 0.5)
+            return
         r, roll = self.rates, self.rng.random()
         if operation in MUTATIONS:
             edges = [
@@ -266,7 +278,8 @@ class Sequence:
                                unseen_reads=self.rng.choice((0, 0, 1, 2, 4)))
         self.queue = self.state.add_queue(QUEUE, ENVIRONMENT)
         self.client = InProcessBatchClient(self.state, READ_TIMEOUT)
-        self.client.before_call = Faults(self.state, self.rng, rates, self.counts).before_call
+        self.faults = Faults(self.state, self.rng, rates, self.counts)
+        self.client.before_call = self.faults.before_call
         handler = Deliveries(self.client, self.rng, rates, self.counts)
         self.slots = [
             Slot(StackResource(f"Share{index}", handler=handler, max_polls=40))
@@ -461,11 +474,26 @@ class Sequence:
             share.state = "DISABLED"
             declared = replace(declared, enabled=False)
         self.counts.deployments += 1
-        outcome = slot.resource.delete()
+        if slot.origin is None:
+            # A denied call fails the delete; the share must stay as it was before the delete.
+            self.faults.deny_rate = self.faults.rates.denied_during_delete
+            self.faults.denied = False
+        try:
+            outcome = slot.resource.delete()
+        finally:
+            self.faults.deny_rate = 0.0
         self.counts.actions[f"delete {'ok' if outcome.ok else 'refused'}"] += 1
         slot.declared, slot.resource.physical_id = None, None
         slot.resource.properties = None
         origin, slot.origin = slot.origin, None
+        if self.faults.denied and not outcome.ok:
+            self.counts.refused_as_expected += 1
+            after = self.state.shares.get(arn)
+            if after is not None and after.status != "DELETING":
+                # Denied before AWS Batch was asked to delete it: it stays as it was. (Denied
+                # after that, the deletion the guard allowed goes on in AWS Batch.)
+                self.kept.append(Kept(arn, declared))
+            return
         self._delete_result(outcome, declared, arn, busy, origin)
 
     def _delete_result(self, outcome: Outcome, declared: Declared, arn: str,
