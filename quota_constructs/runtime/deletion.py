@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .adoption import give_back_configuration
-from .batch_gateway import BatchGateway
+from .batch_gateway import BatchGateway, BatchRequestError
 from .errors import QuotaShareLifecycleError
 from .guards import check_no_active_jobs
 from .live_share import LiveShare
@@ -55,9 +55,13 @@ class ShareDeleter:
 
     def start(self) -> None:
         """``on_event``: check the guard, then disable the share (the step before deletion)."""
-        # Read outside the guard below: when not even this first read works, on_event has
-        # changed nothing (a previous delivery's disabling is put back by the polls).
-        share = self._gateway.describe(self._arn)
+        try:
+            share = self._gateway.describe(self._arn)
+        except BatchRequestError as error:
+            if error.ambiguous:
+                raise  # AWS Batch kept failing for every attempt: another read would too
+            self._fail(error)  # a previous delivery may have disabled the share
+            raise
         try:
             self._start(share)
         except _Deferred:
