@@ -138,10 +138,14 @@ class Release:
 
 
 def release_on_delete(
-    tags: Mapping[str, str], marker: str, *, delete_adopted: bool = False
+    tags: Mapping[str, str], marker: str, *, delete_adopted: bool | None = None
 ) -> Release | None:
     """None when the resource ``marker`` may delete the share: it owns it outright and the
-    share did not exist before the stack (or ``delete_adopted`` says to delete it anyway)."""
+    share did not exist before the stack (or ``delete_adopted`` says to delete it anyway; None:
+    as the share's lifecycle record says, which is what ``preview`` judges by)."""
+    if delete_adopted is None:
+        words = (tags.get(LIFECYCLE_TAG_KEY) or "").split()
+        delete_adopted = "delete_adopted_share_on_delete=true" in words
     owner, previous = owner_of(tags), previous_owner_of(tags)
     adopting = tags.get(ADOPTING_TAG_KEY)
     own_adopting = [ADOPTING_TAG_KEY] if adopting == marker else []

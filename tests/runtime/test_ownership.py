@@ -222,3 +222,22 @@ def test_a_rolled_back_move_gives_the_previous_owner_its_configuration_and_lifec
     job = batch.state.add_job(arn, "RUNNING", {G5: 1})
     assert first.delete().ok
     assert arn not in batch.state.shares and job in batch.state.terminated_jobs
+
+
+def test_whether_an_adopted_share_is_deleted_is_read_from_its_lifecycle_record() -> None:
+    from quota_constructs.model.adoption_record import (
+        ADOPTED_TAG_KEY,
+        AdoptionEntry,
+        AdoptionRecord,
+    )
+    from quota_constructs.runtime.ownership import LIFECYCLE_TAG_KEY
+
+    marker = owner_marker(STACK_ID, "TeamShare")
+    record = AdoptionRecord((AdoptionEntry(by=marker, from_resource=False, config={}),))
+    tags = {OWNER_TAG_KEY: marker, ADOPTED_TAG_KEY: record.encode()}
+
+    kept = release_on_delete(tags, marker)
+    assert kept is not None and "existed before the stack" in kept.reason
+    opted = {**tags, LIFECYCLE_TAG_KEY: "adopt_existing=true delete_adopted_share_on_delete=true"}
+    assert release_on_delete(opted, marker) is None
+    assert release_on_delete(opted, marker, delete_adopted=False) is not None
