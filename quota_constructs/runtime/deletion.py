@@ -2,8 +2,10 @@
 
 What is deleted comes only from the physical resource id (the share's ARN), never from the
 properties, and only when this resource owns the share (see :mod:`.ownership`); any other share
-is released. Every step re-reads the share first, so a repeated delivery of the same event
-just continues where the previous one stopped.
+is released, and a share the stack adopted is given back as it was before the adoption
+(:mod:`.adoption`). Every step re-reads the share first, so a repeated delivery of the same
+event just continues where the previous one stopped. Whatever ends a delete without deleting the
+share (a guard, a denied or failed call) first puts back the state it had before the delete.
 
 Whether active jobs may be terminated is read from the share's lifecycle record (the opt-ins
 its last deployment wrote on it, which is what ``preview`` reads too); a share without the
@@ -60,8 +62,10 @@ class ShareDeleter:
         except BatchRequestError as error:
             if error.ambiguous:
                 raise  # AWS Batch kept failing for every attempt: another read would too
-            self._fail(error)  # a previous delivery may have disabled the share
-            raise
+            # A previous delivery may have disabled the share: put it back first. _fail raises
+            # unless AWS Batch is busy with the share; then the polls read again and decide.
+            self._fail(error)
+            return
         try:
             self._start(share)
         except _Deferred:
