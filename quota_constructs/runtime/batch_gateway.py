@@ -58,16 +58,20 @@ DENIED_CODES = frozenset({
     "AccessDeniedException", "AccessDenied", "UnauthorizedOperation", "UnauthorizedException",
 })
 NOT_FOUND_CODES = frozenset({"ResourceNotFoundException", "NotFoundException"})
+EXISTS_CODES = frozenset({
+    "ResourceAlreadyExistsException", "AlreadyExistsException", "ConflictException",
+})
 _DENIED_TEXT = re.compile(
     r"not authori[sz]ed|access ?denied|unauthori[sz]ed|forbidden|"
     r"(?:do|does|did) not have (?:the )?(?:required )?permissions?|no identity-based policy",
     re.IGNORECASE,
 )
 _NOT_FOUND_TEXT = re.compile(
-    r"does not exist|doesn't exist|not found|cannot be found|could not be found|no such",
+    r"does not exist|doesn't exist|not found|cannot be found|could not be found|no such|"
+    r"unable to find",
     re.IGNORECASE,
 )
-_EXISTS_TEXT = re.compile(r"already exists", re.IGNORECASE)
+_EXISTS_TEXT = re.compile(r"already exists?", re.IGNORECASE)
 
 
 def classify_refusal(code: str, message: str, status: int | None = None) -> Refusal:
@@ -75,7 +79,7 @@ def classify_refusal(code: str, message: str, status: int | None = None) -> Refu
     "already exists", then not found (a not-found code, or a message saying so)."""
     if code in DENIED_CODES or status == 403 or _DENIED_TEXT.search(message):
         return Refusal.DENIED
-    if _EXISTS_TEXT.search(message):
+    if code in EXISTS_CODES or _EXISTS_TEXT.search(message):
         return Refusal.ALREADY_EXISTS
     if code in NOT_FOUND_CODES or _NOT_FOUND_TEXT.search(message):
         return Refusal.NOT_FOUND

@@ -336,3 +336,22 @@ def test_a_busy_share_is_not_adopted_until_it_settles(batch: Batch) -> None:
 
     assert not outcome.ok and "is UPDATING; it can be adopted once" in outcome.reason
     assert batch.state.mutations() == before
+
+
+def test_tags_a_later_update_sets_on_an_adopted_share_are_given_back_too(batch: Batch) -> None:
+    arn = made_by_hand(batch)
+    batch.state.shares[arn].tags["cost-center"] = "1234"
+    before = dict(batch.state.shares[arn].tags)
+    resource = StackResource()
+    assert resource.create(
+        share_properties(share_spec(), batch.training, adopt_existing=True)
+    ).ok
+    update = share_properties(
+        share_spec(tags={"team": "a", "cost-center": "9999", "new": "x"}), batch.training,
+    )
+    assert resource.update(update).ok
+    assert batch.state.shares[arn].tags["cost-center"] == "9999"
+
+    assert resource.delete().ok
+
+    assert batch.state.shares[arn].tags == before
