@@ -27,16 +27,21 @@ Delete succeeds, saying why in the log (``quota_share_released``). Only the mark
 - owned by this resource while another resource is adopting it: released; deleting it would
   pull the share from under the adoption.
 - being adopted by this resource, never finished (the create failed and is rolled back):
-  released, and this resource's adopting marker removed. It existed before the stack and must
-  not be lost because the stack could not take it over.
+  given back as it was, and this resource's adopting marker removed. It existed before the
+  adoption and must not be lost or changed because the stack could not take it over.
 - **no owner marker at all: released.** Every share this runtime creates carries the marker
   from its CreateQuotaShare on, so a share without one was made by hand or by other tooling, or
   someone removed the tag: it is not this resource's to destroy. Deleting it would be the one
   irreversible choice; releasing it costs at most a share the user deletes by hand.
 
-A share created by hand and adopted (no previous owner to remember) becomes the adopting
-resource's outright once its adoption completed, as a CloudFormation import would: deleting
-the resource deletes it (a ``RemovalPolicy.RETAIN`` on the construct keeps it).
+A share made outside every quota-constructs resource and adopted (no previous owner to remember)
+becomes the adopting resource's once its adoption completed, but it existed before the stack:
+as CloudFormation's resource import keeps an imported resource (``DeletionPolicy: Retain``), a
+Delete of that resource gives the share back as it was before the adoption and releases it,
+unless the share's lifecycle record says ``delete_adopted_share_on_delete``. What it was is
+recorded on the share by the adoption (:mod:`quota_constructs.model.adoption_record`); the
+same record gives a share back to the resource a rolled-back move took it from, with that
+resource's configuration, state and lifecycle record, and undoes a failed adoption.
 """
 
 from __future__ import annotations
