@@ -206,7 +206,12 @@ class QueueReader(MonitoringGateway):
             if arn is None:
                 continue
             if with_tags or not all(k in item for k in ("capacityLimits", "state", "status")):
-                described = self.describe(arn)
+                try:
+                    described = self.describe(arn)
+                except BatchRequestError as error:
+                    # A denied describe is said (naming the permission), never taken for a
+                    # share that is gone.
+                    raise _readable(error) from error
                 if described is not None:
                     shares.append(described)
                 continue

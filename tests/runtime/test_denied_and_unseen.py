@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from quota_constructs.live.queue_reader import LiveQueueError, QueueReader
 from quota_constructs.runtime import batch_gateway
 from quota_constructs.runtime.batch_gateway import BatchRequestError, Refusal, classify_refusal
 from quota_constructs.runtime.monitoring_gateway import MonitoringGateway
@@ -195,3 +196,16 @@ def test_monitoring_lookups_raise_on_denial_and_skip_only_what_is_not_found(
     live = gateway.live_shares(batch.training, ["team-a", "team-gone"])
     assert not live.knows("team-a")  # denied: unknown, which MonitorHealthy reports
     assert live.knows("team-gone") and live.get("team-gone") is None
+
+
+@pytest.mark.parametrize("as_client_exception", [False, True])
+def test_the_live_commands_say_a_denied_describe_instead_of_skipping_the_share(
+    batch: Batch, as_client_exception: bool
+) -> None:
+    deployed(batch)
+    reader = QueueReader(batch_gateway.create_batch_client(), batch_gateway.RETRY_POLICY)
+    assert [share.name for share in reader.shares(batch.training, with_tags=True)] == ["team-a"]
+    batch.state.deny_next("DescribeQuotaShare", as_client_exception=as_client_exception)
+
+    with pytest.raises(LiveQueueError, match=r"access denied.*batch:DescribeQuotaShare"):
+        reader.shares(batch.training, with_tags=True)
