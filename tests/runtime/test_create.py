@@ -355,3 +355,20 @@ def test_tags_a_later_update_sets_on_an_adopted_share_are_given_back_too(batch: 
     assert resource.delete().ok
 
     assert batch.state.shares[arn].tags == before
+
+
+def test_an_adoption_whose_tags_would_not_fit_is_refused_before_anything_changes(
+    batch: Batch,
+) -> None:
+    arn = made_by_hand(batch)
+    batch.state.shares[arn].tags.update({f"k{n}": "v" for n in range(45)})  # 47 tags in all
+    before = batch.state.shares[arn].summary(), dict(batch.state.shares[arn].tags)
+
+    outcome = StackResource().create(
+        share_properties(share_spec(), batch.training, adopt_existing=True)
+    )
+
+    assert not outcome.ok
+    assert "cannot be adopted: it would carry 51 tags" in outcome.reason
+    assert "Nothing was changed" in outcome.reason
+    assert (batch.state.shares[arn].summary(), batch.state.shares[arn].tags) == before
