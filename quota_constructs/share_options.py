@@ -10,16 +10,20 @@ from aws_cdk import RemovalPolicy
 from ._construct_props import check_flag
 from .model import QuotaConfigError
 
-# ShareLifecycle field → custom-resource property (see DESIGN.md §4).
+# ShareLifecycle field → custom-resource property (the guards the custom resource enforces).
 _GUARD_PROPERTIES = {
     "adopt_existing": "AdoptExisting",
     "allow_preemption_on_shrink": "AllowPreemptionOnShrink",
     "terminate_active_jobs_on_delete": "TerminateActiveJobsOnDelete",
     "allow_preemption_on_in_share_enable": "AllowPreemptionOnInShareEnable",
+    "delete_adopted_share_on_delete": "DeleteAdoptedShareOnDelete",
 }
-# Rendered only when True: templates of shares that do not set it stay byte-identical to those
-# synthesized before the switch existed (the custom resource reads an absent one as False).
-_RENDERED_WHEN_SET = frozenset({"allow_preemption_on_in_share_enable"})
+# Rendered only when True: templates of shares that do not set them stay byte-identical to
+# those synthesized before the switches existed (the custom resource reads an absent one as
+# False).
+_RENDERED_WHEN_SET = frozenset(
+    {"allow_preemption_on_in_share_enable", "delete_adopted_share_on_delete"}
+)
 
 
 class ShareProvisioning(Enum):
@@ -54,6 +58,11 @@ class ShareLifecycle:
     :param terminate_active_jobs_on_delete: allow deleting the share while it still has
         SUBMITTED…RUNNING jobs (AWS Batch terminates them). It takes effect only once deployed,
         so deploy it *before* the deployment that removes or renames the share. Default: False.
+    :param delete_adopted_share_on_delete: deleting this resource deletes a share it adopted
+        that was made outside the stack (through the delete guard), instead of giving it back
+        as it was before the adoption (configuration, state and its own tags) and releasing it
+        — the default, as CloudFormation's resource import keeps an imported resource. Like
+        ``terminate_active_jobs_on_delete``, it takes effect once deployed. Default: False.
     :param removal_policy: what CloudFormation does with the share when it leaves the stack.
         ``RETAIN`` keeps it (and its jobs) in AWS Batch, unmanaged — the first step of moving a
         share between provisioning modes. Default: ``RemovalPolicy.DESTROY`` (deleted, through
@@ -65,6 +74,7 @@ class ShareLifecycle:
     terminate_active_jobs_on_delete: bool = False
     allow_preemption_on_in_share_enable: bool = False
     removal_policy: RemovalPolicy = RemovalPolicy.DESTROY
+    delete_adopted_share_on_delete: bool = False
 
     def guard_properties(self) -> dict[str, bool]:
         """The guards as the custom resource's properties."""

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from quota_constructs.runtime.batch_gateway import NOT_FOUND_CODES, BatchRequestError
+from quota_constructs.runtime.batch_gateway import BatchRequestError
 from quota_constructs.runtime.batch_reads import (
     parse_queue_snapshot,
     runnable_jobs,
@@ -41,9 +41,6 @@ RUNNABLE_PAGE_SIZE = 100
 RUNNABLE_PAGES = 10
 """Pages of RUNNABLE jobs read per share at most: a status costs at most this many listing calls
 per share however long the backlog is; past it the count is a floor (``runnable_capped``)."""
-ACCESS_DENIED_CODES = frozenset(
-    {"AccessDeniedException", "AccessDenied", "UnauthorizedOperation"}
-)
 
 LIVE_OPERATIONS = ("DescribeJobQueues", "DescribeServiceEnvironments", "DescribeServiceJob")
 """Operations the live commands call beyond the custom resource's."""
@@ -227,7 +224,12 @@ class QueueReader(MonitoringGateway):
             if arn is None:
                 continue
             if with_tags or not all(k in item for k in ("capacityLimits", "state", "status")):
-                described = self.describe(arn)
+                try:
+                    described = self.describe(arn)
+                except BatchRequestError as error:
+                    # A denied describe is said (naming the permission), never taken for a
+                    # share that is gone.
+                    raise _readable(error) from error
                 if described is not None:
                     shares.append(described)
                 continue
@@ -297,7 +299,7 @@ class QueueReader(MonitoringGateway):
             job: dict[str, Any] = self.read("DescribeServiceJob", jobId=job_id)
         except LiveQueueError as error:
             cause = error.__cause__
-            if isinstance(cause, BatchRequestError) and cause.code in NOT_FOUND_CODES:
+            if isinstance(cause, BatchRequestError) and cause.not_found:
                 return None
             raise
         return job if job.get("jobId") else None
@@ -340,7 +342,7 @@ class QueueReader(MonitoringGateway):
 
 def _readable(error: BatchRequestError) -> LiveQueueError:
     action = f"batch:{error.operation}"
-    if error.code in ACCESS_DENIED_CODES:
+    if error.denied:
         return LiveQueueError(
             f"access denied: these credentials may not call {action} ({error.detail[:200]}); "
             "grant the read-only status policy (TrainingJobQueue.grant_read_status, or the "

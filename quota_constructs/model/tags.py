@@ -24,13 +24,15 @@ OWNER_TAG_KEY: Final = LIBRARY_TAG_PREFIX + "owner"
 ADOPTING_TAG_KEY: Final = LIBRARY_TAG_PREFIX + "adopting"
 LIFECYCLE_TAG_KEY: Final = LIBRARY_TAG_PREFIX + "lifecycle"
 DEPLOYED_CONFIG_TAG_KEY: Final = LIBRARY_TAG_PREFIX + "deployed-config"
+ADOPTED_TAG_KEY: Final = LIBRARY_TAG_PREFIX + "adopted"
 RESERVED_LIBRARY_TAG_KEYS: Final = (
-    OWNER_TAG_KEY, ADOPTING_TAG_KEY, LIFECYCLE_TAG_KEY, DEPLOYED_CONFIG_TAG_KEY,
+    OWNER_TAG_KEY, ADOPTING_TAG_KEY, LIFECYCLE_TAG_KEY, DEPLOYED_CONFIG_TAG_KEY, ADOPTED_TAG_KEY,
 )
 """The library's keys that only the library sets (on quota shares: ownership marker, adoption
-step, lifecycle record, deployed configuration). ``grant_submit`` lists them by name: IAM's
-string patterns cannot say "this prefix except the share's tag", so a key added here is
-reserved in every grant synthesized afterwards. The team client refuses the whole prefix."""
+step, lifecycle record, deployed configuration, what an adopted share was). ``grant_submit``
+lists them by name: IAM's string patterns cannot say "this prefix except the share's tag", so
+a key added here is reserved in every grant synthesized afterwards. The team client refuses
+the whole prefix."""
 
 
 def is_library_tag_key(key: str) -> bool:

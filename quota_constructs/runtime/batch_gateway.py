@@ -7,8 +7,10 @@ as boto3 defines them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from enum import Enum
 from typing import Any
 
 import botocore
@@ -40,8 +42,56 @@ from .share_arn import QuotaShareArn
 from .share_writes import Progress, ShareWrite, is_busy_refusal
 from .structured_log import log
 
-NOT_FOUND_CODES = frozenset({"ClientException", "ResourceNotFoundException", "NotFoundException"})
 PAGE_LIMIT = MAX_LISTING_PAGES
+
+
+class Refusal(Enum):
+    """What a refused AWS Batch call means: the one decision rule every reader and writer uses.
+
+    AWS Batch answers many refusals with the same ``ClientException``, which AWS documents as
+    covering both a missing resource and "an action or resource on behalf of a user that
+    doesn't have permissions". So the code alone never says "not found": a denial is never
+    taken for a missing share (a Delete would report success while the share stays), and a
+    ``ClientException`` counts as "not found" only when its message says so. Anything else is
+    an error, or ambiguous where the caller can confirm by another read (a listing).
+    """
+
+    NOT_FOUND = "not found"
+    DENIED = "denied"
+    ALREADY_EXISTS = "already exists"
+    OTHER = "other"
+
+
+DENIED_CODES = frozenset({
+    "AccessDeniedException", "AccessDenied", "UnauthorizedOperation", "UnauthorizedException",
+})
+NOT_FOUND_CODES = frozenset({"ResourceNotFoundException", "NotFoundException"})
+EXISTS_CODES = frozenset({
+    "ResourceAlreadyExistsException", "AlreadyExistsException", "ConflictException",
+})
+_DENIED_TEXT = re.compile(
+    r"not authori[sz]ed|access ?denied|unauthori[sz]ed|forbidden|"
+    r"(?:do|does|did) not have (?:the )?(?:required )?permissions?|no identity-based policy",
+    re.IGNORECASE,
+)
+_NOT_FOUND_TEXT = re.compile(
+    r"does not exist|doesn't exist|not found|cannot be found|could not be found|no such|"
+    r"unable to find",
+    re.IGNORECASE,
+)
+_EXISTS_TEXT = re.compile(r"already exists?", re.IGNORECASE)
+
+
+def classify_refusal(code: str, message: str, status: int | None = None) -> Refusal:
+    """Denied first (HTTP 403, a denial code, or a message saying the caller may not), then
+    "already exists", then not found (a not-found code, or a message saying so)."""
+    if code in DENIED_CODES or status == 403 or _DENIED_TEXT.search(message):
+        return Refusal.DENIED
+    if code in EXISTS_CODES or _EXISTS_TEXT.search(message):
+        return Refusal.ALREADY_EXISTS
+    if code in NOT_FOUND_CODES or _NOT_FOUND_TEXT.search(message):
+        return Refusal.NOT_FOUND
+    return Refusal.OTHER
 
 
 @dataclass(frozen=True)
@@ -75,18 +125,38 @@ class BatchRequestError(QuotaShareLifecycleError):
     """AWS Batch refused a request (after retries, when it was worth retrying)."""
 
     def __init__(
-        self, operation: str, code: str, message: str, text: str, *, ambiguous: bool = False
+        self, operation: str, code: str, message: str, text: str, *, ambiguous: bool = False,
+        status: int | None = None,
     ) -> None:
         self.operation = operation
         self.code = code
         self.detail = message
         self.ambiguous = ambiguous
         """The request may or may not have taken effect (5xx, timeout, throttling)."""
+        self.status = status
+        self.refusal = Refusal.OTHER if ambiguous else classify_refusal(code, message, status)
         super().__init__(text)
 
     @property
     def busy_refusal(self) -> bool:
         return is_busy_refusal(self.code, self.detail)
+
+    @property
+    def denied(self) -> bool:
+        return self.refusal is Refusal.DENIED
+
+    @property
+    def not_found(self) -> bool:
+        return self.refusal is Refusal.NOT_FOUND
+
+    @property
+    def already_exists(self) -> bool:
+        return self.refusal is Refusal.ALREADY_EXISTS
+
+    @property
+    def permission(self) -> str:
+        """The IAM action the call needs (``batch:<operation>``)."""
+        return f"batch:{self.operation}"
 
 
 class BatchGateway:
@@ -127,13 +197,28 @@ class BatchGateway:
     # -- quota shares -------------------------------------------------------------------------
 
     def describe(self, arn: QuotaShareArn) -> LiveShare | None:
-        """The share, or None when AWS Batch no longer has it."""
-        try:
-            response = self._call("DescribeQuotaShare", quotaShareArn=arn.arn)
-        except BatchRequestError as error:
-            if error.code in NOT_FOUND_CODES and self._absent_from_queue(arn):
-                return None
-            raise
+        """The share, or None when AWS Batch no longer has it.
+
+        Not found only when AWS Batch says so (or answers a plain ClientException) *and* the
+        queue's listing confirms it; a denial is never "gone". A share the listing shows but
+        DescribeQuotaShare does not yet is described again, within the retry policy.
+        """
+        attempt = 1
+        while True:
+            try:
+                response = self._call("DescribeQuotaShare", quotaShareArn=arn.arn)
+                break
+            except BatchRequestError as error:
+                vague = error.refusal is Refusal.OTHER and error.code == "ClientException"
+                if not (error.not_found or vague):
+                    raise
+                if self._absent_from_queue(arn):
+                    return None
+                if attempt >= self._policy.max_attempts:
+                    raise
+                log("quota_share_listed_not_described", quota_share=arn.arn, attempt=attempt)
+                self._policy.sleep(self._policy.delay(attempt))
+                attempt += 1
         if not response.get("quotaShareArn"):
             return None
         tags = response.get("tags")
@@ -153,6 +238,28 @@ class BatchGateway:
                     )
                 return self.describe(arn)
         return None
+
+    def find_once_visible(self, job_queue: str, name: str) -> LiveShare | None:
+        """The share called ``name``, read again (with backoff, within the retry policy's
+        attempts and the time left) while reads do not show it yet.
+
+        For a share AWS Batch said exists ("already exists", or a create whose answer was lost):
+        nothing documents read-after-write consistency for quota shares, so "not seen yet" is
+        not "not there". None when it never showed within the bound.
+        """
+        attempt = 1
+        while True:
+            share = self.find(job_queue, name)
+            if share is not None:
+                return share
+            delay = self._policy.delay(attempt)
+            out_of_time = self._seconds_left is not None and self._seconds_left() < delay + 5
+            if attempt >= self._policy.max_attempts or out_of_time:
+                log("quota_share_not_seen_yet", quota_share=name, job_queue=job_queue,
+                    reads=attempt)
+                return None
+            self._policy.sleep(delay)
+            attempt += 1
 
     def create(self, job_queue: str, name: str, fields: Mapping[str, Any],
                tags: Mapping[str, str], owner: str) -> QuotaShareArn | None:
@@ -292,8 +399,9 @@ class BatchGateway:
             listed = self._pages("ListQuotaShares", "quotaShares", jobQueue=arn.job_queue_arn)
             return all(item.get("quotaShareArn") != arn.arn for item in listed)
         except BatchRequestError as error:
-            # The queue itself is gone, and every share with it.
-            return error.code in NOT_FOUND_CODES
+            if error.not_found:
+                return True  # the queue itself is gone, and every share with it
+            raise
 
     def _pages(self, operation: str, key: str, **params: Any) -> list[dict[str, Any]]:
         # Acting on part of a listing (a share not found because it is on page 101) would be
@@ -319,14 +427,20 @@ class BatchGateway:
         except ClientError as error:
             details = error.response.get("Error", {})
             code, message = str(details.get("Code", "")), str(details.get("Message", ""))
-            log("batch_error", operation=operation, code=code, detail=message[:500])
-            prefix = (
-                "kept failing after retries (AWS Batch is throttling or unavailable; "
-                "retry the deployment later)" if is_retryable(error) else "failed"
-            )
+            status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+            log("batch_error", operation=operation, code=code, status=status,
+                detail=message[:500])
+            retryable = is_retryable(error)
+            text = f"AWS Batch {operation} failed: {code}: {message}"
+            if retryable:
+                text = (f"AWS Batch {operation} kept failing after retries (AWS Batch is "
+                        f"throttling or unavailable; retry the deployment later): {code}: "
+                        f"{message}")
+            elif classify_refusal(code, message, status) is Refusal.DENIED:
+                text = _denied_text(operation, params, code, message)
             raise BatchRequestError(
-                operation, code, message, f"AWS Batch {operation} {prefix}: {code}: {message}",
-                ambiguous=is_retryable(error),
+                operation, code, message, text, ambiguous=retryable,
+                status=status if isinstance(status, int) else None,
             ) from error
         except BotoCoreError as error:
             log("batch_request_error", operation=operation, detail=str(error)[:500])
@@ -340,6 +454,17 @@ class BatchGateway:
             ) from error
         response.pop("ResponseMetadata", None)
         return response
+
+
+def _denied_text(operation: str, params: Mapping[str, Any], code: str, message: str) -> str:
+    resource = next((str(params[key]) for key in ("quotaShareArn", "resourceArn", "jobQueue",
+                                                  "jobId") if params.get(key)), "")
+    on = f" on {resource}" if resource else ""
+    return (
+        f"AWS Batch denied {operation}{on} ({code}: {message}); the caller lacks the IAM "
+        f"permission batch:{operation}. A denied call is never taken to mean the share is "
+        "missing: grant the permission (or fix the policy that denies it) and retry."
+    )
 
 
 def _operation_names(client: Any) -> frozenset[str]:

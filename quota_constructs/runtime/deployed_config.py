@@ -15,10 +15,12 @@ import hashlib
 import json
 from typing import Final
 
+from quota_constructs.model import tags as model_tags
+
 from .live_share import LiveShare
 from .share_config import ShareConfig
 
-DEPLOYED_CONFIG_TAG_KEY: Final = "quota-constructs:deployed-config"
+DEPLOYED_CONFIG_TAG_KEY: Final = model_tags.DEPLOYED_CONFIG_TAG_KEY
 FINGERPRINT_LENGTH: Final = 16
 
 

@@ -11,7 +11,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .batch_gateway import NOT_FOUND_CODES, BatchGateway, BatchRequestError
+from .batch_gateway import BatchGateway, BatchRequestError
 from .batch_reads import (
     QueueSnapshot,
     RunnableCount,
@@ -105,7 +105,9 @@ class MonitoringGateway(BatchGateway):
             try:
                 response = self._call("DescribeQuotaShare", quotaShareArn=arn)
             except BatchRequestError as error:
-                if error.code not in NOT_FOUND_CODES:
+                # Only a share AWS Batch says is not there is absent; a denied or failed
+                # describe leaves it unknown, which MonitorHealthy reports.
+                if not error.not_found:
                     unknown.add(name)
                 continue
             if response.get("quotaShareArn"):
@@ -118,8 +120,9 @@ class MonitoringGateway(BatchGateway):
             job: dict[str, Any] = self._call("DescribeServiceJob", jobId=job_id)
             return job
         except BatchRequestError as error:
-            # Batch answers an unknown job id with a ClientException; retrying cannot help.
-            if error.code in NOT_FOUND_CODES:
+            # Only a job AWS Batch says it does not know is skipped; a denied lookup is an
+            # error (the event goes to the dead-letter queue), never a silently skipped event.
+            if error.not_found:
                 log("service_job_not_found", job_id=job_id, detail=error.detail[:300])
                 return None
             raise

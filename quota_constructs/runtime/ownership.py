@@ -27,16 +27,21 @@ Delete succeeds, saying why in the log (``quota_share_released``). Only the mark
 - owned by this resource while another resource is adopting it: released; deleting it would
   pull the share from under the adoption.
 - being adopted by this resource, never finished (the create failed and is rolled back):
-  released, and this resource's adopting marker removed. It existed before the stack and must
-  not be lost because the stack could not take it over.
+  given back as it was, and this resource's adopting marker removed. It existed before the
+  adoption and must not be lost or changed because the stack could not take it over.
 - **no owner marker at all: released.** Every share this runtime creates carries the marker
   from its CreateQuotaShare on, so a share without one was made by hand or by other tooling, or
   someone removed the tag: it is not this resource's to destroy. Deleting it would be the one
   irreversible choice; releasing it costs at most a share the user deletes by hand.
 
-A share created by hand and adopted (no previous owner to remember) becomes the adopting
-resource's outright once its adoption completed, as a CloudFormation import would: deleting
-the resource deletes it (a ``RemovalPolicy.RETAIN`` on the construct keeps it).
+A share made outside every quota-constructs resource and adopted (no previous owner to remember)
+becomes the adopting resource's once its adoption completed, but it existed before the stack:
+as CloudFormation's resource import keeps an imported resource (``DeletionPolicy: Retain``), a
+Delete of that resource gives the share back as it was before the adoption and releases it,
+unless the share's lifecycle record says ``delete_adopted_share_on_delete``. What it was is
+recorded on the share by the adoption (:mod:`quota_constructs.model.adoption_record`); the
+same record gives a share back to the resource a rolled-back move took it from, with that
+resource's configuration, state and lifecycle record, and undoes a failed adoption.
 """
 
 from __future__ import annotations
@@ -45,15 +50,23 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-OWNER_TAG_KEY = "quota-constructs:owner"
-ADOPTING_TAG_KEY = "quota-constructs:adopting"
+from quota_constructs.model import tags as model_tags
+from quota_constructs.model.adoption_record import AdoptionEntry, AdoptionRecord
+from quota_constructs.model.tags import ADOPTED_TAG_KEY
+
+OWNER_TAG_KEY = model_tags.OWNER_TAG_KEY
+ADOPTING_TAG_KEY = model_tags.ADOPTING_TAG_KEY
 MARKER_TAG_KEYS = frozenset({OWNER_TAG_KEY, ADOPTING_TAG_KEY})
-LIFECYCLE_TAG_KEY = "quota-constructs:lifecycle"
+LIFECYCLE_TAG_KEY = model_tags.LIFECYCLE_TAG_KEY
 """The share's lifecycle opt-ins as its last deployment declared them (see
 :meth:`quota_constructs.runtime.share_request.GuardOptIns.tag_value`), kept beside the owner
 marker so that a delete can be judged, by the guard and by ``preview``, from the share alone."""
-RUNTIME_TAG_KEYS = MARKER_TAG_KEYS | {LIFECYCLE_TAG_KEY}
+RUNTIME_TAG_KEYS = MARKER_TAG_KEYS | {LIFECYCLE_TAG_KEY, ADOPTED_TAG_KEY}
 """Tags the runtime writes; never declared, never removed as a declared tag."""
+UNRECORDED_TAG_KEYS = MARKER_TAG_KEYS | {ADOPTED_TAG_KEY}
+"""Tags an adoption record never lists: they are moved by the release itself. (The lifecycle
+record is listed: giving a share back puts back the previous owner's lifecycle record, or
+removes the stack's from a share made outside it.)"""
 _PREVIOUS = "/"
 """Separates the owner from the owner it took the share over from, in the owner tag's value."""
 
@@ -103,42 +116,98 @@ def is_adoption_pending(tags: Mapping[str, str], marker: str) -> bool:
 
 @dataclass(frozen=True)
 class Release:
-    """Why a Delete leaves the share in place, and the marker changes that go with it."""
+    """Why a Delete leaves the share in place, and the changes that go with it."""
 
     reason: str
     set_tags: Mapping[str, str] = field(default_factory=dict)
     remove_tags: Sequence[str] = ()
+    restore: AdoptionEntry | None = None
+    """What the share was before the adoption being undone: its configuration and state are
+    put back first, then its tags (as the entry lists them) with the markers."""
+    record: AdoptionRecord | None = None
+    """The adoption record to leave on the share (None: unchanged)."""
+
+    def tag_changes(self, tags: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
+        """``(tags to set, keys to remove)`` that finish the release of a share carrying
+        ``tags``; empty once done (a repeated delivery changes nothing)."""
+        wanted: dict[str, str | None] = {}
+        if self.restore is not None:
+            wanted.update(self.restore.tags)
+        if self.record is not None:
+            set_record, drop_record = self.record.tag_change()
+            wanted.update(set_record)
+            wanted.update(dict.fromkeys(drop_record))
+        wanted.update(self.set_tags)
+        wanted.update(dict.fromkeys(self.remove_tags))
+        changed = {k: v for k, v in wanted.items() if v is not None and tags.get(k) != v}
+        removed = [k for k, v in wanted.items() if v is None and k in tags]
+        return changed, removed
 
 
-def release_on_delete(tags: Mapping[str, str], marker: str) -> Release | None:
-    """None when the resource ``marker`` owns the share outright and may delete it."""
+def release_on_delete(
+    tags: Mapping[str, str], marker: str, *, delete_adopted: bool | None = None
+) -> Release | None:
+    """None when the resource ``marker`` may delete the share: it owns it outright and the
+    share did not exist before the stack (or ``delete_adopted`` says to delete it anyway; None:
+    as the share's lifecycle record says, which is what ``preview`` judges by)."""
+    if delete_adopted is None:
+        words = (tags.get(LIFECYCLE_TAG_KEY) or "").split()
+        delete_adopted = "delete_adopted_share_on_delete=true" in words
     owner, previous = owner_of(tags), previous_owner_of(tags)
     adopting = tags.get(ADOPTING_TAG_KEY)
     own_adopting = [ADOPTING_TAG_KEY] if adopting == marker else []
+    record = AdoptionRecord.from_tags(tags)
     if owner == marker:
         if previous is not None and previous != marker:
             return Release(
                 "this resource adopted the share from another resource, which still declares "
-                "it: handed back to that resource",
+                "it: handed back to that resource with its own configuration, state and "
+                "lifecycle record",
                 {OWNER_TAG_KEY: previous},
                 own_adopting,
+                restore=record.entry_by(marker),
+                record=record.without(marker),
             )
         if adopting is not None and adopting != marker:
             return Release("another resource is adopting the share")
+        if record.existed_before_the_stack and not delete_adopted:
+            original = record.original()
+            return Release(
+                "the share existed before the stack adopted it: given back as it was and "
+                "released (ShareLifecycle(delete_adopted_share_on_delete=True) deletes it)",
+                remove_tags=[OWNER_TAG_KEY, *own_adopting,
+                             *([] if original is not None else [LIFECYCLE_TAG_KEY])],
+                restore=original,
+                record=AdoptionRecord(),
+            )
         return None
     if owner is None:
         if own_adopting:
             return Release(
-                "this resource never finished adopting the pre-existing share",
+                "this resource never finished adopting the pre-existing share: given back as "
+                "it was",
                 remove_tags=own_adopting,
+                restore=record.entry_by(marker),
+                record=record.without(marker),
             )
         return Release(
             f"the share carries no owner marker ({OWNER_TAG_KEY}): it was not created or "
             "adopted by a quota-constructs resource, or the tag was removed; delete it by hand "
             "if it is no longer needed"
         )
-    return Release(
-        "another quota-constructs resource owns the share (it adopted it)",
-        {OWNER_TAG_KEY: owner} if previous == marker else {},
-        own_adopting,
-    )
+    if previous == marker:
+        return Release(
+            "another quota-constructs resource owns the share (it adopted it): let go",
+            {OWNER_TAG_KEY: owner},
+            own_adopting,
+            record=record.settled_on(owner) if record.entries else None,
+        )
+    if own_adopting:
+        return Release(
+            "another quota-constructs resource owns the share, which this resource never "
+            "finished adopting: given back to it as it was",
+            remove_tags=own_adopting,
+            restore=record.entry_by(marker),
+            record=record.without(marker),
+        )
+    return Release("another quota-constructs resource owns the share (it adopted it)")

@@ -5,19 +5,25 @@ from __future__ import annotations
 from typing import Any
 
 from quota_constructs.model import api_configuration
+from quota_constructs.model.adoption_record import AdoptionEntry, AdoptionRecord
+from quota_constructs.model.tags import ADOPTED_TAG_KEY, MAX_TAGS
 
+from .adoption import give_back_configuration, recorded_config
 from .batch_gateway import BatchGateway, BatchRequestError
 from .errors import QuotaShareLifecycleError
 from .guards import check_in_share_enable, check_shrink
 from .live_share import LiveShare
 from .ownership import (
     ADOPTING_TAG_KEY,
+    MARKER_TAG_KEYS,
     OWNER_TAG_KEY,
     RUNTIME_TAG_KEYS,
     claimed_owner_value,
     is_adoption_pending,
     is_owned,
+    owner_of,
     previous_owner_of,
+    release_on_delete,
 )
 from .share_arn import QuotaShareArn
 from .share_config import ShareConfig
@@ -69,7 +75,13 @@ class ShareProvisioner:
         self.last_status = "unknown"
 
     def create(self) -> QuotaShareArn:
-        """Create the declared share, or take over one of that name this resource may manage."""
+        """Create the declared share, or take over one of that name this resource may manage.
+
+        Never fails once the share may exist: CloudFormation then records the Provider
+        framework's CREATE_FAILED marker, whose rollback Delete the framework ignores, and the
+        share would be left behind. A share AWS Batch says exists but reads do not show yet is
+        answered with its ARN, and ``is_complete`` decides by its owner marker once it shows.
+        """
         decl = self._declaration
         existing = self._gateway.find(decl.job_queue, decl.name)
         if existing is not None:
@@ -79,9 +91,14 @@ class ShareProvisioner:
                 decl.job_queue, decl.name, api_configuration(decl.spec), decl.creation_tags,
                 decl.owner,
             )
-        except BatchRequestError:
-            # A repeated delivery running alongside, or someone else, created the share
-            # meanwhile ("already exists"): the adoption rules decide.
+        except BatchRequestError as error:
+            if error.already_exists or error.ambiguous:
+                # A lost answer resent, a repeated delivery running alongside, or someone
+                # else: the share is (or may be) there although reads may not show it yet.
+                existing = self._gateway.find_once_visible(decl.job_queue, decl.name)
+                if existing is None:
+                    return self._unconfirmed(error)
+                return self._adopt(existing)
             existing = self._gateway.find(decl.job_queue, decl.name)
             if existing is None:
                 raise
@@ -96,6 +113,14 @@ class ShareProvisioner:
         log("quota_share_created", quota_share=arn.arn, config=self._target.describe())
         return arn
 
+    def _unconfirmed(self, error: BatchRequestError) -> QuotaShareArn:
+        arn = self._declaration.expected_arn()
+        if arn is None:
+            raise error
+        log("quota_share_create_unconfirmed", quota_share=arn.arn, code=error.code,
+            detail="AWS Batch may hold the share; is_complete decides by its owner marker")
+        return arn
+
     def update_in_place(self, arn: QuotaShareArn) -> QuotaShareArn:
         """Update the share the resource already manages to the declared configuration."""
         share = self._gateway.describe(arn)
@@ -106,10 +131,51 @@ class ShareProvisioner:
         self.converge(share, arn)
         return arn
 
-    def wait(self, arn: QuotaShareArn) -> bool:
-        """One ``is_complete`` poll: True once the share is VALID with the declared config."""
+    def wait(self, arn: QuotaShareArn, *, may_be_unseen: bool = False) -> bool:
+        """One ``is_complete`` poll: True once the share is VALID with the declared config.
+
+        ``may_be_unseen``: the request is recent enough that reads may not show a share just
+        created; a share not found is then waited for rather than reported gone. When this
+        resource's adoption of the share fails, the adoption is undone (its configuration from
+        before is put back) and the failure says so.
+        """
+        try:
+            return self._wait(arn, may_be_unseen)
+        except QuotaShareLifecycleError as error:
+            undone = self._undo_failed_adoption(arn)
+            if not undone:
+                raise
+            raise QuotaShareLifecycleError(f"{error} {undone}") from error
+
+    def _undo_failed_adoption(self, arn: QuotaShareArn) -> str:
+        """Start giving back a share this resource was adopting; what was restored ("" when
+        the share is not being adopted by this resource)."""
+        owner = self._declaration.owner
+        try:
+            share = self._gateway.describe(arn)
+            if share is None or not is_adoption_pending(share.tags, owner):
+                return ""
+            entry = AdoptionRecord.from_tags(share.tags).entry_by(owner)
+            if entry is None:
+                return ""
+            give_back_configuration(self._gateway, arn, share, entry)
+        except QuotaShareLifecycleError as error:
+            log("adoption_undo_failed", quota_share=arn.arn, reason=str(error))
+            return ""
+        before = recorded_config(share, entry).describe()
+        return (
+            f"The adoption was undone: quota share {arn.share_name!r} is given back the "
+            f"configuration it had before ({before}); CloudFormation's rollback then puts "
+            "back its tags and markers and releases it."
+        )
+
+    def _wait(self, arn: QuotaShareArn, may_be_unseen: bool) -> bool:
         share = self._gateway.describe(arn)
         if share is None:
+            if may_be_unseen:
+                log("quota_share_not_seen_yet", quota_share=arn.arn)
+                self.last_status = "not visible yet"
+                return False
             raise QuotaShareLifecycleError(
                 f"quota share {arn.share_name!r} disappeared from job queue "
                 f"{arn.job_queue_name!r} before it became VALID; it was deleted outside this "
@@ -118,6 +184,11 @@ class ShareProvisioner:
         self._refuse_deleting(share, arn)
         self.last_status = share.status
         log("quota_share_status", quota_share=arn.arn, status=share.status)
+        owner = self._declaration.owner
+        if not (is_owned(share.tags, owner) or is_adoption_pending(share.tags, owner)):
+            # Only after a create that could not be confirmed: the marker decides.
+            self._adopt(share)
+            return False
         if not self.converge(share, arn):
             return False
         if share.status == "INVALID":
@@ -156,8 +227,9 @@ class ShareProvisioner:
             )
         return fields
 
-    def _apply(self, share: LiveShare, arn: QuotaShareArn, fields: dict[str, Any]) -> bool:
-        self._sync_tags(share, arn)
+    def _apply(self, share: LiveShare, arn: QuotaShareArn, fields: dict[str, Any],
+               record: AdoptionRecord | None = None) -> bool:
+        self._sync_tags(share, arn, record)
         if not fields:
             return True
         if self._gateway.update(arn, fields) is Progress.IN_TRANSITION:
@@ -183,16 +255,58 @@ class ShareProvisioner:
             self.converge(share, arn)
             return arn
         fields = self._checked_changes(share, arn)
-        # Marked before the update, so that a repeated delivery finding the share UPDATING
-        # recognises this adoption; taken off again if the update is refused.
-        self._gateway.tag(arn, {ADOPTING_TAG_KEY: decl.owner})
+        record = self._adoption_record(share, arn)
+        # Marked (with the record of what the share was) before the update, so that a repeated
+        # delivery finding the share UPDATING recognises this adoption; taken off again if the
+        # update is refused.
+        self._gateway.tag(arn, {ADOPTING_TAG_KEY: decl.owner, ADOPTED_TAG_KEY: record.encode()})
         try:
-            self._apply(share, arn, fields)
+            self._apply(share, arn, fields, record)
         except QuotaShareLifecycleError:
-            self._gateway.untag(arn, [ADOPTING_TAG_KEY])
+            self._undo_adoption_now(arn)
             raise
         log("quota_share_adopted", quota_share=share.arn, reason="adopt_existing")
         return arn
+
+    def _adoption_record(self, share: LiveShare, arn: QuotaShareArn) -> AdoptionRecord:
+        """The share's adoption record with this adoption's entry: its configuration and the
+        tags this deployment sets on it, as they are now. Refused (before any change) when the
+        record or the tags would not fit on the share."""
+        decl = self._declaration
+        changed, dropped = self._tag_changes(share)
+        entry = AdoptionEntry(
+            by=decl.owner, from_resource=owner_of(share.tags) is not None,
+            config=share.config.api_fields(),
+        ).covering(share.tags, [*changed, *dropped])
+        record = AdoptionRecord.from_tags(share.tags).pushed(entry)
+        keys = set(share.tags) | set(decl.kept_tags) | MARKER_TAG_KEYS | {ADOPTED_TAG_KEY}
+        if len(keys) > MAX_TAGS or not record.fits:
+            why = (f"it would carry {len(keys)} tags (its own, the declared ones and the "
+                   f"custom resource's {len(MARKER_TAG_KEYS) + 2} markers and records), more "
+                   f"than the {MAX_TAGS} AWS allows") if len(keys) > MAX_TAGS else (
+                   f"the record of what it was ({ADOPTED_TAG_KEY}) would not fit in one tag "
+                   "value: the tags the declaration would overwrite are too long")
+            raise QuotaShareLifecycleError(
+                f"quota share {decl.name!r} on job queue {decl.job_queue!r} ({arn.arn}) cannot "
+                f"be adopted: {why}. Nothing was changed. Declare fewer tags, or remove tags "
+                "from the share by hand, then retry."
+            )
+        return record
+
+    def _undo_adoption_now(self, arn: QuotaShareArn) -> None:
+        """on_event's own undo (its failure leaves CloudFormation nothing to roll back): put
+        back the tags and take off the markers; a configuration change cannot have been made."""
+        share = self._gateway.describe(arn)
+        if share is None:
+            return
+        release = release_on_delete(share.tags, self._declaration.owner)
+        if release is None:
+            return
+        changed, removed = release.tag_changes(share.tags)
+        if changed:
+            self._gateway.tag(arn, changed)
+        if removed:
+            self._gateway.untag(arn, removed)
 
     def _claim(self, share: LiveShare, arn: QuotaShareArn) -> None:
         # The change is complete: from now on this resource owns the share, deletion included.
@@ -208,7 +322,7 @@ class ShareProvisioner:
         if share.tags.get(ADOPTING_TAG_KEY) == owner:
             self._gateway.untag(arn, [ADOPTING_TAG_KEY])
 
-    def _sync_tags(self, share: LiveShare, arn: QuotaShareArn) -> None:
+    def _tag_changes(self, share: LiveShare) -> tuple[dict[str, str], list[str]]:
         declared = self._declaration.kept_tags
         changed = {key: value for key, value in declared.items() if share.tags.get(key) != value}
         # Only tags this resource declared before are removed; tags others put on the share stay.
@@ -216,6 +330,25 @@ class ShareProvisioner:
             (self._declaration.previously_declared_tag_keys - set(declared) - RUNTIME_TAG_KEYS)
             & set(share.tags)
         )
+        return changed, dropped
+
+    def _sync_tags(self, share: LiveShare, arn: QuotaShareArn,
+                   record: AdoptionRecord | None = None) -> None:
+        changed, dropped = self._tag_changes(share)
+        record = record if record is not None else AdoptionRecord.from_tags(share.tags)
+        if record.entries and (changed or dropped):
+            # An adopted share's record learns each key's value before the stack touches it,
+            # so that giving the share back puts back exactly what was there.
+            covered = record.covering(share.tags, [*changed, *dropped])
+            if covered != record:
+                if not covered.fits:
+                    raise QuotaShareLifecycleError(
+                        f"quota share {arn.share_name!r}: the record of what it was before "
+                        f"its adoption ({ADOPTED_TAG_KEY}) cannot also hold the tags "
+                        f"{sorted({*changed, *dropped})}; nothing was changed. Declare fewer "
+                        "or shorter tags."
+                    )
+                changed[ADOPTED_TAG_KEY] = covered.encode()
         if changed:
             self._gateway.tag(arn, changed)
         if dropped:

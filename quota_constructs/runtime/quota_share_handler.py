@@ -13,6 +13,7 @@ from typing import Any
 
 from quota_constructs.model import QuotaConfigError
 
+from . import wait_budget
 from .batch_gateway import BatchGateway
 from .deletion import ShareDeleter
 from .errors import QuotaShareLifecycleError
@@ -20,7 +21,7 @@ from .provisioning import ShareProvisioner
 from .share_arn import QuotaShareArn
 from .share_request import ShareEvent
 from .structured_log import log
-from .wait_budget import WaitBudget, started_now
+from .wait_budget import STARTED_AT_KEY, WaitBudget, started_now
 
 
 def on_event(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
@@ -65,10 +66,24 @@ def _is_complete(request: ShareEvent, context: Any) -> dict[str, Any]:
             "a quota share ARN; on_event did not create a share"
         )
     provisioner = ShareProvisioner(BatchGateway.from_context(context), request.declaration())
-    if not provisioner.wait(physical):
+    if not provisioner.wait(physical, may_be_unseen=_recent(request)):
         _fail_if_out_of_time(request, provisioner.last_status, "settling")
         return {"IsComplete": False}
     return {"IsComplete": True, "Data": _data(physical)}
+
+
+UNSEEN_GRACE_SECONDS = 300
+"""How long after ``on_event`` a share it created (or was told exists) may still be missing
+from reads. AWS documents no read-after-write consistency for quota shares; this is the
+library's stated assumption of how long "not seen yet" may last before it means "gone"."""
+
+
+def _recent(request: ShareEvent) -> bool:
+    try:
+        started = float(request.event[STARTED_AT_KEY])
+    except (KeyError, TypeError, ValueError):
+        return False
+    return wait_budget.clock() - started < UNSEEN_GRACE_SECONDS
 
 
 def _fail_if_out_of_time(request: ShareEvent, status: str, doing: str) -> None:
@@ -96,7 +111,7 @@ def _deleter(request: ShareEvent, context: Any) -> ShareDeleter | None:
         request.physical,
         owner=request.owner,
         terminate_active_jobs=opt_ins.terminate_active_jobs_on_delete,
-        declared_enabled=request.properties.get("State") != "DISABLED",
+        delete_adopted_share=opt_ins.delete_adopted_share_on_delete,
     )
 
 

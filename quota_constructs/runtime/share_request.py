@@ -13,7 +13,7 @@ from quota_constructs.model import (
     share_subject,
     spec_from_properties,
 )
-from quota_constructs.model.tags import MAX_TAGS
+from quota_constructs.model.tags import ADOPTED_TAG_KEY, MAX_TAGS
 
 from .ownership import (
     ADOPTING_TAG_KEY,
@@ -23,25 +23,33 @@ from .ownership import (
     owner_marker,
     stack_marker,
 )
-from .share_arn import QuotaShareArn
+from .share_arn import QuotaShareArn, is_job_queue_arn
 
 ADOPT_EXISTING = "AdoptExisting"
 ALLOW_PREEMPTION_ON_SHRINK = "AllowPreemptionOnShrink"
 ALLOW_PREEMPTION_ON_IN_SHARE_ENABLE = "AllowPreemptionOnInShareEnable"
 """Rendered only when set, so templates and records of shares without it stay as they were."""
 TERMINATE_ACTIVE_JOBS_ON_DELETE = "TerminateActiveJobsOnDelete"
+DELETE_ADOPTED_SHARE_ON_DELETE = "DeleteAdoptedShareOnDelete"
 _TAG_FIELDS = {
     # GuardOptIns field -> its word in the lifecycle tag's value (tag values allow [a-z=_ ]).
     "adopt_existing": "adopt_existing",
     "allow_preemption_on_shrink": "allow_preemption_on_shrink",
     "terminate_active_jobs_on_delete": "terminate_active_jobs_on_delete",
     "allow_preemption_on_in_share_enable": "allow_preemption_on_in_share_enable",
+    "delete_adopted_share_on_delete": "delete_adopted_share_on_delete",
 }
-_RECORDED_WHEN_SET = frozenset({"allow_preemption_on_in_share_enable"})
+_RECORDED_WHEN_SET = frozenset(
+    {"allow_preemption_on_in_share_enable", "delete_adopted_share_on_delete"}
+)
 """Opt-ins the lifecycle tag names only when on (absent reads as off), so that the record of
 every share deployed without them is unchanged."""
 _STACK_WORD = "stack"
 """The lifecycle tag's word for the deploying stack's :func:`~.ownership.stack_marker`."""
+_DISABLED_FOR_DELETE_WORD = "disabled_for_delete"
+"""Present while a Delete has disabled the share (set before it disables it): the state to
+put back when the delete is refused or fails is the one from before the delete began, which
+an operator may have set (a share disabled to drain stays disabled)."""
 
 
 @dataclass(frozen=True)
@@ -52,6 +60,9 @@ class GuardOptIns:
     allow_preemption_on_shrink: bool = False
     terminate_active_jobs_on_delete: bool = False
     allow_preemption_on_in_share_enable: bool = False
+    delete_adopted_share_on_delete: bool = False
+    """Deleting the resource that adopted a share made outside the stack deletes the share
+    (through the delete guard) instead of giving it back as it was."""
 
     @classmethod
     def from_properties(cls, props: Mapping[str, Any]) -> GuardOptIns:
@@ -65,6 +76,7 @@ class GuardOptIns:
             allow_preemption_on_shrink=flag(ALLOW_PREEMPTION_ON_SHRINK),
             terminate_active_jobs_on_delete=flag(TERMINATE_ACTIVE_JOBS_ON_DELETE),
             allow_preemption_on_in_share_enable=flag(ALLOW_PREEMPTION_ON_IN_SHARE_ENABLE),
+            delete_adopted_share_on_delete=flag(DELETE_ADOPTED_SHARE_ON_DELETE),
         )
 
     def tag_value(self, stack: str = "") -> str:
@@ -87,16 +99,34 @@ class GuardOptIns:
         value = tags.get(LIFECYCLE_TAG_KEY)
         if value is None:
             return None
-        words = dict(part.partition("=")[::2] for part in value.split())
+        words = _words(value)
+        if not set(words) & set(_TAG_FIELDS.values()):
+            return None  # only a delete's own mark: no deployment recorded its opt-ins
         return cls(**{name: words.get(word) == "true" for name, word in _TAG_FIELDS.items()})
 
 
 def recorded_stack(tags: Mapping[str, str]) -> str | None:
     """The :func:`~.ownership.stack_marker` of the stack that last deployed the share; None
     when its lifecycle record names none (deployed before the record carried it)."""
-    value = tags.get(LIFECYCLE_TAG_KEY) or ""
-    words = dict(part.partition("=")[::2] for part in value.split())
-    return words.get(_STACK_WORD) or None
+    return _words(tags.get(LIFECYCLE_TAG_KEY) or "").get(_STACK_WORD) or None
+
+
+def disabled_for_delete(tags: Mapping[str, str]) -> bool:
+    """A Delete disabled the share (the share was enabled before that delete began)."""
+    return _words(tags.get(LIFECYCLE_TAG_KEY) or "").get(_DISABLED_FOR_DELETE_WORD) == "true"
+
+
+def lifecycle_with_delete_mark(tags: Mapping[str, str], marked: bool) -> str:
+    """The lifecycle tag's value with the delete's mark set or taken off ("" = no tag left)."""
+    words = [part for part in (tags.get(LIFECYCLE_TAG_KEY) or "").split()
+             if part.partition("=")[0] != _DISABLED_FOR_DELETE_WORD]
+    if marked:
+        words.append(f"{_DISABLED_FOR_DELETE_WORD}=true")
+    return " ".join(words)
+
+
+def _words(value: str) -> dict[str, str]:
+    return dict(part.partition("=")[::2] for part in value.split())
 
 
 @dataclass(frozen=True)
@@ -149,11 +179,13 @@ class ShareDeclaration:
     previously_declared_tag_keys: frozenset[str]
     stack: str = ""
     """The deploying stack's marker, recorded in the lifecycle tag ("" records none)."""
+    stack_id: str = ""
+    """The deploying stack's ARN: its partition, region and account are the share's."""
 
     @classmethod
     def parse(cls, event: ShareEvent) -> ShareDeclaration:
         spec, job_queue = spec_from_properties(event.properties)
-        kept = len(RUNTIME_TAG_KEYS - {ADOPTING_TAG_KEY})
+        kept = len(RUNTIME_TAG_KEYS - {ADOPTING_TAG_KEY, ADOPTED_TAG_KEY})
         if len(set(spec.tags) - RUNTIME_TAG_KEYS) > MAX_TAGS - kept:
             raise QuotaConfigError(
                 share_subject(spec.name), "tags", f"{len(spec.tags)} tags",
@@ -173,11 +205,23 @@ class ShareDeclaration:
                 str(key) for key in old_tags
             ) if isinstance(old_tags, Mapping) else frozenset(),
             stack=stack_marker(str(event.event.get("StackId", ""))),
+            stack_id=str(event.event.get("StackId", "")),
         )
 
     @property
     def name(self) -> str:
         return self.spec.name
+
+    def expected_arn(self) -> QuotaShareArn | None:
+        """The ARN the declared share has once created: a share lives in its queue's account
+        and region, which are the stack's (Batch has no cross-account resource policies)."""
+        queue_arn = self.job_queue
+        if not is_job_queue_arn(queue_arn):
+            parts = self.stack_id.split(":")
+            if len(parts) < 5 or parts[0] != "arn":
+                return None
+            queue_arn = f"arn:{parts[1]}:batch:{parts[3]}:{parts[4]}:job-queue/{self.job_queue}"
+        return QuotaShareArn.parse(f"{queue_arn}/quota-share/{self.name}")
 
     @property
     def declared_tags(self) -> dict[str, str]:

@@ -547,9 +547,24 @@ def queue() -> TrainingJobQueue:
     return make_queue(scratch_stack())
 
 
+def test_the_opt_in_to_delete_adopted_shares_is_rendered_only_when_set(
+    queue: TrainingJobQueue,
+) -> None:
+    stack = cdk.Stack.of(queue)
+    default = QuotaShare(stack, "Default", job_queue=queue, spec=spec("Default"))
+    opted = QuotaShare(
+        stack, "Opted", job_queue=queue, spec=spec("Opted"),
+        lifecycle=ShareLifecycle(adopt_existing=True, delete_adopted_share_on_delete=True),
+    )
+
+    assert "DeleteAdoptedShareOnDelete" not in resource(default)["Properties"]
+    assert resource(opted)["Properties"]["DeleteAdoptedShareOnDelete"] is True
+    assert resource(opted)["Properties"]["AdoptExisting"] is True
+
+
 @pytest.mark.parametrize(
     "guard", ["adopt_existing", "allow_preemption_on_shrink", "terminate_active_jobs_on_delete",
-              "allow_preemption_on_in_share_enable"]
+              "allow_preemption_on_in_share_enable", "delete_adopted_share_on_delete"]
 )
 def test_guards_need_the_custom_resource(queue: TrainingJobQueue, guard: str) -> None:
     with pytest.raises(QuotaConfigError) as caught:

@@ -35,7 +35,7 @@ class Situation:
 
     def __str__(self) -> str:
         def flags(o: GuardOptIns) -> str:
-            letters = zip("APTI", vars(o).values(), strict=True)
+            letters = zip("APTID", vars(o).values(), strict=True)
             return "".join(letter for letter, on in letters if on) or "-"
         return (f"{self.change}-run{self.running}-wait{self.runnable}-"
                 f"{flags(self.deployed_opt_ins)}-{flags(self.new_opt_ins)}-to{self.new_limit}")

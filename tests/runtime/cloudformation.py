@@ -44,10 +44,12 @@ def share_properties(
     allow_preemption_on_shrink: bool = False,
     terminate_active_jobs_on_delete: bool = False,
     allow_preemption_on_in_share_enable: bool = False,
+    delete_adopted_share_on_delete: bool = False,
 ) -> dict[str, Any]:
     """The properties a ``Custom::BatchQuotaShare`` delivers, as CloudFormation delivers them.
 
-    As ``ShareLifecycle.guard_properties`` renders them: the in-share opt-in only when set.
+    As ``ShareLifecycle.guard_properties`` renders them: the in-share opt-in and the opt-in to
+    delete adopted shares only when set.
     """
     properties: dict[str, Any] = stringify({
         "ServiceToken": SERVICE_TOKEN,
@@ -57,6 +59,7 @@ def share_properties(
         "TerminateActiveJobsOnDelete": terminate_active_jobs_on_delete,
         **({"AllowPreemptionOnInShareEnable": True} if allow_preemption_on_in_share_enable
            else {}),
+        **({"DeleteAdoptedShareOnDelete": True} if delete_adopted_share_on_delete else {}),
     })
     return properties
 

@@ -84,6 +84,9 @@ class FakeShare:
     status: str
     tags: dict[str, str]
     polls_left: int = 0
+    unseen_reads: int = 0
+    """Reads (DescribeQuotaShare, ListQuotaShares, ListTagsForResource) that still miss the
+    share: AWS documents no read-after-write consistency for quota shares."""
 
     def ceiling_of(self, unit: str) -> float:
         own = self.limits.get(unit, 0)
@@ -194,6 +197,8 @@ class FakeBatch:
     """DescribeQuotaShare calls a share stays CREATING / UPDATING / DELETING for."""
     page_size: int = 2
     """Items per page of the listing operations, small so that pagination is exercised."""
+    unseen_reads: int = 0
+    """Reads that miss each share CreateQuotaShare makes, before they show it."""
     queues: dict[str, FakeQueue] = field(default_factory=dict)
     shares: dict[str, FakeShare] = field(default_factory=dict)
     jobs: list[FakeJob] = field(default_factory=list)
@@ -276,6 +281,22 @@ class FakeBatch:
             queue = self.faults.setdefault(operation, deque())
             queue.extend(Fault(error=BatchError(message, code, status)) for _ in range(times))
 
+    def deny_next(self, operation: str, times: int = 1, *, as_client_exception: bool = False
+                  ) -> None:
+        """The next ``times`` calls of ``operation`` are denied: a 403 AccessDeniedException,
+        or (``as_client_exception``) the 400 ClientException AWS Batch also uses for a caller
+        without permissions."""
+        action = f"batch:{operation}"
+        if as_client_exception:
+            self.fail_next(operation, times, "ClientException", 400,
+                           f"User: arn:aws:sts::{ACCOUNT}:assumed-role/provider/fn is not "
+                           f"authorized to perform: {action}")
+        else:
+            self.fail_next(operation, times, "AccessDeniedException", 403,
+                           f"User: arn:aws:sts::{ACCOUNT}:assumed-role/provider/fn is not "
+                           f"authorized to perform: {action} because no identity-based "
+                           "policy allows the action")
+
     def fail_after_next(self, operation: str, times: int = 1, code: str = "ServerException",
                         status: int = 500, message: str = "Internal server error") -> None:
         """The next ``times`` calls of ``operation`` take effect, then answer with ``code``."""
@@ -355,12 +376,13 @@ class FakeBatch:
             status="CREATING",
             tags=dict(tags),
             polls_left=self.transition_polls,
+            unseen_reads=self.unseen_reads,
         )
         self.shares[arn] = share
         return {"quotaShareName": name, "quotaShareArn": arn}
 
     def _DescribeQuotaShare(self, p: dict[str, Any]) -> dict[str, Any]:
-        share = self._share(p.get("quotaShareArn", ""))
+        share = self._seen(self._share(p.get("quotaShareArn", "")))
         self._advance(share)
         if share.arn not in self.shares:
             raise BatchError(f"Quota share {share.arn} does not exist")
@@ -404,13 +426,13 @@ class FakeBatch:
 
     def _ListQuotaShares(self, p: dict[str, Any]) -> dict[str, Any]:
         queue = self._queue(p.get("jobQueue", ""))
-        items = [s.summary() for s in self.shares_on(queue.arn)]
+        items = [s.summary() for s in self.shares_on(queue.arn) if self._shows(s)]
         return self._page(items, "quotaShares", p)
 
     # -- tags ---------------------------------------------------------------------------------
 
     def _ListTagsForResource(self, p: dict[str, Any]) -> dict[str, Any]:
-        return {"tags": dict(self._share(p["resourceArn"]).tags)}
+        return {"tags": dict(self._seen(self._share(p["resourceArn"])).tags)}
 
     def _TagResource(self, p: dict[str, Any]) -> dict[str, Any]:
         share = self._share(p["resourceArn"])
@@ -630,6 +652,18 @@ class FakeBatch:
             if reference in (queue.arn, queue.name):
                 return queue
         raise BatchError(f"job queue {reference!r} does not exist")
+
+    def _shows(self, share: FakeShare) -> bool:
+        """One read of ``share``: False while reads still miss it."""
+        if share.unseen_reads > 0:
+            share.unseen_reads -= 1
+            return False
+        return True
+
+    def _seen(self, share: FakeShare) -> FakeShare:
+        if not self._shows(share):
+            raise BatchError(f"Quota share {share.arn} does not exist")
+        return share
 
     def _share(self, arn: str) -> FakeShare:
         share = self.shares.get(arn)

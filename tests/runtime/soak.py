@@ -37,8 +37,14 @@ from typing import Any
 
 from quota_constructs.model import SharingStrategy
 from quota_constructs.runtime import batch_gateway, quota_share_handler
-from quota_constructs.runtime.ownership import ADOPTING_TAG_KEY, OWNER_TAG_KEY, owner_marker
+from quota_constructs.runtime.ownership import (
+    ADOPTING_TAG_KEY,
+    LIFECYCLE_TAG_KEY,
+    OWNER_TAG_KEY,
+    owner_marker,
+)
 from quota_constructs.runtime.retry import RetryPolicy
+from quota_constructs.runtime.share_request import GuardOptIns
 from quota_constructs.runtime.structured_log import logger
 
 from .cloudformation import STACK_ID, Outcome, StackResource, share_properties
@@ -69,6 +75,10 @@ class FaultRates:
     redelivery: float = 0.15
     """Per request: on_event delivered twice (half of them after killing the first mid-way)."""
     repeated_poll: float = 0.1
+    denied_during_delete: float = 0.04
+    """Per call while a resource is removed from the stack: the call is denied (a 403
+    AccessDeniedException or a ClientException saying the caller is not authorized), at most
+    once per deletion."""
 
 
 @dataclass(frozen=True)
@@ -141,18 +151,21 @@ class Counts:
     left_disabled: int = 0
     drifted: int = 0
     stray_markers: int = 0
+    lifecycle_records_lost: int = 0
+    operator_drains: int = 0
     jobs_harmed: int = 0
     guards_bypassed: int = 0
     faults_injected: int = 0
     redeliveries: int = 0
+    denials: int = 0
     killed_mid_request: int = 0
     problems: list[str] = field(default_factory=list)
     actions: Counter[str] = field(default_factory=Counter)
     """Deployments by kind and outcome ("update ok", "adopt refused", ...)."""
 
     VIOLATIONS = ("failed_that_should_succeed", "failed_rollbacks", "lost", "orphaned",
-                  "duplicated", "left_disabled", "drifted", "stray_markers", "jobs_harmed",
-                  "guards_bypassed")
+                  "duplicated", "left_disabled", "drifted", "stray_markers",
+                  "lifecycle_records_lost", "jobs_harmed", "guards_bypassed")
 
     @property
     def violations(self) -> int:
@@ -172,8 +185,15 @@ class Faults:
     def __init__(self, state: FakeBatch, rng: random.Random, rates: FaultRates,
                  counts: Counts) -> None:
         self.state, self.rng, self.rates, self.counts = state, rng, rates, counts
+        self.deny_rate = 0.0
+        self.denied = False
 
     def before_call(self, operation: str) -> None:
+        if self.deny_rate and not self.denied and self.rng.random() < self.deny_rate:
+            self.denied = True
+            self.counts.denials += 1
+            self.state.deny_next(operation, as_client_exception=self.rng.random() < 0.5)
+            return
         r, roll = self.rates, self.rng.random()
         if operation in MUTATIONS:
             edges = [
@@ -231,6 +251,9 @@ class Deliveries:
 class Slot:
     resource: StackResource
     declared: Declared | None = None
+    origin: Declared | None = None
+    """The share made by hand this slot's share was adopted from: it existed before the
+    stack, so removing the slot gives it back as it was (adoption is import)."""
 
     @property
     def arn(self) -> str | None:
@@ -251,10 +274,12 @@ class Sequence:
         self.seed = seed
         self.steps = steps
         self.counts = Counts(sequences=1)
-        self.state = FakeBatch(transition_polls=self.rng.randint(1, 3))
+        self.state = FakeBatch(transition_polls=self.rng.randint(1, 3),
+                               unseen_reads=self.rng.choice((0, 0, 1, 2, 4)))
         self.queue = self.state.add_queue(QUEUE, ENVIRONMENT)
         self.client = InProcessBatchClient(self.state, READ_TIMEOUT)
-        self.client.before_call = Faults(self.state, self.rng, rates, self.counts).before_call
+        self.faults = Faults(self.state, self.rng, rates, self.counts)
+        self.client.before_call = self.faults.before_call
         handler = Deliveries(self.client, self.rng, rates, self.counts)
         self.slots = [
             Slot(StackResource(f"Share{index}", handler=handler, max_polls=40))
@@ -326,7 +351,10 @@ class Sequence:
         told = self.rng.random() < 0.85
         declared = replace(self._random_declaration(existing.name), adopt_existing=told)
         share = self.state.share(self.queue, existing.name)
-        assert share is not None
+        if share is None:
+            self._problem("lost", f"{existing.name}, made by hand, is gone")
+            self.hand_made = None
+            return
         lowers = existing.lowers(declared) and not declared.allow_preemption_on_shrink
         may_refuse = lowers and self._holds_jobs(share)
         if declared.allow_preemption_on_shrink:
@@ -336,8 +364,17 @@ class Sequence:
             lambda: slot.resource.create(declared.properties()), told and not may_refuse,
             must_fail=not told,
         )
+        if outcome.ok and self.rng.random() < 0.15:
+            # Another resource of the stack fails: the rollback gives the share back.
+            rollback = slot.resource.send(
+                "Delete", declared.properties(), physical_id=outcome.physical_id
+            )
+            self._rollback_result(rollback)
+            slot.resource.physical_id = None
+            self._given_back(outcome.physical_id, existing, declared, before)
+            return
         if outcome.ok:
-            slot.declared = declared
+            slot.declared, slot.origin = declared, existing
             self.hand_made = None
             return
         after = self.state.share(self.queue, existing.name)
@@ -391,7 +428,8 @@ class Sequence:
         slot.declared = new
         cleanup = outcome.cleanup
         assert cleanup is not None
-        self._delete_result(cleanup, old, old_arn, old_busy)
+        origin, slot.origin = slot.origin, None
+        self._delete_result(cleanup, old, old_arn, old_busy, origin)
 
     def _move(self, slot: Slot) -> None:
         """The same declaration moves to another construct path: the new resource adopts the
@@ -411,7 +449,7 @@ class Sequence:
                 "Delete", moved.properties(), physical_id=outcome.physical_id))
             target.resource.physical_id = target.resource.properties = None
             return
-        target.declared = moved
+        target.declared, target.origin, slot.origin = moved, slot.origin, None
         self.counts.deployments += 1
         cleanup = slot.resource.delete()
         self.counts.should_succeed += 1
@@ -429,16 +467,45 @@ class Sequence:
         busy = share is not None and self._has_active_jobs(share)
         if declared.terminate_active_jobs_on_delete:
             self.harm_allowed.add(f"terminate:{declared.name}")
+        if share is not None and share.state == "ENABLED" and self.rng.random() < 0.15:
+            # An operator disables the share to drain it before removing it from the stack: a
+            # refused delete must leave it disabled.
+            self.counts.operator_drains += 1
+            share.state = "DISABLED"
+            declared = replace(declared, enabled=False)
         self.counts.deployments += 1
-        outcome = slot.resource.delete()
+        if slot.origin is None:
+            # A denied call fails the delete; the share must stay as it was before the delete.
+            self.faults.deny_rate = self.faults.rates.denied_during_delete
+            self.faults.denied = False
+        try:
+            outcome = slot.resource.delete()
+        finally:
+            self.faults.deny_rate = 0.0
         self.counts.actions[f"delete {'ok' if outcome.ok else 'refused'}"] += 1
         slot.declared, slot.resource.physical_id = None, None
         slot.resource.properties = None
-        self._delete_result(outcome, declared, arn, busy)
+        origin, slot.origin = slot.origin, None
+        if self.faults.denied and not outcome.ok:
+            self.counts.refused_as_expected += 1
+            after = self.state.shares.get(arn)
+            if after is not None and after.status != "DELETING":
+                # Denied before AWS Batch was asked to delete it: it stays as it was. (Denied
+                # after that, the deletion the guard allowed goes on in AWS Batch.)
+                self.kept.append(Kept(arn, declared))
+            return
+        self._delete_result(outcome, declared, arn, busy, origin)
 
     def _delete_result(self, outcome: Outcome, declared: Declared, arn: str,
-                       busy: bool) -> None:
-        """A delete that removes the resource from the stack: refused only for active jobs."""
+                       busy: bool, origin: Declared | None = None) -> None:
+        """A delete that removes the resource from the stack: refused only for active jobs;
+        a share the stack adopted is given back as it was, whatever its jobs."""
+        if origin is not None:
+            self.counts.should_succeed += 1
+            if not outcome.ok:
+                self._problem("failed_that_should_succeed", outcome.reason)
+            self._given_back(arn, origin, declared, None)
+            return
         may_refuse = busy and not declared.terminate_active_jobs_on_delete
         if not may_refuse:
             self.counts.should_succeed += 1
@@ -450,6 +517,30 @@ class Sequence:
             # CloudFormation forgets the resource; the share stays as it was, with its jobs.
             self.counts.refused_as_expected += may_refuse
             self.kept.append(Kept(arn, declared))
+
+    def _given_back(self, arn: str, origin: Declared, declared: Declared,
+                    before: tuple[dict[str, str], dict[str, Any]] | None) -> None:
+        """The share made by hand is back as it was: its own tags only, its configuration and
+        state (a lower capacity is held back only while giving it back would preempt jobs)."""
+        share = self.state.shares.get(arn)
+        if share is None:
+            self._problem("lost", f"{origin.name}, adopted, was deleted instead of given back")
+            return
+        if share.tags != {"team": origin.team}:
+            self._problem("stray_markers", f"{origin.name} given back with {share.tags}", arn)
+        held_back = declared.lowers(origin) and self._holds_jobs(share)
+        if not origin.matches(share) and not held_back:
+            self._problem("drifted", f"{origin.name} given back as {share.summary()}", arn)
+        if before is not None and not held_back and (dict(share.tags), share.summary()) != before:
+            self._problem("drifted", f"{origin.name} given back as {share.summary()}", arn)
+        if held_back:
+            origin = replace(origin, limits=dict(share.limits),
+                             strategy=SharingStrategy(share.strategy), borrow=share.borrow_limit
+                             if share.strategy == "LEND_AND_BORROW" else None)
+        if self.hand_made is None:
+            self.hand_made = origin
+        else:
+            self.kept.append(Kept(arn, origin))
 
     def _deploy(self, run: Any, should_succeed: bool, must_fail: bool = False) -> Outcome:
         self.counts.deployments += 1
@@ -556,6 +647,18 @@ class Sequence:
                 self._problem("lost", f"{slot.resource.logical_id}'s share {arn} is gone", arn)
                 continue
             self._check_share(share, declared)
+            recorded = GuardOptIns.from_tags(share.tags)
+            wanted = GuardOptIns(
+                adopt_existing=declared.adopt_existing,
+                allow_preemption_on_shrink=declared.allow_preemption_on_shrink,
+                terminate_active_jobs_on_delete=declared.terminate_active_jobs_on_delete,
+            )
+            if recorded != wanted or "disabled_for_delete" in share.tags.get(
+                LIFECYCLE_TAG_KEY, ""
+            ):
+                self._problem("lifecycle_records_lost",
+                              f"{share.name}: {share.tags.get(LIFECYCLE_TAG_KEY)} vs {wanted}",
+                              share.arn)
             marker = owner_marker(STACK_ID, slot.resource.logical_id)
             if share.tags.get(OWNER_TAG_KEY, "").split("/")[0] != marker or (
                 ADOPTING_TAG_KEY in share.tags
@@ -573,6 +676,8 @@ class Sequence:
                 self._problem("lost", f"{declared.name}, left in place, is gone", arn)
             elif declared.enabled and share.state != "ENABLED":
                 self._problem("left_disabled", f"{declared.name} (left in place)", arn)
+            elif not declared.enabled and share.state != "DISABLED":
+                self._problem("drifted", f"{declared.name} (left in place) was enabled", arn)
         self.kept = [k for k in self.kept if k.arn in on_queue and k.arn not in
                      {s.arn for s in self.slots}]
         for arn, share in on_queue.items():

@@ -244,22 +244,84 @@ def test_a_completed_adoption_makes_the_share_this_resources_to_delete(batch: Ba
     assert arn not in batch.state.shares
 
 
-def test_a_share_made_by_hand_and_adopted_is_the_adopters_to_delete(batch: Batch) -> None:
+def made_by_hand(batch: Batch) -> str:
     batch.state.handle("CreateQuotaShare", {
         "quotaShareName": "team-a", "jobQueue": batch.training,
         "capacityLimits": [{"capacityUnit": G5, "maxCapacity": 2}],
-        "resourceSharingConfiguration": {"strategy": "LEND"}, "tags": {"made": "by-hand"},
-        "preemptionConfiguration": {"inSharePreemption": "DISABLED"},
+        "resourceSharingConfiguration": {"strategy": "LEND"},
+        "tags": {"made": "by-hand", "team": "legacy"},
+        "preemptionConfiguration": {"inSharePreemption": "DISABLED"}, "state": "DISABLED",
     })
+    batch.state.settle()
+    return f"{batch.training}/quota-share/team-a"
+
+
+def test_deleting_the_adopter_of_a_share_made_by_hand_gives_it_back_as_it_was(
+    batch: Batch,
+) -> None:
+    arn = made_by_hand(batch)
+    before = batch.state.shares[arn].summary(), dict(batch.state.shares[arn].tags)
     resource = StackResource()
     assert resource.create(
         share_properties(share_spec(), batch.training, adopt_existing=True)
     ).ok
-    arn = resource.physical_id
-    assert batch.state.shares[arn].tags[OWNER_TAG_KEY] == owner_marker(STACK_ID, "TeamShare")
+    share = batch.state.shares[arn]
+    assert share.tags[OWNER_TAG_KEY] == owner_marker(STACK_ID, "TeamShare")
+    assert (share.limits, share.state, share.tags["team"]) == ({G5: 4}, "ENABLED", "a")
+
+    assert resource.delete().ok
+
+    # Adoption is import: configuration, state and its own tags as before; markers gone.
+    share = batch.state.shares[arn]
+    assert (share.summary(), share.tags) == before
+    assert batch.state.count("DeleteQuotaShare") == 0
+
+
+def test_the_rollback_of_an_adoption_gives_the_share_back_as_it_was(batch: Batch) -> None:
+    arn = made_by_hand(batch)
+    before = batch.state.shares[arn].summary(), dict(batch.state.shares[arn].tags)
+    resource = StackResource()
+    properties = share_properties(share_spec(), batch.training, adopt_existing=True)
+    outcome = resource.create(properties)
+    assert outcome.ok
+    batch.state.add_job(arn, "RUNNING", {G5: 1})
+
+    # Another resource of the deployment fails: CloudFormation deletes this one.
+    rollback = resource.send("Delete", properties, physical_id=outcome.physical_id)
+
+    assert rollback.ok, rollback.reason
+    share = batch.state.shares[arn]
+    assert (share.summary(), share.tags) == before
+    assert batch.state.terminated_jobs == [] and batch.state.preempted_jobs == []
+
+
+def test_delete_adopted_share_on_delete_deletes_a_share_made_by_hand(batch: Batch) -> None:
+    arn = made_by_hand(batch)
+    resource = StackResource()
+    assert resource.create(share_properties(
+        share_spec(), batch.training, adopt_existing=True, delete_adopted_share_on_delete=True,
+    )).ok
 
     assert resource.delete().ok
     assert arn not in batch.state.shares
+
+
+def test_a_failed_adoption_is_undone_and_says_what_was_restored(batch: Batch) -> None:
+    arn = made_by_hand(batch)
+    before = batch.state.shares[arn].summary(), dict(batch.state.shares[arn].tags)
+
+    outcome = StackResource().create(
+        share_properties(share_spec(limits={G5: 40}), batch.training, adopt_existing=True)
+    )
+
+    assert not outcome.ok and "is INVALID" in outcome.reason
+    assert "The adoption was undone" in outcome.reason
+    assert "capacity limits [ml.g5.xlarge: 2], strategy LEND" in outcome.reason
+    assert outcome.rollback is not None and outcome.rollback.ok, outcome.rollback
+    batch.state.settle()
+    share = batch.state.shares[arn]
+    assert share.status == "VALID"
+    assert (share.summary(), share.tags) == before
 
 
 def test_a_busy_share_is_not_adopted_until_it_settles(batch: Batch) -> None:
@@ -274,3 +336,39 @@ def test_a_busy_share_is_not_adopted_until_it_settles(batch: Batch) -> None:
 
     assert not outcome.ok and "is UPDATING; it can be adopted once" in outcome.reason
     assert batch.state.mutations() == before
+
+
+def test_tags_a_later_update_sets_on_an_adopted_share_are_given_back_too(batch: Batch) -> None:
+    arn = made_by_hand(batch)
+    batch.state.shares[arn].tags["cost-center"] = "1234"
+    before = dict(batch.state.shares[arn].tags)
+    resource = StackResource()
+    assert resource.create(
+        share_properties(share_spec(), batch.training, adopt_existing=True)
+    ).ok
+    update = share_properties(
+        share_spec(tags={"team": "a", "cost-center": "9999", "new": "x"}), batch.training,
+    )
+    assert resource.update(update).ok
+    assert batch.state.shares[arn].tags["cost-center"] == "9999"
+
+    assert resource.delete().ok
+
+    assert batch.state.shares[arn].tags == before
+
+
+def test_an_adoption_whose_tags_would_not_fit_is_refused_before_anything_changes(
+    batch: Batch,
+) -> None:
+    arn = made_by_hand(batch)
+    batch.state.shares[arn].tags.update({f"k{n}": "v" for n in range(45)})  # 47 tags in all
+    before = batch.state.shares[arn].summary(), dict(batch.state.shares[arn].tags)
+
+    outcome = StackResource().create(
+        share_properties(share_spec(), batch.training, adopt_existing=True)
+    )
+
+    assert not outcome.ok
+    assert "cannot be adopted: it would carry 51 tags" in outcome.reason
+    assert "Nothing was changed" in outcome.reason
+    assert (batch.state.shares[arn].summary(), batch.state.shares[arn].tags) == before

@@ -188,3 +188,56 @@ def test_only_an_outright_owner_may_delete() -> None:
     assert pending is not None and pending.remove_tags == [ADOPTING_TAG_KEY]
     assert release_on_delete({}, me) is not None
     assert release_on_delete({ADOPTING_TAG_KEY: other}, me) is not None
+
+
+def test_a_rolled_back_move_gives_the_previous_owner_its_configuration_and_lifecycle_record(
+    batch: Batch,
+) -> None:
+    from quota_constructs.runtime.ownership import LIFECYCLE_TAG_KEY
+
+    first = StackResource("TeamShare")
+    assert first.create(share_properties(
+        share_spec(limits={G5: 2}, tags={"team": "a"}), batch.training,
+        terminate_active_jobs_on_delete=True,
+    )).ok
+    arn = first.physical_id
+    assert arn is not None
+    before = batch.state.shares[arn].summary(), dict(batch.state.shares[arn].tags)
+    moved = StackResource("MovedTeamShare")
+    properties = share_properties(
+        share_spec(limits={G5: 5}, tags={"team": "b", "cost": "x"}), batch.training,
+        adopt_existing=True,
+    )
+    outcome = moved.create(properties)
+    assert outcome.ok, outcome.reason
+    assert batch.state.shares[arn].limits == {G5: 5}
+
+    rollback = moved.send("Delete", properties, physical_id=outcome.physical_id)
+
+    assert rollback.ok, rollback.reason
+    share = batch.state.shares[arn]
+    assert (share.summary(), share.tags) == before
+    assert "terminate_active_jobs_on_delete=true" in share.tags[LIFECYCLE_TAG_KEY]
+    # The previous owner's own opt-in is honoured by its later delete.
+    job = batch.state.add_job(arn, "RUNNING", {G5: 1})
+    assert first.delete().ok
+    assert arn not in batch.state.shares and job in batch.state.terminated_jobs
+
+
+def test_whether_an_adopted_share_is_deleted_is_read_from_its_lifecycle_record() -> None:
+    from quota_constructs.model.adoption_record import (
+        ADOPTED_TAG_KEY,
+        AdoptionEntry,
+        AdoptionRecord,
+    )
+    from quota_constructs.runtime.ownership import LIFECYCLE_TAG_KEY
+
+    marker = owner_marker(STACK_ID, "TeamShare")
+    record = AdoptionRecord((AdoptionEntry(by=marker, from_resource=False, config={}),))
+    tags = {OWNER_TAG_KEY: marker, ADOPTED_TAG_KEY: record.encode()}
+
+    kept = release_on_delete(tags, marker)
+    assert kept is not None and "existed before the stack" in kept.reason
+    opted = {**tags, LIFECYCLE_TAG_KEY: "adopt_existing=true delete_adopted_share_on_delete=true"}
+    assert release_on_delete(opted, marker) is None
+    assert release_on_delete(opted, marker, delete_adopted=False) is not None
