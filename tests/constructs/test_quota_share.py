@@ -367,7 +367,7 @@ def service_jobs() -> dict[str, Any]:
 
 RESERVED = {"aws:TagKeys": [
     "quota-constructs:owner", "quota-constructs:adopting", "quota-constructs:lifecycle",
-    "quota-constructs:deployed-config",
+    "quota-constructs:deployed-config", "quota-constructs:adopted",
 ]}
 """The library's keys a team may not set on a job (written out: the template's own words)."""
 
