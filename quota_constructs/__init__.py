@@ -10,6 +10,11 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+# The release's version, written here only: pyproject.toml reads it (setuptools' dynamic
+# version), so the wheel's metadata and this attribute cannot disagree. A literal, not
+# importlib.metadata: the custom-resource Lambda ships this file without any metadata.
+__version__ = "0.1.0"
+
 from .model import (
     CapacityLimit,
     CapacityUnit,
