@@ -10,22 +10,18 @@ IAM stand-in enforces the grant. So the test checks the request the SDK builds, 
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
-from stacks.launch import PROJECT_ROOT
+from tests.documentation import fenced_blocks
 
 from .conftest import Queue
 from .fake_submissions import TAG_KEY, TeamGrant
-
-README = PROJECT_ROOT / "README.md"
 
 
 def readme_block(marker: str) -> str:
     """The ```py block (not run by the README test, which needs no AWS) containing
     ``marker``."""
-    blocks = re.findall(r"```py\n(.*?)```", README.read_text(), flags=re.DOTALL)
+    blocks = fenced_blocks("py")
     (found,) = [block for block in blocks if marker in block]
     return str(found)
 
