@@ -111,6 +111,15 @@ class ShareGrant:
 
 Permission = Literal["submit", "update_priority"]
 
+TeamPrincipal = iam.IRole | iam.IUser | iam.IGroup
+"""What :meth:`QuotaShare.grant_team` grants to: a principal the app can attach a policy to."""
+
+TEAM_GRANT_REASON: Final = (
+    "Service jobs exist only at run time and ListServiceJobs/DescribeServiceJob take no "
+    "resource; the queue, the share, its tag and the priority ceiling bound what the team can do."
+)
+"""The default cdk-nag acknowledgment reason of :meth:`QuotaShare.grant_team`."""
+
 
 def check_share_fits_provisioning(
     spec: QuotaShareSpec, *, provisioning: ShareProvisioning, subject: str
@@ -177,6 +186,17 @@ class IQuotaShare(batch_refs.IQuotaShareRef, IResource, Protocol):
         self, grantee: iam.IGrantable, *, max_priority: int | None = None
     ) -> iam.Grant:
         """Change the scheduling priority of this share's service jobs."""
+        ...
+
+    def grant_team(
+        self,
+        grantee: TeamPrincipal,
+        *,
+        max_priority: int | None = None,
+        execution_roles: Sequence[iam.IRole] = (),
+        nag_reason: str | None = TEAM_GRANT_REASON,
+    ) -> iam.Grant:
+        """Everything a team's role needs on this share: submit, update priority, observe."""
         ...
 
 
@@ -322,6 +342,38 @@ class _QuotaShareBase(Resource):
         self._check_grant_applies(grant, grantee)
         self._record_grant(grantee, "update_priority", max_priority)
         return grant
+
+    def grant_team(
+        self,
+        grantee: TeamPrincipal,
+        *,
+        max_priority: int | None = None,
+        execution_roles: Sequence[iam.IRole] = (),
+        nag_reason: str | None = TEAM_GRANT_REASON,
+    ) -> iam.Grant:
+        """Everything a team's role needs on this share, in one call: exactly
+        :meth:`grant_submit` (with ``max_priority`` and ``execution_roles``),
+        :meth:`grant_update_priority` (same ceiling) and the queue's ``grant_observe``, the
+        same statements as those three calls.
+
+        With ``nag_reason`` (a default is given; ``None`` to acknowledge nothing) each of the
+        three grants' inherent wildcards is acknowledged on the grantee's own policy with
+        :func:`~quota_constructs.nag_acknowledgments.acknowledge_grant_wildcards`, exactly as
+        three separate calls would: only those wildcard resources, never another finding.
+        Returns the three grants combined.
+        """
+        from .job_queue import grant_queue_observe
+        from .nag_acknowledgments import acknowledge_grant_wildcards
+
+        grants = (
+            self.grant_submit(grantee, max_priority=max_priority, execution_roles=execution_roles),
+            self.grant_update_priority(grantee, max_priority=max_priority),
+            grant_queue_observe(grantee, self.job_queue_arn),
+        )
+        if nag_reason is not None:
+            for grant in grants:
+                acknowledge_grant_wildcards(grantee, grant, reason=nag_reason)
+        return grants[0].combine(grants[1]).combine(grants[2])
 
     def _record_grant(
         self, grantee: iam.IGrantable, permission: Permission, max_priority: int | None
