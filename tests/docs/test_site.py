@@ -34,6 +34,7 @@ PUBLIC_PLAIN_MODULES = (
     "quota_constructs.cli",
     "quota_constructs.deployments",
     "quota_constructs.nag_acknowledgments",
+    "quota_constructs.nag_report",
     "quota_constructs.stack_outputs",
     "quota_constructs.live.status",
     "quota_constructs.live.explain",
