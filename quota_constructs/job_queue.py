@@ -45,7 +45,7 @@ from .model import (
     validate_tags,
     validate_time_limit_actions,
 )
-from .quota_share import QuotaShare
+from .quota_share import QuotaShare, grant_queue_observe
 from .scheduling_policy import IQuotaShareSchedulingPolicy
 from .service_environment import ITrainingServiceEnvironment
 from .share_options import ShareLifecycle, ShareProvisioning
@@ -198,34 +198,6 @@ class _TrainingJobQueueBase(Resource):
                                              resource_arns=resources)
                   for actions, resources in scopes]
         return grants[0].combine(grants[1]).combine(grants[2])
-
-
-def grant_queue_observe(grantee: iam.IGrantable, queue_arn: str) -> iam.Grant:
-    """What :meth:`ITrainingJobQueue.grant_observe` grants on the queue ``queue_arn``; also
-    used by :meth:`QuotaShare.grant_team`, which knows its queue by ARN only."""
-    return (
-        iam.Grant.add_to_principal(
-            grantee=grantee,
-            actions=["batch:GetJobQueueSnapshot", "batch:ListQuotaShares"],
-            resource_arns=[queue_arn],
-        )
-        .combine(
-            iam.Grant.add_to_principal(
-                grantee=grantee,
-                actions=["batch:DescribeQuotaShare"],
-                resource_arns=[f"{queue_arn}/quota-share/*"],
-            )
-        )
-        .combine(
-            # The Service Authorization Reference lists no resource type for these two
-            # actions, so IAM accepts only "*"; they read job metadata, never change it.
-            iam.Grant.add_to_principal(
-                grantee=grantee,
-                actions=["batch:DescribeServiceJob", "batch:ListServiceJobs"],
-                resource_arns=["*"],
-            )
-        )
-    )
 
 
 @jsii.implements(batch_refs.IJobQueueRef)

@@ -49,6 +49,7 @@ from .model.capacity import check_count
 from .model.deployed_names import PrincipalNames
 from .model.submission import MAX_JOB_PRIORITY, MIN_JOB_PRIORITY, SHARE_TAG_KEY
 from .model.tags import MAX_TAGS
+from .nag_acknowledgments import acknowledge_grant_wildcards
 from .runtime.deployed_config import DEPLOYED_CONFIG_TAG_KEY
 from .share_options import ShareLifecycle, ShareProvisioning, check_lifecycle
 from .stack_outputs import add_output, principal_names
@@ -221,6 +222,35 @@ def principal_label(grantee: iam.IGrantable) -> str:
     return type(principal).__name__
 
 
+def grant_queue_observe(grantee: iam.IGrantable, queue_arn: str) -> iam.Grant:
+    """What a queue's ``grant_observe`` grants on the queue ``queue_arn``. Here, not in
+    ``job_queue``, so that :meth:`QuotaShare.grant_team`, which knows its queue by ARN only,
+    grants the same without importing the queue's module."""
+    return (
+        iam.Grant.add_to_principal(
+            grantee=grantee,
+            actions=["batch:GetJobQueueSnapshot", "batch:ListQuotaShares"],
+            resource_arns=[queue_arn],
+        )
+        .combine(
+            iam.Grant.add_to_principal(
+                grantee=grantee,
+                actions=["batch:DescribeQuotaShare"],
+                resource_arns=[f"{queue_arn}/quota-share/*"],
+            )
+        )
+        .combine(
+            # The Service Authorization Reference lists no resource type for these two
+            # actions, so IAM accepts only "*"; they read job metadata, never change it.
+            iam.Grant.add_to_principal(
+                grantee=grantee,
+                actions=["batch:DescribeServiceJob", "batch:ListServiceJobs"],
+                resource_arns=["*"],
+            )
+        )
+    )
+
+
 class _QuotaShareBase(Resource):
     """The grants, shared by created and imported shares."""
 
@@ -362,9 +392,6 @@ class _QuotaShareBase(Resource):
         three separate calls would: only those wildcard resources, never another finding.
         Returns the three grants combined.
         """
-        from .job_queue import grant_queue_observe
-        from .nag_acknowledgments import acknowledge_grant_wildcards
-
         grants = (
             self.grant_submit(grantee, max_priority=max_priority, execution_roles=execution_roles),
             self.grant_update_priority(grantee, max_priority=max_priority),
