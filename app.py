@@ -23,6 +23,7 @@ from cdk_nag import AwsSolutionsChecks, ServerlessChecks
 from quota_constructs import allocation_summary, write_allocation_agreements
 from quota_constructs.agreements import agreement_json_path
 from quota_constructs.deployments import ENVIRONMENT_CONTEXT_KEY, UnknownEnvironmentError
+from quota_constructs.nag_report import CountedNagPack, nag_summary
 from stacks.environments import select_environments
 from stacks.launch import app_settings, clear_previous_assembly
 from stacks.wiring import add_stacks
@@ -42,14 +43,16 @@ def main() -> None:
         stacks = add_stacks(app)
     except UnknownEnvironmentError as error:
         sys.exit(f"error: {error}")
-    Validations.of(app).add_plugins(AwsSolutionsChecks(app), ServerlessChecks(app))
+    # Counted: a clean cdk-nag run prints nothing, so the summary says what it checked.
+    packs = [CountedNagPack(AwsSolutionsChecks(app)), CountedNagPack(ServerlessChecks(app))]
+    Validations.of(app).add_plugins(*packs)
     assembly = app.synth()
     agreements = write_allocation_agreements(app, assembly.directory)
     count = f"{len(stacks)} stack{'' if len(stacks) == 1 else 's'}"
     # Human output goes to stderr: stdout belongs to the CDK CLI (templates, stack lists).
     report = [
-        f"synthesized {count} into {assembly.directory} "
-        "(cdk-nag AwsSolutions and Serverless: no unacknowledged findings)",
+        f"synthesized {count} into {assembly.directory}",
+        nag_summary(packs),
         *allocation_summary(app),
         *(f"allocation agreement: {_shown(path)} (and {agreement_json_path(path).name})"
           for path in agreements),

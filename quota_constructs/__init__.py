@@ -12,6 +12,11 @@ from importlib import import_module as _import_module
 from pathlib import Path as _Path
 from typing import TYPE_CHECKING, Any
 
+# The release's version, written here only: pyproject.toml reads it (setuptools' dynamic
+# version), so the wheel's metadata and this attribute cannot disagree. A literal, not
+# importlib.metadata: the custom-resource Lambda ships this file without any metadata.
+__version__ = "0.1.0"
+
 # isort: off
 # Each export once, as "import X as X" (the re-export type checkers read), one statement per
 # module; isort would split such statements into one per name.

@@ -45,7 +45,7 @@ from .model import (
     validate_tags,
     validate_time_limit_actions,
 )
-from .quota_share import QuotaShare
+from .quota_share import QuotaShare, grant_queue_observe
 from .scheduling_policy import IQuotaShareSchedulingPolicy
 from .service_environment import ITrainingServiceEnvironment
 from .share_options import ShareLifecycle, ShareProvisioning
@@ -185,30 +185,7 @@ class _TrainingJobQueueBase(Resource):
         )
 
     def grant_observe(self, grantee: iam.IGrantable) -> iam.Grant:
-        queue_arn = self.job_queue_arn
-        return (
-            iam.Grant.add_to_principal(
-                grantee=grantee,
-                actions=["batch:GetJobQueueSnapshot", "batch:ListQuotaShares"],
-                resource_arns=[queue_arn],
-            )
-            .combine(
-                iam.Grant.add_to_principal(
-                    grantee=grantee,
-                    actions=["batch:DescribeQuotaShare"],
-                    resource_arns=[f"{queue_arn}/quota-share/*"],
-                )
-            )
-            .combine(
-                # The Service Authorization Reference lists no resource type for these two
-                # actions, so IAM accepts only "*"; they read job metadata, never change it.
-                iam.Grant.add_to_principal(
-                    grantee=grantee,
-                    actions=["batch:DescribeServiceJob", "batch:ListServiceJobs"],
-                    resource_arns=["*"],
-                )
-            )
-        )
+        return grant_queue_observe(grantee, self.job_queue_arn)
 
     def grant_read_status(self, grantee: iam.IGrantable) -> iam.Grant:
         queue_arn = self.job_queue_arn

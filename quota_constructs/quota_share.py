@@ -50,6 +50,7 @@ from .model.deployed_names import PrincipalNames
 from .model.queue import share_warnings
 from .model.submission import MAX_JOB_PRIORITY, MIN_JOB_PRIORITY, SHARE_TAG_KEY
 from .model.tags import MAX_TAGS, RESERVED_LIBRARY_TAG_KEYS
+from .nag_acknowledgments import acknowledge_grant_wildcards
 from .runtime.deployed_config import DEPLOYED_CONFIG_TAG_KEY
 from .share_options import ShareLifecycle, ShareProvisioning, check_lifecycle
 from .stack_outputs import add_output, principal_names
@@ -137,6 +138,15 @@ class ShareGrant:
 
 Permission = Literal["submit", "update_priority"]
 
+TeamPrincipal = iam.IRole | iam.IUser | iam.IGroup
+"""What :meth:`QuotaShare.grant_team` grants to: a principal the app can attach a policy to."""
+
+TEAM_GRANT_REASON: Final = (
+    "Service jobs exist only at run time and ListServiceJobs/DescribeServiceJob take no "
+    "resource; the queue, the share, its tag and the priority ceiling bound what the team can do."
+)
+"""The default cdk-nag acknowledgment reason of :meth:`QuotaShare.grant_team`."""
+
 
 def check_share_fits_provisioning(
     spec: QuotaShareSpec, *, provisioning: ShareProvisioning, subject: str
@@ -205,6 +215,17 @@ class IQuotaShare(batch_refs.IQuotaShareRef, IResource, Protocol):
         """Change the scheduling priority of this share's service jobs."""
         ...
 
+    def grant_team(
+        self,
+        grantee: TeamPrincipal,
+        *,
+        max_priority: int | None = None,
+        execution_roles: Sequence[iam.IRole] = (),
+        nag_reason: str | None = TEAM_GRANT_REASON,
+    ) -> iam.Grant:
+        """Everything a team's role needs on this share: submit, update priority, observe."""
+        ...
+
 
 def principal_label(grantee: iam.IGrantable) -> str:
     """What people recognise a grantee by: the path of a role, user or group created in the
@@ -225,6 +246,35 @@ def principal_label(grantee: iam.IGrantable) -> str:
     if node is not None:
         return str(node.path)
     return type(principal).__name__
+
+
+def grant_queue_observe(grantee: iam.IGrantable, queue_arn: str) -> iam.Grant:
+    """What a queue's ``grant_observe`` grants on the queue ``queue_arn``. Here, not in
+    ``job_queue``, so that :meth:`QuotaShare.grant_team`, which knows its queue by ARN only,
+    grants the same without importing the queue's module."""
+    return (
+        iam.Grant.add_to_principal(
+            grantee=grantee,
+            actions=["batch:GetJobQueueSnapshot", "batch:ListQuotaShares"],
+            resource_arns=[queue_arn],
+        )
+        .combine(
+            iam.Grant.add_to_principal(
+                grantee=grantee,
+                actions=["batch:DescribeQuotaShare"],
+                resource_arns=[f"{queue_arn}/quota-share/*"],
+            )
+        )
+        .combine(
+            # The Service Authorization Reference lists no resource type for these two
+            # actions, so IAM accepts only "*"; they read job metadata, never change it.
+            iam.Grant.add_to_principal(
+                grantee=grantee,
+                actions=["batch:DescribeServiceJob", "batch:ListServiceJobs"],
+                resource_arns=["*"],
+            )
+        )
+    )
 
 
 class _QuotaShareBase(Resource):
@@ -348,6 +398,35 @@ class _QuotaShareBase(Resource):
         self._check_grant_applies(grant, grantee)
         self._record_grant(grantee, "update_priority", max_priority)
         return grant
+
+    def grant_team(
+        self,
+        grantee: TeamPrincipal,
+        *,
+        max_priority: int | None = None,
+        execution_roles: Sequence[iam.IRole] = (),
+        nag_reason: str | None = TEAM_GRANT_REASON,
+    ) -> iam.Grant:
+        """Everything a team's role needs on this share, in one call: exactly
+        :meth:`grant_submit` (with ``max_priority`` and ``execution_roles``),
+        :meth:`grant_update_priority` (same ceiling) and the queue's ``grant_observe``, the
+        same statements as those three calls.
+
+        With ``nag_reason`` (a default is given; ``None`` to acknowledge nothing) each of the
+        three grants' inherent wildcards is acknowledged on the grantee's own policy with
+        :func:`~quota_constructs.nag_acknowledgments.acknowledge_grant_wildcards`, exactly as
+        three separate calls would: only those wildcard resources, never another finding.
+        Returns the three grants combined.
+        """
+        grants = (
+            self.grant_submit(grantee, max_priority=max_priority, execution_roles=execution_roles),
+            self.grant_update_priority(grantee, max_priority=max_priority),
+            grant_queue_observe(grantee, self.job_queue_arn),
+        )
+        if nag_reason is not None:
+            for grant in grants:
+                acknowledge_grant_wildcards(grantee, grant, reason=nag_reason)
+        return grants[0].combine(grants[1]).combine(grants[2])
 
     def _record_grant(
         self, grantee: iam.IGrantable, permission: Permission, max_priority: int | None,

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping
 from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 import jsii
 from aws_cdk import Annotations, ArnFormat, IResource, Resource
@@ -22,6 +22,7 @@ from ._construct_props import (
     label,
     name_from_arn,
 )
+from ._deprecation import warn_deprecated
 from .model import is_unresolved, validate_tags
 
 IDLE_RESOURCE_ASSIGNMENT_STRATEGY = "FIFO"
@@ -130,11 +131,15 @@ class QuotaShareSchedulingPolicy(_QuotaSharePolicyBase):
 
 
 DEPRECATED_POLICY_WARNING_ID = "quota_constructs:deprecated-QuotaSharePolicy"
+REMOVED_IN = "0.2.0"
+"""The release that removes ``QuotaSharePolicy`` and ``IQuotaSharePolicy`` (CHANGELOG.md)."""
 
 
 class QuotaSharePolicy(QuotaShareSchedulingPolicy):
-    """Deprecated: the former name of :class:`QuotaShareSchedulingPolicy`, kept for one
-    release. The same construct (same ids, same template); it warns when created."""
+    """Deprecated (removed in 0.2.0): the former name of :class:`QuotaShareSchedulingPolicy`.
+
+    The same construct (same ids, same template). The first one created in a process raises a
+    ``DeprecationWarning``; every one gets a CDK warning annotation."""
 
     def __init__(
         self,
@@ -144,12 +149,7 @@ class QuotaSharePolicy(QuotaShareSchedulingPolicy):
         scheduling_policy_name: str | None = None,
         tags: Mapping[str, str] | None = None,
     ) -> None:
-        warnings.warn(
-            "QuotaSharePolicy is deprecated: use QuotaShareSchedulingPolicy (the same "
-            "construct; the old name goes in the next release)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
+        warn_deprecated("QuotaSharePolicy", "QuotaShareSchedulingPolicy", REMOVED_IN)
         super().__init__(scope, id, scheduling_policy_name=scheduling_policy_name, tags=tags)
         Annotations.of(self).add_warning_v2(
             DEPRECATED_POLICY_WARNING_ID,
@@ -181,5 +181,14 @@ class _ImportedQuotaSharePolicy(_QuotaSharePolicyBase):
         return self._name if self._name is not None else name_from_arn(self, self._arn)
 
 
-IQuotaSharePolicy = IQuotaShareSchedulingPolicy
-"""The former name of :class:`IQuotaShareSchedulingPolicy` (kept for one release)."""
+if TYPE_CHECKING:
+    IQuotaSharePolicy = IQuotaShareSchedulingPolicy
+    """Deprecated (removed in 0.2.0): the former name of :class:`IQuotaShareSchedulingPolicy`."""
+
+
+def __getattr__(name: str) -> Any:
+    # The alias is resolved on access so that using it warns, once per process.
+    if name == "IQuotaSharePolicy":
+        warn_deprecated("IQuotaSharePolicy", "IQuotaShareSchedulingPolicy", REMOVED_IN)
+        return IQuotaShareSchedulingPolicy
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -10,17 +10,14 @@ IAM stand-in enforces the grant. So the test checks the request the SDK builds, 
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
-from stacks.launch import PROJECT_ROOT
+from tests.documentation import fenced_blocks
 
 from .conftest import Queue
 from .fake_submissions import TAG_KEY
 from .granted import team_policy
 
-README = PROJECT_ROOT / "README.md"
 SDK_MARKER = 'TrainingQueue("gpu-prod").submit('
 """The team-side SDK example (the "Try it locally" section has an SDK block of its own)."""
 
@@ -28,7 +25,7 @@ SDK_MARKER = 'TrainingQueue("gpu-prod").submit('
 def readme_block(marker: str) -> str:
     """The ```py block (not run by the README test, which needs no AWS) containing
     ``marker``."""
-    blocks = re.findall(r"```py\n(.*?)```", README.read_text(), flags=re.DOTALL)
+    blocks = fenced_blocks("py")
     (found,) = [block for block in blocks if marker in block]
     return str(found)
 

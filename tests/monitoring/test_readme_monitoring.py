@@ -5,18 +5,15 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import re
 from pathlib import Path
 
 import pytest
 
-from stacks.launch import PROJECT_ROOT
+from tests.documentation import fenced_blocks
 
 
 def monitoring_block() -> str:
-    text = (PROJECT_ROOT / "README.md").read_text()
-    blocks = [b for b in re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL)
-              if "add_monitoring" in b]
+    blocks = [b for b in fenced_blocks("python") if "add_monitoring" in b]
     assert len(blocks) == 1
     return blocks[0]
 

@@ -15,9 +15,9 @@ from aws_cdk.assertions import Template
 from stacks.launch import PROJECT_ROOT
 from stacks.wiring import add_stacks
 
-from .user_project import user_project
+from .user_project import built_wheel, user_project
 
-__all__ = ["user_project"]
+__all__ = ["built_wheel", "user_project"]
 
 ASSET_HASH = re.compile(r"\b[0-9a-f]{64}\b")
 

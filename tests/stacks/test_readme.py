@@ -1,5 +1,6 @@
-"""The README stays true: its Quickstart, and every Python block run as a user would run it —
-in a project of their own, outside this repository, against the installed wheel."""
+"""The README and the guides under docs/ stay true: the Quickstart, and every Python block run
+as a user would run it — in a project of their own, outside this repository, against the
+installed wheel."""
 
 from __future__ import annotations
 
@@ -9,14 +10,14 @@ from pathlib import Path
 import pytest
 
 from stacks.launch import PROJECT_ROOT
+from tests.documentation import README, documentation_text, fenced_blocks
 
 from .user_project import UserProject
 
-README = PROJECT_ROOT / "README.md"
-
 
 def readme_python_blocks() -> list[str]:
-    return re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.DOTALL)
+    """Every ```python block of the README and of docs/**/*.md, each once."""
+    return fenced_blocks("python")
 
 
 def block_id(block: str) -> str:
@@ -33,7 +34,8 @@ def test_quickstart_gives_exactly_the_two_commands() -> None:
 
 
 def test_the_readme_has_python_blocks_to_run() -> None:
-    assert len(readme_python_blocks()) >= 4
+    assert len(re.findall(r"```python\n", README.read_text())) >= 1
+    assert len(readme_python_blocks()) >= 10
 
 
 def test_the_user_project_imports_the_wheel_not_the_checkout(user_project: UserProject) -> None:
@@ -63,7 +65,7 @@ def test_each_readme_block_runs_as_is_outside_the_repository(
 
 def documented_summary() -> list[str]:
     found = re.search(
-        r"### Reading the summary.*?```text\n(.*?)```", README.read_text(), flags=re.DOTALL
+        r"### Reading the summary.*?```text\n(.*?)```", documentation_text(), flags=re.DOTALL
     )
     assert found is not None
     return found.group(1).splitlines()

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from stacks.launch import PROJECT_ROOT
+from tests.documentation import documentation_text
 
 from .user_project import UserProject, checkout_free_environment
 
@@ -98,7 +99,7 @@ CONTRACTS = {
 
 
 def readme_cdk_json() -> dict[str, Any]:
-    text = (PROJECT_ROOT / "README.md").read_text()
+    text = documentation_text()
     found = re.search(r"<summary><code>cdk.json</code>.*?```json\n(.*?)```", text, re.DOTALL)
     assert found is not None
     document: dict[str, Any] = json.loads(found.group(1))

@@ -6,16 +6,13 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
-import sysconfig
-import venv
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from stacks.launch import PROJECT_ROOT
+from dev import build_distributions, checkout_free_env, install_wheel_alone
 
 
 @dataclass(frozen=True)
@@ -24,6 +21,11 @@ class UserProject:
 
     directory: Path
     python: Path
+
+    @property
+    def console_script(self) -> Path:
+        name = "quota-constructs.exe" if os.name == "nt" else "quota-constructs"
+        return self.python.with_name(name)
 
     def run(self, code: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
@@ -35,42 +37,28 @@ class UserProject:
 def checkout_free_environment() -> dict[str, str]:
     """This process's environment without what would make the checkout importable
     (dev.py puts it on PYTHONPATH) or make an app think it runs under the CDK CLI."""
-    return {
-        k: v for k, v in os.environ.items() if k != "PYTHONPATH" and not k.startswith("CDK_")
-    }
+    return checkout_free_env()
 
 
 @pytest.fixture(scope="session")
-def user_project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UserProject]:
-    """Build the wheel once per session and install it into a throw-away virtual environment
-    whose dependencies come from this environment's site-packages. A path line in a .pth file
-    adds that directory without processing its own .pth files, so nothing installed there in
-    editable mode can shadow the wheel."""
+def built_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel ``python3 dev.py dist`` builds and checks (sdist, wheel from the sdist, twine,
+    contents, smoke test), built once per session."""
+    wheel, _ = build_distributions(tmp_path_factory.mktemp("dist"))
+    return wheel
+
+
+@pytest.fixture(scope="session")
+def user_project(
+    tmp_path_factory: pytest.TempPathFactory, built_wheel: Path
+) -> Iterator[UserProject]:
+    """The built wheel installed alone into a throw-away virtual environment outside the
+    repository (its dependencies from this environment's site-packages, see
+    ``dev.install_wheel_alone``)."""
     if shutil.which("node") is None:
         pytest.skip("aws-cdk-lib needs Node.js")
     root = tmp_path_factory.mktemp("readme")
-    wheels = root / "wheels"
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "--wheel-dir",
-         str(wheels), str(PROJECT_ROOT)],
-        check=True, capture_output=True, timeout=600, env=checkout_free_environment(),
-    )
-    (wheel,) = wheels.glob("quota_constructs-*.whl")
-    environment = root / "venv"
-    venv.EnvBuilder(with_pip=False).create(environment)
-    python = environment / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
-    site_packages = Path(subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-        check=True, capture_output=True, text=True,
-    ).stdout.strip())
-    (site_packages / "dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n")
-    # --ignore-installed: an older .venv may still list the project (an editable install of
-    # it); the wheel must be installed here regardless.
-    subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps",
-         "--ignore-installed", "--quiet", str(wheel)],
-        check=True, capture_output=True, timeout=600, env=checkout_free_environment(),
-    )
+    python, _ = install_wheel_alone(built_wheel, root / "venv")
     project = root / "my-training-platform"
     project.mkdir()
     yield UserProject(project, python)
