@@ -13,8 +13,8 @@ The ledger belongs to no construct module: queues create ledgers and shares writ
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, cast
 from weakref import WeakKeyDictionary
 
@@ -83,11 +83,26 @@ class AppBookkeeping(Construct):
 _BOOKKEEPING_BY_SCOPE: WeakKeyDictionary[IConstruct, AppBookkeeping] = WeakKeyDictionary()
 
 
+@dataclass(frozen=True)
+class RecordedShare:
+    """A share as the ledger tells its observers: the spec, and the construct declaring it
+    (complete: its resource and tags exist)."""
+
+    spec: QuotaShareSpec
+    construct: IConstruct
+
+
+ShareObserver = Callable[[RecordedShare], None]
+"""Told of every share of a queue, once each, in the order they were recorded."""
+
+
 class ShareLedger:
     """The shares declared on one queue, checked together; see the module docstring.
 
     Every change is checked first and applied after, so a construct that fails a check is
-    never created and leaves the ledger as it was."""
+    never created and leaves the ledger as it was. Observers (:meth:`observe`; the queue's
+    monitor) are told of each share as it is recorded, so what they build for a share exists
+    as soon as both they and the share do."""
 
     def __init__(self, *, label: str, unowned_capacity_borrowable: bool = True) -> None:
         self._label = label
@@ -98,7 +113,11 @@ class ShareLedger:
         self._capacity_from: IConstruct | None = None
         self._created_at: PathSource | None = None
         self._specs: list[QuotaShareSpec] = []
+        self._recorded: list[RecordedShare] = []
+        self._observers: list[ShareObserver] = []
         self._allocation: QuotaAllocation | None = None
+        self.monitor_path: str | None = None
+        """The path of the one monitor watching this queue (QuotaShareMonitoring)."""
 
     @property
     def label(self) -> str:
@@ -220,10 +239,24 @@ class ShareLedger:
             check_share_set(shares, subject=queue_subject(self._label))
             return None
 
-    def record(self, spec: QuotaShareSpec, allocation: QuotaAllocation | None) -> None:
-        """Record ``spec`` as :meth:`check` passed it."""
+    def record(
+        self, spec: QuotaShareSpec, allocation: QuotaAllocation | None, *, share: IConstruct
+    ) -> None:
+        """Record ``spec`` as :meth:`check` passed it, declared by ``share`` (called once the
+        share construct is complete), and tell every observer."""
         self._specs.append(spec)
         self._allocation = allocation
+        recorded = RecordedShare(spec, share)
+        self._recorded.append(recorded)
+        for observer in tuple(self._observers):
+            observer(recorded)
+
+    def observe(self, observer: ShareObserver) -> None:
+        """Tell ``observer`` of every share recorded so far, at once, and of each later one as
+        it is recorded."""
+        for recorded in tuple(self._recorded):
+            observer(recorded)
+        self._observers.append(observer)
 
     def _capacity_from_path(self) -> str:
         return self._capacity_from.node.path if self._capacity_from is not None else "?"

@@ -512,7 +512,6 @@ class QuotaShare(_QuotaShareBase):
         super().__init__(scope, id, physical_name=spec.name)
         self._subject = subject
         self._grants = []
-        ledger.record(spec, allocation)
         for warning in share_warnings(spec):
             Annotations.of(self).add_warning_v2(PREEMPTION_BUDGET_WARNING_ID, warning)
         queue_arn = job_queue.job_queue_ref.job_queue_arn
@@ -564,6 +563,9 @@ class QuotaShare(_QuotaShareBase):
         self.arn_output: Final = add_output(
             self, "ShareArn", self.quota_share_arn, "ARN of the quota share"
         )
+        # Last, once the share is complete: the queue's monitor (an observer of the ledger)
+        # builds this share's alarms and dashboard row and tags it now.
+        ledger.record(spec, allocation, share=self)
 
     @property
     def tags(self) -> TagManager:

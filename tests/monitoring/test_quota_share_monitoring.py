@@ -794,6 +794,39 @@ def test_a_share_added_after_the_monitoring_is_monitored(tmp_path: Path) -> None
     assert "product" in json.dumps(events_env[contract.OWNER_TOPICS_ENV])
 
 
+def test_a_share_is_watched_as_soon_as_it_is_declared_without_synthesis() -> None:
+    """One phase: the queue's ledger tells the monitor of each share as it is recorded, so a
+    share declared after the monitor (in another stack too) has its alarms, dashboard row,
+    owner topic and deployed-config tag before anything is synthesized."""
+    from quota_constructs.runtime.deployed_config import (
+        DEPLOYED_CONFIG_TAG_KEY,
+        config_fingerprint,
+    )
+    from quota_constructs.runtime.share_config import ShareConfig
+
+    app = cdk.App()
+    stack = cdk.Stack(app, "Early", env=ENV)
+    queue = managed(stack, shares=SHARES[:1])
+    monitoring = queue.add_monitoring()
+    assert [s.name for s in monitoring.shares] == ["QS1"]
+    assert monitoring.alarms_of("QS2") == ()
+    team = cdk.Stack(app, "Team", env=ENV)
+    late = spec("QS2", SharingStrategy.LEND, agreement=PRODUCT)
+    share = queue.job_queue.add_quota_share("QS2", spec=late)
+    moved = TrainingJobQueue.from_job_queue_arn(team, "Queue", queue.job_queue.job_queue_arn)
+    moved.add_quota_share("QS3", spec=SHARES[2])
+
+    assert [s.name for s in monitoring.shares] == ["QS1", "QS2", "QS3"]
+    assert {"Starved", "Drift"} <= {a.node.id for a in monitoring.alarms_of("QS2")}
+    assert {"Starved", "Drift"} <= {a.node.id for a in monitoring.alarms_of("QS3")}
+    assert "product" in monitoring.owner_topics
+    assert share.tags.tag_values()[DEPLOYED_CONFIG_TAG_KEY] == config_fingerprint(
+        ShareConfig.declared(late)
+    )
+    # Nothing was staged yet: only the late parts wait for synthesis.
+    assert monitoring.node.try_find_child("Code") is None
+
+
 def test_a_second_monitor_of_one_queue_is_refused() -> None:
     app = cdk.App()
     stack = cdk.Stack(app, "Twice", env=ENV)
