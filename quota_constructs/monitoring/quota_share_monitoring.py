@@ -3,6 +3,7 @@ the shares' owners, one dashboard, alarms per share."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -18,7 +19,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from .._construct_props import check_flag, child_path
-from .._share_ledger import RecordedShare, ledger_of
+from .._share_ledger import AppBookkeeping, RecordedShare, ledger_of
 from ..job_queue import IHasTrainingJobQueue, ITrainingJobQueue
 from ..model import (
     QuotaConfigError,
@@ -49,7 +50,6 @@ from ..runtime.share_config import ShareConfig
 from ..share_options import ShareProvisioning
 from ._asset import DECLARATION_FILE, LateMonitoringCode, monitoring_asset_directory
 from ._function import AtSynthesis, LazyText
-from ._monitor_registry import claim_queue
 from .alarm_delivery import allow_alarms_to_publish
 from .dashboard import QuotaShareDashboard
 from .job_events_function import DEFAULT_CONCURRENCY, JobEventsFunction
@@ -179,7 +179,7 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
             operations_topic=operations_topic, runnable_count_cap=runnable_count_cap,
             job_events_concurrency=job_events_concurrency, max_snapshot_age=max_snapshot_age,
         )
-        claim_queue(queue, subject=subject, path=child_path(scope, id))
+        _claim_queue(queue, subject=subject, path=child_path(scope, id))
         super().__init__(scope, id)
 
         self.job_queue: Final = queue
@@ -646,6 +646,32 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
         """The alarms of ``share`` (empty when alarms are off)."""
         group = self.alarms.get(share)
         return tuple(group.alarms) if group is not None else ()
+
+
+def _claim_queue(queue: ITrainingJobQueue, *, subject: str, path: str) -> None:
+    """Record that the monitor at ``path`` watches ``queue``; refuse a second monitor: it would
+    tell every owner everything twice. A queue is the same queue through its share ledger (the
+    queue created here and every import of it share one); a queue without one (another
+    ``ITrainingJobQueue`` implementation) by its resolved ARN within the app. Both records are
+    the app's (:class:`AppBookkeeping`), so two apps in one process never see each other's."""
+    ledger = ledger_of(queue)
+    key = None
+    if ledger is not None:
+        existing = ledger.monitor_path
+    else:
+        key = json.dumps(Stack.of(queue).resolve(queue.job_queue_arn), sort_keys=True)
+        existing = AppBookkeeping.of(queue).monitors.get(key)
+    if existing is not None and existing != path:
+        raise QuotaConfigError(
+            subject, "job_queue", queue.node.path,
+            f"a job queue no other QuotaShareMonitoring watches: {existing} already watches "
+            "it, and a second monitor would send every owner each notice twice (give the one "
+            "monitor every share, or watch another queue)",
+        )
+    if ledger is not None:
+        ledger.monitor_path = path
+    elif key is not None:
+        AppBookkeeping.of(queue).monitors[key] = path
 
 
 def _tag_deployed_config(recorded: RecordedShare) -> None:

@@ -852,6 +852,28 @@ def test_two_apps_in_one_process_do_not_see_each_others_monitors() -> None:
         QuotaShareMonitoring(stack, "Monitoring", job_queue=queue, shares=list(SHARES))
 
 
+def test_the_apps_records_are_kept_in_its_bookkeeping_construct_only() -> None:
+    from quota_constructs._share_ledger import BOOKKEEPING_ID, AppBookkeeping
+
+    app = cdk.App()
+    stack = cdk.Stack(app, "Kept", env=ENV)
+    queue = managed(stack)
+    monitoring = queue.add_monitoring()
+    bookkeeping = app.node.find_child(BOOKKEEPING_ID)
+    assert isinstance(bookkeeping, AppBookkeeping)
+    ledger = bookkeeping.queue_ledgers[queue.job_queue]
+    assert ledger.monitor_path == monitoring.node.path
+    records = bookkeeping.stack_records(stack)
+    assert records.preemptions is monitoring.preemptions
+    assert records.share_provider is stack.node.find_child("QuotaShareProvider")
+    # Nothing is hung on other constructs' attributes.
+    for construct in (queue, queue.job_queue, queue.share("QS1"), stack):
+        assert not [name for name in vars(construct) if name.startswith("_quota_constructs")]
+    # Another app has its own records: the same queue there gets its own monitor.
+    other_stack = cdk.Stack(cdk.App(), "Kept", env=ENV)
+    managed(other_stack).add_monitoring()
+
+
 def test_job_queue_must_be_a_training_queue() -> None:
     stack = cdk.Stack(cdk.App(), "Scratch")
     with pytest.raises(QuotaConfigError) as raised:
