@@ -98,9 +98,10 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
 
     :param job_queue: the monitored queue.
     :param shares: the shares to watch. Default: every share the app declares on the queue,
-        resolved when the app is synthesized (a share added after this construct is watched
-        too); required for a queue whose shares this app does not declare. One queue has one
-        monitor: a second one of the same queue is refused.
+        each watched as soon as it is declared (a share added after this construct too: the
+        queue's share ledger tells this construct of it); required for a queue whose shares
+        this app does not declare. One queue has one monitor: a second one of the same queue
+        is refused.
     :param owner_topics: the topic that reaches each owner, by owner name; must cover every
         owner of ``shares``. Default: one topic per owner, created here (``OwnerTopics``).
     :param metrics_schedule: time between two per-share measurements. Default 1 minute;
@@ -255,7 +256,7 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
             self._create_operations_alarms(operations_topic)
         self._grant_alarms_on_given_topics(owner_topics, operations_topic)
         self._subscribe_to_shares()
-        # Late, and only for what needs every share of the app (see _finish).
+        # Late, and only for what needs every share of the app (see resolve_shares).
         Aspects.of(self).add(AtSynthesis(self, self.resolve_shares))
 
     def _create_dead_letter_queue(self) -> sqs.Queue:
@@ -608,8 +609,10 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
         return frozenset(self._given_topics or {})
 
     def _declared_owner_topic(self, owner: str) -> sns.ITopic:
-        """The topic of ``owner``, also of a share declared after this construct (its topic is
-        created now rather than at synthesis, so a subscription can be attached to it)."""
+        """The topic of ``owner``: a watched share's owner has one already (the declared-shares
+        test below matters only for a queue of another implementation, whose shares nobody
+        records); an owner whose share a stack built later may still declare gets its topic
+        now, so a subscription can be attached to it."""
         if isinstance(owner, str) and owner not in self.owner_topics and not self._code.staged:
             declared = self._explicit_shares or tuple(self.job_queue.quota_share_specs)
             if any(s.agreement is not None and s.agreement.owner == owner for s in declared):
