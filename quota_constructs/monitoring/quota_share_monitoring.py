@@ -426,17 +426,20 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
             for spec in explicit:
                 self._watch(spec)
             if ledger is not None:
-                names = {spec.name for spec in explicit}
-                ledger.observe(
-                    lambda recorded: _tag_deployed_config(recorded)
-                    if recorded.spec.name in names else None
-                )
+                ledger.observe(self._given_share_recorded)
         elif ledger is not None:
             ledger.observe(self._share_recorded)
         else:
             # A queue of another implementation: this library is not told of its shares.
             for spec in self.job_queue.quota_share_specs:
                 self._watch(spec)
+
+    def _given_share_recorded(self, recorded: RecordedShare) -> None:
+        """With ``shares=``: the queue's shares of those names are tagged, not watched again."""
+        if self._explicit_shares is not None and recorded.spec.name in {
+            spec.name for spec in self._explicit_shares
+        }:
+            _tag_deployed_config(recorded)
 
     def _share_recorded(self, recorded: RecordedShare) -> None:
         if self._code.staged:

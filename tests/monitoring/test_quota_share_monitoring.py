@@ -827,6 +827,24 @@ def test_a_share_is_watched_as_soon_as_it_is_declared_without_synthesis() -> Non
     assert monitoring.node.try_find_child("Code") is None
 
 
+def test_given_shares_tag_the_queues_shares_of_those_names_only() -> None:
+    from quota_constructs.runtime.deployed_config import DEPLOYED_CONFIG_TAG_KEY
+
+    app = cdk.App()
+    stack = cdk.Stack(app, "Given", env=ENV)
+    queue = TrainingJobQueue.from_job_queue_arn(stack, "Queue", events.QUEUE_ARN)
+    before = queue.add_quota_share("QS1", spec=SHARES[0])
+    monitoring = QuotaShareMonitoring(stack, "Monitoring", job_queue=queue,
+                                      shares=list(SHARES[:2]))
+    after = queue.add_quota_share("QS2", spec=SHARES[1])
+    other = queue.add_quota_share("QS3", spec=SHARES[2])
+
+    assert [s.name for s in monitoring.shares] == ["QS1", "QS2"]
+    assert DEPLOYED_CONFIG_TAG_KEY in before.tags.tag_values()
+    assert DEPLOYED_CONFIG_TAG_KEY in after.tags.tag_values()
+    assert DEPLOYED_CONFIG_TAG_KEY not in other.tags.tag_values()
+
+
 def test_a_second_monitor_of_one_queue_is_refused() -> None:
     app = cdk.App()
     stack = cdk.Stack(app, "Twice", env=ENV)
