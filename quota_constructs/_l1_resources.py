@@ -22,6 +22,7 @@ def cfn_function(function: lambda_.Function) -> lambda_.CfnFunction:
     return resource
 
 
+# A cache only (no behaviour depends on it): see default_policy.
 _DEFAULT_POLICIES: WeakKeyDictionary[iam.IRole, IConstruct] = WeakKeyDictionary()
 
 

@@ -13,14 +13,14 @@ The ledger belongs to no construct module: queues create ledgers and shares writ
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import replace
-from typing import Any, cast
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import cast
 from weakref import WeakKeyDictionary
 
 import jsii
 from aws_cdk import Annotations, Aspects, IAspect
-from constructs import Construct, IConstruct
+from constructs import Construct, IConstruct, IValidation
 
 from ._construct_props import CONSTRUCT_PATH, PathSource, errors_name_path, with_path
 from .model import (
@@ -49,21 +49,51 @@ shares may use capacity no share owns (:mod:`quota_constructs.model.borrowing`).
 QueueKey = tuple[str, str, str] | str
 """``(account, region, name)`` of a queue whose three are literal, else its ARN token."""
 
-_LEDGER_ATTRIBUTE = "_quota_constructs_share_ledger"
 BOOKKEEPING_ID = "QuotaConstructsBookkeeping"
 
 
+class StackRecords:
+    """The library's records of one stack, kept by its app's :class:`AppBookkeeping`. Each
+    field belongs to the module named in its comment, which sets it on first use and checks
+    its type on reading (this module imports none of them: they import it)."""
+
+    def __init__(self) -> None:
+        self.tag_limits: IValidation | None = None
+        """``quota_share._TagLimits``: the stack's one tag-count validation."""
+        self.share_provider: IConstruct | None = None
+        """``share_provider.QuotaShareProvider``: the stack's default provider."""
+        self.preemptions: IConstruct | None = None
+        """``monitoring.stack_preemptions.StackPreemptions``: the stack's preemptions function."""
+
+
 class AppBookkeeping(Construct):
-    """The library's per-app records, kept in the app's own construct tree (a hidden child of
-    its root) rather than in module-level registries, so two apps in one process never share
-    state and an app's records go when the app does. It holds no resources."""
+    """The library's per-app records, the one place it keeps state across constructs: a hidden
+    child of the app's root (id ``QuotaConstructsBookkeeping``), so two apps in one process
+    never share state and an app's records go when the app does. It holds no resources.
+
+    Per queue: the ledgers (:attr:`ledgers`, :attr:`queue_ledgers`) and, for a queue without a
+    ledger, its one monitor (:attr:`monitors`); per stack: :class:`StackRecords`
+    (:meth:`stack_records`). Nothing is kept on other constructs' attributes or in module-level
+    registries; the only module-level dictionaries are weak caches of jsii lookups, which
+    change no behaviour."""
 
     def __init__(self, scope: Construct, id: str) -> None:
         super().__init__(scope, id)
         self.ledgers: dict[QueueKey, ShareLedger] = {}
         """One ledger per queue known by account, region and name (or ARN token)."""
-        self.per_stack: dict[str, Any] = {}
-        """Per-stack records of other modules, by ``<kind>:<stack path>``."""
+        self.queue_ledgers: dict[IConstruct, ShareLedger] = {}
+        """The ledger each queue construct of this library stands for."""
+        self.monitors: dict[str, str] = {}
+        """Monitor path by resolved queue ARN, for queues without a ledger (another
+        ``ITrainingJobQueue`` implementation); a ledger's queue keeps its monitor itself."""
+        self._stacks: dict[IConstruct, StackRecords] = {}
+
+    def stack_records(self, stack: IConstruct) -> StackRecords:
+        """The records of ``stack`` (a ``Stack`` of this app), created on first use."""
+        records = self._stacks.get(stack)
+        if records is None:
+            records = self._stacks[stack] = StackRecords()
+        return records
 
     @classmethod
     def of(cls, scope: IConstruct) -> AppBookkeeping:
@@ -78,16 +108,32 @@ class AppBookkeeping(Construct):
         return existing
 
 
-# Which bookkeeping a scope's app has, remembered weakly (it goes with the scope): finding it
-# is four round trips to the jsii runtime, asked for every share declared.
+# A cache only (no behaviour depends on it): which bookkeeping a scope's app has, remembered
+# weakly (it goes with the scope), because finding it is four round trips to the jsii runtime,
+# asked for every share declared.
 _BOOKKEEPING_BY_SCOPE: WeakKeyDictionary[IConstruct, AppBookkeeping] = WeakKeyDictionary()
+
+
+@dataclass(frozen=True)
+class RecordedShare:
+    """A share as the ledger tells its observers: the spec, and the construct declaring it
+    (complete: its resource and tags exist)."""
+
+    spec: QuotaShareSpec
+    construct: IConstruct
+
+
+ShareObserver = Callable[[RecordedShare], None]
+"""Told of every share of a queue, once each, in the order they were recorded."""
 
 
 class ShareLedger:
     """The shares declared on one queue, checked together; see the module docstring.
 
     Every change is checked first and applied after, so a construct that fails a check is
-    never created and leaves the ledger as it was."""
+    never created and leaves the ledger as it was. Observers (:meth:`observe`; the queue's
+    monitor) are told of each share as it is recorded, so what they build for a share exists
+    as soon as both they and the share do."""
 
     def __init__(self, *, label: str, unowned_capacity_borrowable: bool = True) -> None:
         self._label = label
@@ -98,7 +144,11 @@ class ShareLedger:
         self._capacity_from: IConstruct | None = None
         self._created_at: PathSource | None = None
         self._specs: list[QuotaShareSpec] = []
+        self._recorded: list[RecordedShare] = []
+        self._observers: list[ShareObserver] = []
         self._allocation: QuotaAllocation | None = None
+        self.monitor_path: str | None = None
+        """The path of the one monitor watching this queue (QuotaShareMonitoring)."""
 
     @property
     def label(self) -> str:
@@ -190,9 +240,7 @@ class ShareLedger:
             self._owner = queue
         if self._environment is None:
             self._environment = environment
-        # Kept on the queue construct itself: the tree, not a registry, says which ledger a
-        # queue construct stands for.
-        object.__setattr__(queue, _LEDGER_ATTRIBUTE, self)
+        AppBookkeeping.of(queue).queue_ledgers[queue] = self
         if allocation is None or capacity_limits is None:
             return
         self._capacity_limits = tuple(capacity_limits)
@@ -220,10 +268,24 @@ class ShareLedger:
             check_share_set(shares, subject=queue_subject(self._label))
             return None
 
-    def record(self, spec: QuotaShareSpec, allocation: QuotaAllocation | None) -> None:
-        """Record ``spec`` as :meth:`check` passed it."""
+    def record(
+        self, spec: QuotaShareSpec, allocation: QuotaAllocation | None, *, share: IConstruct
+    ) -> None:
+        """Record ``spec`` as :meth:`check` passed it, declared by ``share`` (called once the
+        share construct is complete), and tell every observer."""
         self._specs.append(spec)
         self._allocation = allocation
+        recorded = RecordedShare(spec, share)
+        self._recorded.append(recorded)
+        for observer in tuple(self._observers):
+            observer(recorded)
+
+    def observe(self, observer: ShareObserver) -> None:
+        """Tell ``observer`` of every share recorded so far, at once, and of each later one as
+        it is recorded."""
+        for recorded in tuple(self._recorded):
+            observer(recorded)
+        self._observers.append(observer)
 
     def _capacity_from_path(self) -> str:
         return self._capacity_from.node.path if self._capacity_from is not None else "?"
@@ -287,8 +349,9 @@ def unowned_capacity_borrowable(scope: IConstruct) -> bool:
 
 def ledger_of(queue: object) -> ShareLedger | None:
     """The ledger of a queue construct of this library; None for anything else."""
-    ledger = getattr(queue, _LEDGER_ATTRIBUTE, None)
-    return ledger if isinstance(ledger, ShareLedger) else None
+    if not isinstance(queue, Construct):
+        return None
+    return AppBookkeeping.of(queue).queue_ledgers.get(queue)
 
 
 def queue_key(account: str, region: str, name: str | None) -> QueueKey | None:

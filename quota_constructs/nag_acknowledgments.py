@@ -17,8 +17,9 @@ from aws_cdk import Acknowledgment, Stack, Validations
 from aws_cdk import aws_iam as iam
 from constructs import IConstruct, IValidation
 
-# Each Validations.of and Stack.of is a round trip to the jsii runtime; the provider
-# acknowledges several findings on the same few resources.
+# Caches only (no behaviour depends on them), held weakly: each Validations.of and Stack.of is
+# a round trip to the jsii runtime; the provider acknowledges several findings on the same few
+# resources.
 _VALIDATIONS: WeakKeyDictionary[IConstruct, Validations] = WeakKeyDictionary()
 _STACKS: WeakKeyDictionary[IConstruct, Stack] = WeakKeyDictionary()
 

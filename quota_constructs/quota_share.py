@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Final, Literal
+from weakref import WeakKeyDictionary
 
 import jsii
 from aws_cdk import (
@@ -591,7 +592,6 @@ class QuotaShare(_QuotaShareBase):
         super().__init__(scope, id, physical_name=spec.name)
         self._subject = subject
         self._grants = []
-        ledger.record(spec, allocation)
         for warning in share_warnings(spec):
             Annotations.of(self).add_warning_v2(PREEMPTION_BUDGET_WARNING_ID, warning)
         queue_arn = job_queue.job_queue_ref.job_queue_arn
@@ -643,6 +643,9 @@ class QuotaShare(_QuotaShareBase):
         self.arn_output: Final = add_output(
             self, "ShareArn", self.quota_share_arn, "ARN of the quota share"
         )
+        # Last, once the share is complete: the queue's monitor (an observer of the ledger)
+        # builds this share's alarms and dashboard row and tags it now.
+        ledger.record(spec, allocation, share=self)
 
     @property
     def tags(self) -> TagManager:
@@ -743,11 +746,11 @@ class _TagLimits:
     @classmethod
     def of(cls, stack: Stack) -> _TagLimits:
         # Kept in the app's own tree (its bookkeeping construct), one per stack.
-        records = AppBookkeeping.of(stack).per_stack
-        key = f"tag-limits:{stack.node.path}"
-        limits = records.get(key)
+        records = AppBookkeeping.of(stack).stack_records(stack)
+        limits = records.tag_limits
         if not isinstance(limits, _TagLimits):
-            limits = records[key] = cls()
+            limits = cls()
+            records.tag_limits = limits
             stack.node.add_validation(limits)
         return limits
 
@@ -773,18 +776,18 @@ class _TagLimits:
         return errors
 
 
-_STACK_ENVIRONMENT_ATTRIBUTE = "_quota_constructs_stack_environment"
+# A cache only (no behaviour depends on it): a scope's stack, account and region never change,
+# remembered weakly (they go with the scope).
+_STACK_ENVIRONMENTS: WeakKeyDictionary[Construct, tuple[Stack, str, str]] = WeakKeyDictionary()
 
 
 def _stack_environment(scope: Construct) -> tuple[Stack, str, str]:
-    """The stack of ``scope`` with its account and region, read once per scope (and kept on
-    the scope construct itself): shares are often declared side by side, and each read is a
-    round trip to the jsii runtime."""
-    known: tuple[Stack, str, str] | None = getattr(scope, _STACK_ENVIRONMENT_ATTRIBUTE, None)
+    """The stack of ``scope`` with its account and region, read once per scope: shares are
+    often declared side by side, and each read is a round trip to the jsii runtime."""
+    known = _STACK_ENVIRONMENTS.get(scope)
     if known is None:
         stack = Stack.of(scope)
-        known = (stack, stack.account, stack.region)
-        object.__setattr__(scope, _STACK_ENVIRONMENT_ATTRIBUTE, known)
+        known = _STACK_ENVIRONMENTS[scope] = (stack, stack.account, stack.region)
     return known
 
 

@@ -36,6 +36,7 @@ from constructs import Construct, IConstruct
 
 from ._l1_resources import cfn_function, default_policy
 from ._runtime_asset import runtime_asset_directory
+from ._share_ledger import AppBookkeeping
 from .model import QuotaConfigError, is_unresolved
 from .nag_acknowledgments import acknowledge, acknowledge_wildcard_resource
 from .runtime.wait_budget import QUERY_INTERVAL_ENV, TOTAL_TIMEOUT_ENV
@@ -188,6 +189,10 @@ class QuotaShareProvider(Construct):
                 "a vpc as well: subnets and security groups only apply to functions in a VPC",
             )
         super().__init__(scope, id)
+        if id == PROVIDER_ID and Stack.is_stack(scope):
+            # The stack's default provider, created directly or by for_stack: for_stack finds
+            # it in the app's records.
+            AppBookkeeping.of(scope).stack_records(scope).share_provider = self
         self.total_timeout: Final = total_timeout
         self.query_interval: Final = query_interval
         self.service_timeout: Final = service_timeout_for(total_timeout)
@@ -290,6 +295,10 @@ class QuotaShareProvider(Construct):
     @classmethod
     def for_stack(cls, stack: Stack) -> QuotaShareProvider:
         """The stack's default provider (id ``QuotaShareProvider``), created on first use."""
+        records = AppBookkeeping.of(stack).stack_records(stack)
+        if isinstance(records.share_provider, cls):
+            return records.share_provider
+        # Only to name what took the reserved id: a provider there would be in the records.
         existing = stack.node.try_find_child(PROVIDER_ID)
         if existing is None:
             return cls(stack, PROVIDER_ID)

@@ -1,6 +1,6 @@
 """How the monitoring Lambdas are built: own role, own log group, Python 3.14 on arm64, traced,
 failures to the monitor's dead-letter queue; the grants both event functions need; and when
-the late parts of a monitor are resolved (at synthesis)."""
+the late parts of a monitor (those needing every share of the app) are resolved: at synthesis."""
 
 from __future__ import annotations
 

@@ -3,7 +3,9 @@ the shares' owners, one dashboard, alarms per share."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Final
 
 from aws_cdk import Annotations, Aspects, Duration, Lazy, Stack
@@ -17,7 +19,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from .._construct_props import check_flag, child_path
-from .._share_ledger import ledger_of
+from .._share_ledger import AppBookkeeping, RecordedShare, ledger_of
 from ..job_queue import IHasTrainingJobQueue, ITrainingJobQueue
 from ..model import (
     QuotaConfigError,
@@ -48,7 +50,6 @@ from ..runtime.share_config import ShareConfig
 from ..share_options import ShareProvisioning
 from ._asset import DECLARATION_FILE, LateMonitoringCode, monitoring_asset_directory
 from ._function import AtSynthesis, LazyText
-from ._monitor_registry import claim_queue
 from .alarm_delivery import allow_alarms_to_publish
 from .dashboard import QuotaShareDashboard
 from .job_events_function import DEFAULT_CONCURRENCY, JobEventsFunction
@@ -59,18 +60,20 @@ from .owner_topics import OwnerTopics
 from .share_alarms import ShareAlarms
 from .share_metrics_function import ShareMetricsFunction
 from .stack_preemptions import MonitoredQueue, StackPreemptions
-from .thresholds import ShareAlarmThresholds
+from .thresholds import (
+    DEAD_LETTERS,
+    DEAD_LETTERS_PERIOD,
+    MIN_PERIOD,
+    MONITOR_HEALTH,
+    ShareAlarmThresholds,
+)
 
 DEFAULT_SCHEDULE: Final = Duration.minutes(1)
 DEFAULT_LOG_RETENTION: Final = logs.RetentionDays.ONE_MONTH
-# Alarm and graph period: five one-minute measurements smooth out a single slow API call.
-MIN_PERIOD: Final = Duration.minutes(5)
 MAX_SCHEDULE_MINUTES: Final = 60
 DEFAULT_MAX_SNAPSHOT_AGE: Final = Duration.seconds(DEFAULT_MAX_SNAPSHOT_AGE_SECONDS)
 MIN_SNAPSHOT_AGE_SECONDS: Final = 60
 MAX_SNAPSHOT_AGE_SECONDS: Final = 86_400
-# Two periods in a row: one failed run (a deployment, a single throttled minute) does not page.
-HEALTH_EVALUATION_PERIODS: Final = 2
 MAX_JOB_EVENTS_CONCURRENCY: Final = 100
 NO_OWNER_WARNING_ID: Final = "quota_constructs:monitoring-no-owner"
 _NAMESPACE_ALLOWED = "1 to 255 characters, not starting with 'AWS/'"
@@ -95,9 +98,10 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
 
     :param job_queue: the monitored queue.
     :param shares: the shares to watch. Default: every share the app declares on the queue,
-        resolved when the app is synthesized (a share added after this construct is watched
-        too); required for a queue whose shares this app does not declare. One queue has one
-        monitor: a second one of the same queue is refused.
+        each watched as soon as it is declared (a share added after this construct too: the
+        queue's share ledger tells this construct of it); required for a queue whose shares
+        this app does not declare. One queue has one monitor: a second one of the same queue
+        is refused.
     :param owner_topics: the topic that reaches each owner, by owner name; must cover every
         owner of ``shares``. Default: one topic per owner, created here (``OwnerTopics``).
     :param metrics_schedule: time between two per-share measurements. Default 1 minute;
@@ -163,65 +167,36 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
         job_events_concurrency: int | None = DEFAULT_CONCURRENCY,
         max_snapshot_age: Duration | None = DEFAULT_MAX_SNAPSHOT_AGE,
     ) -> None:
-        # Everything is checked before the construct exists, so a mistake leaves nothing behind.
+        # Checks: everything before the construct exists, so a mistake leaves nothing behind.
         subject = f"monitoring {child_path(scope, id)}"
         queue = _training_job_queue(job_queue, subject=subject)
-        explicit = None if shares is None else tuple(shares)
-        if explicit is not None:
-            if not explicit:
-                raise QuotaConfigError(subject, "shares", [], "at least one QuotaShareSpec")
-            monitoring_declaration_json(explicit)  # every value literal, names unique
-        specs = explicit if explicit is not None else tuple(queue.quota_share_specs)
-        for name, value in (
-            ("enforce_interruption_budget", enforce_interruption_budget),
-            ("metrics_enabled", metrics_enabled),
-            ("job_events_enabled", job_events_enabled),
-            ("dashboard_enabled", dashboard_enabled),
-            ("alarms_enabled", alarms_enabled),
-        ):
-            check_flag(value, subject=subject, field=name)
-        if enforce_interruption_budget and not job_events_enabled:
-            raise QuotaConfigError(
-                subject, "enforce_interruption_budget", True,
-                "False when job_events_enabled is False (budgets are enforced on job events)",
-            )
-        schedule_minutes = _check_schedule(metrics_schedule, subject=subject)
-        check_count(runnable_count_cap, subject=subject, field="runnable_count_cap", minimum=0,
-                    maximum=MAX_LISTING_PAGES * MAX_PAGE_SIZE)
-        snapshot_age_seconds = _check_snapshot_age(max_snapshot_age, subject=subject)
-        if job_events_concurrency is not None:
-            check_count(job_events_concurrency, subject=subject, field="job_events_concurrency",
-                        minimum=1, maximum=MAX_JOB_EVENTS_CONCURRENCY)
-        if not isinstance(namespace, str) or not 1 <= len(namespace) <= 255 or (
-            namespace.startswith("AWS/")
-        ):
-            raise QuotaConfigError(subject, "namespace", namespace, _NAMESPACE_ALLOWED)
-        if thresholds is not None and not isinstance(thresholds, ShareAlarmThresholds):
-            raise QuotaConfigError(subject, "thresholds", thresholds, "a ShareAlarmThresholds")
-        default_thresholds = (thresholds or ShareAlarmThresholds()).validate(subject=subject)
-        per_share = _check_share_thresholds(
-            share_thresholds or {}, explicit, subject=subject
+        checked = _CheckedProps.of(
+            queue, subject=subject, shares=shares, owner_topics=owner_topics,
+            metrics_schedule=metrics_schedule,
+            enforce_interruption_budget=enforce_interruption_budget,
+            metrics_enabled=metrics_enabled, job_events_enabled=job_events_enabled,
+            dashboard_enabled=dashboard_enabled, alarms_enabled=alarms_enabled,
+            thresholds=thresholds, share_thresholds=share_thresholds, namespace=namespace,
+            operations_topic=operations_topic, runnable_count_cap=runnable_count_cap,
+            job_events_concurrency=job_events_concurrency, max_snapshot_age=max_snapshot_age,
         )
-        _check_owner_topics(owner_topics, _owners(specs), subject=subject)
-        if operations_topic is not None:
-            _check_topic(operations_topic, subject=subject, field="operations_topic")
-        claim_queue(queue, subject=subject, path=child_path(scope, id))
+        _claim_queue(queue, subject=subject, path=child_path(scope, id))
         super().__init__(scope, id)
 
         self.job_queue: Final = queue
-        self.shares: tuple[QuotaShareSpec, ...] = specs
-        """The monitored shares: ``shares``, or every share the app declares on the queue
-        (complete once the app is synthesized)."""
+        self.shares: tuple[QuotaShareSpec, ...] = ()
+        """The monitored shares: ``shares``, or every share the app declares on the queue so
+        far (each is watched as soon as it is declared)."""
         self.enforces_interruption_budget: Final[bool | None] = (
             enforce_interruption_budget if job_events_enabled else None
         )
         """True: jobs past their budget are terminated; False: only their owner is told;
         None: budgets are not watched (job events are off)."""
         self._subject = subject
-        self._explicit_shares = explicit
+        self._explicit_shares = checked.explicit
         self._given_topics = owner_topics
-        self._thresholds = default_thresholds
-        self._share_thresholds = per_share
+        self._thresholds = checked.thresholds
+        self._share_thresholds = checked.share_thresholds
         self._watched: dict[str, QuotaShareSpec] = {}
         self._owner_topics_construct: OwnerTopics | None = None
         self.owner_topics: Final[dict[str, sns.ITopic]] = {}
@@ -230,101 +205,42 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
         self._awaited_owners: dict[str, None] = {}
         """Owners subscribed before any share of theirs was declared: checked at synthesis."""
         self._chat_endpoints: dict[str, list[AlertEndpoint]] = {}
-
-        self.dead_letter_queue: Final = sqs.Queue(
-            self,
-            "DeadLetterQueue",
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
-            retention_period=Duration.days(14),
+        self._period = Duration.minutes(
+            max(checked.schedule_minutes, int(MIN_PERIOD.to_minutes()))
         )
-        dlq_resource = self.dead_letter_queue.node.default_child
-        assert dlq_resource is not None
-        for rule, reason in (
-            ("AwsSolutions-SQS3", "This queue is itself the dead-letter queue: of the "
-             "monitor's EventBridge rule targets and the on-failure destination of its "
-             "functions."),
-            ("Serverless-SQSRedrivePolicy", "This queue is itself the dead-letter queue of the "
-             "monitor; nothing consumes it automatically, so there is nothing to redrive to."),
-        ):
-            acknowledge(dlq_resource, rule, reason)
+        self._share_metrics = ShareMetrics(namespace, queue.job_queue_name, self._period)
+        self._share_metrics_on = metrics_enabled
+        self._job_events_on = job_events_enabled
 
+        self.dead_letter_queue: Final = self._create_dead_letter_queue()
         # The code (runtime + declaration of the monitored shares) is staged when the app is
         # synthesized, once every share of the queue is declared.
         self._code = LateMonitoringCode(self)
-        period = Duration.minutes(max(schedule_minutes, int(MIN_PERIOD.to_minutes())))
-        metrics = ShareMetrics(namespace, queue.job_queue_name, period)
-        self._share_metrics = metrics
-        environment = {
-            JOB_QUEUE_ARN_ENV: queue.job_queue_arn,
-            JOB_QUEUE_NAME_ENV: queue.job_queue_name,
-            DECLARATION_FILE_ENV: DECLARATION_FILE,
-            METRIC_NAMESPACE_ENV: namespace,
-        }
         self.share_metrics: Final[ShareMetricsFunction | None] = (
-            ShareMetricsFunction(
-                self,
-                "ShareMetrics",
-                code=self._code.code,
-                job_queue_arn=queue.job_queue_arn,
-                environment=environment,
-                schedule=Duration.minutes(schedule_minutes),
-                runnable_count_cap=runnable_count_cap,
-                max_snapshot_age_seconds=snapshot_age_seconds,
-                log_retention=log_retention,
-                dead_letter_queue=self.dead_letter_queue,
-                layers=handler_layers,
-            )
-            if metrics_enabled
-            else None
+            self._create_metrics_function(
+                checked, log_retention=log_retention, layers=handler_layers,
+            ) if metrics_enabled else None
         )
-        stack = Stack.of(self)
         self.job_events: Final[JobEventsFunction | None] = (
-            JobEventsFunction(
-                self,
-                "JobEvents",
-                code=self._code.code,
-                job_queue_arn=queue.job_queue_arn,
-                environment={
-                    **environment,
-                    OWNER_TOPICS_ENV: Lazy.string(LazyText(lambda: stack.to_json_string(
-                        {owner: topic.topic_arn for owner, topic in self.owner_topics.items()}
-                    ))),
-                    ENFORCE_BUDGET_ENV: "true" if enforce_interruption_budget else "false",
-                },
-                owner_topics={},
-                log_retention=log_retention,
-                dead_letter_queue=self.dead_letter_queue,
-                layers=handler_layers,
+            self._create_job_events_function(
+                enforce_interruption_budget=enforce_interruption_budget,
+                log_retention=log_retention, layers=handler_layers,
                 concurrency=job_events_concurrency,
-            )
-            if job_events_enabled
-            else None
+            ) if job_events_enabled else None
         )
-
-        for part in (self.share_metrics, self.job_events):
-            if part is not None:
-                self._code.used_by(part.function)
-        self.preemptions: StackPreemptions | None = None
+        self.preemptions: StackPreemptions | None = (
+            self._join_stack_preemptions(
+                namespace=namespace, enforce_interruption_budget=enforce_interruption_budget,
+                log_retention=log_retention, layers=handler_layers,
+                concurrency=job_events_concurrency,
+            ) if job_events_enabled else None
+        )
         """The stack's preemptions function, shared by every monitor of the stack (None when
         job events are off)."""
-        if job_events_enabled:
-            self.preemptions = StackPreemptions.of_stack(
-                self, dead_letter_queue=self.dead_letter_queue, log_retention=log_retention,
-                layers=handler_layers, concurrency=job_events_concurrency,
-            )
-            self.preemptions.register(MonitoredQueue(
-                job_queue_arn=queue.job_queue_arn,
-                job_queue_name=queue.job_queue_name,
-                namespace=namespace,
-                enforce_interruption_budget=enforce_interruption_budget,
-                resolve=self._final_declaration,
-            ))
-        self._period = period
-        self._share_metrics_on = metrics_enabled
-        self._job_events_on = job_events_enabled
         self.dashboard: Final[QuotaShareDashboard | None] = (
-            QuotaShareDashboard(self, "Dashboard", metrics=metrics, shares=(), period=period)
+            QuotaShareDashboard(
+                self, "Dashboard", metrics=self._share_metrics, shares=(), period=self._period
+            )
             if dashboard_enabled
             else None
         )
@@ -337,38 +253,159 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
         self.monitor_health_alarm: cloudwatch.Alarm | None = None
         self.dead_letters_alarm: cloudwatch.Alarm | None = None
         if self._alarms_scope is not None:
-            # Messages *arriving* (SendMessage by EventBridge or Lambda), not messages sitting:
-            # nobody drains this queue, so a visible-count alarm would stay in ALARM for the
-            # 14 days of retention and never fire again.
-            dead_letters = self.dead_letter_queue.metric_number_of_messages_sent(
-                period=MIN_PERIOD, statistic="Sum"
-            ).create_alarm(
+            self._create_operations_alarms(operations_topic)
+        self._grant_alarms_on_given_topics(owner_topics, operations_topic)
+        self._subscribe_to_shares()
+        # Late, and only for what needs every share of the app (see resolve_shares).
+        Aspects.of(self).add(AtSynthesis(self, self.resolve_shares))
+
+    def _create_dead_letter_queue(self) -> sqs.Queue:
+        queue = sqs.Queue(
+            self,
+            "DeadLetterQueue",
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+            retention_period=Duration.days(14),
+        )
+        resource = queue.node.default_child
+        assert resource is not None
+        for rule, reason in (
+            ("AwsSolutions-SQS3", "This queue is itself the dead-letter queue: of the "
+             "monitor's EventBridge rule targets and the on-failure destination of its "
+             "functions."),
+            ("Serverless-SQSRedrivePolicy", "This queue is itself the dead-letter queue of the "
+             "monitor; nothing consumes it automatically, so there is nothing to redrive to."),
+        ):
+            acknowledge(resource, rule, reason)
+        return queue
+
+    def _function_environment(self) -> dict[str, str]:
+        return {
+            JOB_QUEUE_ARN_ENV: self.job_queue.job_queue_arn,
+            JOB_QUEUE_NAME_ENV: self.job_queue.job_queue_name,
+            DECLARATION_FILE_ENV: DECLARATION_FILE,
+            METRIC_NAMESPACE_ENV: self._share_metrics.namespace,
+        }
+
+    def _create_metrics_function(
+        self,
+        checked: _CheckedProps,
+        *,
+        log_retention: logs.RetentionDays,
+        layers: Sequence[lambda_.ILayerVersion],
+    ) -> ShareMetricsFunction:
+        function = ShareMetricsFunction(
+            self,
+            "ShareMetrics",
+            code=self._code.code,
+            job_queue_arn=self.job_queue.job_queue_arn,
+            environment=self._function_environment(),
+            schedule=Duration.minutes(checked.schedule_minutes),
+            runnable_count_cap=checked.runnable_count_cap,
+            max_snapshot_age_seconds=checked.snapshot_age_seconds,
+            log_retention=log_retention,
+            dead_letter_queue=self.dead_letter_queue,
+            layers=layers,
+        )
+        self._code.used_by(function.function)
+        return function
+
+    def _create_job_events_function(
+        self,
+        *,
+        enforce_interruption_budget: bool,
+        log_retention: logs.RetentionDays,
+        layers: Sequence[lambda_.ILayerVersion],
+        concurrency: int | None,
+    ) -> JobEventsFunction:
+        stack = Stack.of(self)
+        function = JobEventsFunction(
+            self,
+            "JobEvents",
+            code=self._code.code,
+            job_queue_arn=self.job_queue.job_queue_arn,
+            environment={
+                **self._function_environment(),
+                # Late: the owner topics of shares declared after this construct too.
+                OWNER_TOPICS_ENV: Lazy.string(LazyText(lambda: stack.to_json_string(
+                    {owner: topic.topic_arn for owner, topic in self.owner_topics.items()}
+                ))),
+                ENFORCE_BUDGET_ENV: "true" if enforce_interruption_budget else "false",
+            },
+            owner_topics={},
+            log_retention=log_retention,
+            dead_letter_queue=self.dead_letter_queue,
+            layers=layers,
+            concurrency=concurrency,
+        )
+        self._code.used_by(function.function)
+        return function
+
+    def _join_stack_preemptions(
+        self,
+        *,
+        namespace: str,
+        enforce_interruption_budget: bool,
+        log_retention: logs.RetentionDays,
+        layers: Sequence[lambda_.ILayerVersion],
+        concurrency: int | None,
+    ) -> StackPreemptions:
+        preemptions = StackPreemptions.of_stack(
+            self, dead_letter_queue=self.dead_letter_queue, log_retention=log_retention,
+            layers=layers, concurrency=concurrency,
+        )
+        preemptions.register(MonitoredQueue(
+            job_queue_arn=self.job_queue.job_queue_arn,
+            job_queue_name=self.job_queue.job_queue_name,
+            namespace=namespace,
+            enforce_interruption_budget=enforce_interruption_budget,
+            resolve=self._final_declaration,
+        ))
+        return preemptions
+
+    def _create_operations_alarms(self, operations_topic: sns.ITopic | None) -> None:
+        """``DeadLetters`` and (with the metrics function) ``MonitorHealth``, notifying
+        ``operations_topic`` when given."""
+        queue_path = self.job_queue.node.path
+        # Messages *arriving* (SendMessage by EventBridge or Lambda), not messages sitting:
+        # nobody drains this queue, so a visible-count alarm would stay in ALARM for the 14
+        # days of retention and never fire again.
+        self.dead_letters_alarm = DEAD_LETTERS.create(
+            self.dead_letter_queue.metric_number_of_messages_sent(
+                period=DEAD_LETTERS_PERIOD, statistic="Sum"
+            ),
+            self,
+            "DeadLetters",
+            description=(
+                f"The quota-share monitoring of {queue_path} failed after every retry "
+                "(an undeliverable event or a failed invocation): owners may not have been "
+                "told. Read the dead-letter queue's messages and the functions' logs."
+            ),
+        )
+        self._operations_alarms.append(self.dead_letters_alarm)
+        if self._share_metrics_on:
+            self.monitor_health_alarm = MONITOR_HEALTH.create(
+                self._share_metrics.monitor_healthy(period=self._period),
                 self,
-                "DeadLetters",
-                alarm_description=(
-                    f"The quota-share monitoring of {queue.node.path} failed after every retry "
-                    "(an undeliverable event or a failed invocation): owners may not have been "
-                    "told. Read the dead-letter queue's messages and the functions' logs."
+                "MonitorHealth",
+                description=(
+                    f"The quota-share monitoring of {queue_path} could not read AWS Batch "
+                    "(access denied, sustained throttling, a timeout) or did not run at all: "
+                    "per-share metrics are missing, so the Starved and Drift alarms cannot "
+                    "fire. Read the ShareMetrics function's log (share_metrics_call_failed)."
                 ),
-                threshold=1,
-                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-                evaluation_periods=1,
-                # SQS publishes nothing for a period in which nothing was sent.
-                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
             )
-            self.dead_letters_alarm = dead_letters
-            self._operations_alarms.append(dead_letters)
-            if metrics_enabled:
-                self.monitor_health_alarm = self._monitor_health_alarm(
-                    metrics, period, queue.node.path
-                )
-                self._operations_alarms.append(self.monitor_health_alarm)
-            if operations_topic is not None:
-                for alarm in self._operations_alarms:
-                    alarm.add_alarm_action(actions.SnsAction(operations_topic))
-                    alarm.add_ok_action(actions.SnsAction(operations_topic))
-        # Topics this construct did not create: add CloudWatch's grant where the app owns them,
-        # warn (saying what to add) where it does not.
+            self._operations_alarms.append(self.monitor_health_alarm)
+        if operations_topic is not None:
+            for alarm in self._operations_alarms:
+                alarm.add_alarm_action(actions.SnsAction(operations_topic))
+                alarm.add_ok_action(actions.SnsAction(operations_topic))
+
+    def _grant_alarms_on_given_topics(
+        self, owner_topics: Mapping[str, sns.ITopic] | None, operations_topic: sns.ITopic | None
+    ) -> None:
+        """Topics this construct did not create: add CloudWatch's grant where the app owns
+        them, warn (saying what to add) where it does not."""
         given = list((owner_topics or {}).values()) + (
             [operations_topic] if operations_topic is not None else []
         )
@@ -377,13 +414,45 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
             if not any(topic is seen for seen in granted):
                 granted.append(topic)
                 allow_alarms_to_publish(topic, self)
-        for spec in specs:
-            self._watch(spec)
-        Aspects.of(self).add(AtSynthesis(self, self.resolve_shares))
+
+    def _subscribe_to_shares(self) -> None:
+        """Watch the shares: given ones now; else the queue's, each as soon as it is declared
+        (the queue's ledger tells this monitor of every share already recorded and of each
+        later one). Either way the ledger's shares that are watched get their deployed-config
+        tag from here."""
+        ledger = ledger_of(self.job_queue)
+        explicit = self._explicit_shares
+        if explicit is not None:
+            for spec in explicit:
+                self._watch(spec)
+            if ledger is not None:
+                ledger.observe(self._given_share_recorded)
+        elif ledger is not None:
+            ledger.observe(self._share_recorded)
+        else:
+            # A queue of another implementation: this library is not told of its shares.
+            for spec in self.job_queue.quota_share_specs:
+                self._watch(spec)
+
+    def _given_share_recorded(self, recorded: RecordedShare) -> None:
+        """With ``shares=``: the queue's shares of those names are tagged, not watched again."""
+        if self._explicit_shares is not None and recorded.spec.name in {
+            spec.name for spec in self._explicit_shares
+        }:
+            _tag_deployed_config(recorded)
+
+    def _share_recorded(self, recorded: RecordedShare) -> None:
+        if self._code.staged:
+            # Declared after this monitor's final declaration was written (a share added
+            # after synthesis): as before, not monitored.
+            return
+        self._watch(recorded.spec)
+        _tag_deployed_config(recorded)
 
     def _watch(self, spec: QuotaShareSpec) -> None:
         """Measure, show, alarm on and tell the owner of one more share."""
         self._watched[spec.name] = spec
+        self.shares = (*self.shares, spec)
         topic: sns.ITopic | None = None
         if spec.agreement is None:
             Annotations.of(self).add_warning_v2(
@@ -424,27 +493,6 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
             self.job_events.allow_publishing(topic)
         return topic
 
-    def _record_deployed_configurations(self, specs: Sequence[QuotaShareSpec]) -> None:
-        """Tag each monitored share the custom resource provisions (in any stack of the app)
-        with the fingerprint of the configuration its own deployment declares, so the metrics
-        function judges drift against what was last deployed, not only against this stack's
-        declaration (see :mod:`quota_constructs.runtime.deployed_config`). Shares provisioned
-        natively by CloudFormation are left alone: a tag change there may replace the share."""
-        ledger = ledger_of(self.job_queue)
-        names = {spec.name for spec in specs}
-        for construct in self.node.root.node.find_all():
-            if (
-                isinstance(construct, QuotaShare)
-                and construct.provisioning is ShareProvisioning.CUSTOM_RESOURCE
-                and construct.spec.name in names
-                and ledger is not None
-                and ledger_of(construct.job_queue) is ledger
-            ):
-                construct.tags.set_tag(
-                    DEPLOYED_CONFIG_TAG_KEY,
-                    config_fingerprint(ShareConfig.declared(construct.spec)),
-                )
-
     def _declared_specs(self) -> Sequence[QuotaShareSpec]:
         return self._explicit_shares or tuple(self.job_queue.quota_share_specs)
 
@@ -456,12 +504,40 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
         return monitoring_declaration_json(self.shares), dict(self.owner_topics)
 
     def resolve_shares(self) -> None:
-        """Watch every share the queue declares by now (run when the app is synthesized; a
-        share added after this construct was created is monitored like the others), then stage
-        the functions' code with the final declaration."""
+        """Run this monitor's late parts now; synthesis runs them (once). Each share's alarms,
+        dashboard row, owner topic and deployed-config tag exist as soon as both the share and
+        this monitor do; only what needs *every* share of the app waits for synthesis, because
+        a stack built later (a team's) may still declare one:
+
+        - the checks that a share exists at all, that ``share_thresholds`` names monitored
+          shares, and that each awaited owner (``subscribe_owner`` before its share) got one;
+        - the functions' code asset, which holds the declaration of every monitored share (an
+          asset's content is fixed once it is created);
+        - the dashboard's alarm-status row, the last row, listing every share's alarms;
+        - the outputs naming every owner topic.
+        """
         if self._code.staged:
             return
-        final = self._explicit_shares or tuple(self.job_queue.quota_share_specs)
+        final = self._final_shares()
+        for spec in final:
+            if spec.name not in self._watched:
+                # Only a queue of another implementation, whose shares nobody records here.
+                self._watch(spec)
+        self.shares = final
+        self._code.stage(monitoring_asset_directory(monitoring_declaration_json(final)))
+        if self.dashboard is not None:
+            self.dashboard.add_alarms(
+                [alarm for group in self.alarms.values() for alarm in group.alarms]
+                + self._operations_alarms
+            )
+        # Last: the outputs name every owner topic, those of shares added late included.
+        self._owner_topic_names = add_monitoring_outputs(
+            self, self.dashboard, self.owner_topics
+        )
+
+    def _final_shares(self) -> tuple[QuotaShareSpec, ...]:
+        """Every monitored share once the app is built, checked (see :meth:`resolve_shares`)."""
+        final = tuple(self._declared_specs())
         if not final:
             raise QuotaConfigError(
                 self._subject, "shares", [],
@@ -478,21 +554,7 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
                     "is built (subscribe_owner / add_chat_channel); owners: "
                     f"{', '.join(owners) or 'none'}",
                 )
-        for spec in final:
-            if spec.name not in self._watched:
-                self._watch(spec)
-        self.shares = final
-        self._record_deployed_configurations(final)
-        self._code.stage(monitoring_asset_directory(monitoring_declaration_json(final)))
-        if self.dashboard is not None:
-            self.dashboard.add_alarms(
-                [alarm for group in self.alarms.values() for alarm in group.alarms]
-                + self._operations_alarms
-            )
-        # Last: the outputs name every owner topic, those of shares added late included.
-        self._owner_topic_names = add_monitoring_outputs(
-            self, self.dashboard, self.owner_topics
-        )
+        return final
 
     @property
     def owner_topic_names(self) -> Mapping[str, DeployedName]:
@@ -500,26 +562,6 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
         monitored shares are resolved first, as synthesis would."""
         self.resolve_shares()
         return self._owner_topic_names
-
-    def _monitor_health_alarm(
-        self, metrics: ShareMetrics, period: Duration, queue_path: str
-    ) -> cloudwatch.Alarm:
-        healthy = metrics.monitor_healthy(period=period)
-        return healthy.create_alarm(
-            self,
-            "MonitorHealth",
-            alarm_description=(
-                f"The quota-share monitoring of {queue_path} could not read AWS Batch (access "
-                "denied, sustained throttling, a timeout) or did not run at all: per-share "
-                "metrics are missing, so the Starved and Drift alarms cannot fire. Read the "
-                "ShareMetrics function's log (share_metrics_call_failed)."
-            ),
-            threshold=1,
-            comparison_operator=cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
-            evaluation_periods=HEALTH_EVALUATION_PERIODS,
-            # Every run publishes the figure: none at all means the monitor is not running.
-            treat_missing_data=cloudwatch.TreatMissingData.BREACHING,
-        )
 
     @property
     def metrics_function(self) -> lambda_.IFunction | None:
@@ -570,8 +612,10 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
         return frozenset(self._given_topics or {})
 
     def _declared_owner_topic(self, owner: str) -> sns.ITopic:
-        """The topic of ``owner``, also of a share declared after this construct (its topic is
-        created now rather than at synthesis, so a subscription can be attached to it)."""
+        """The topic of ``owner``: a watched share's owner has one already (the declared-shares
+        test below matters only for a queue of another implementation, whose shares nobody
+        records); an owner whose share a stack built later may still declare gets its topic
+        now, so a subscription can be attached to it."""
         if isinstance(owner, str) and owner not in self.owner_topics and not self._code.staged:
             declared = self._explicit_shares or tuple(self.job_queue.quota_share_specs)
             if any(s.agreement is not None and s.agreement.owner == owner for s in declared):
@@ -608,6 +652,122 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
         """The alarms of ``share`` (empty when alarms are off)."""
         group = self.alarms.get(share)
         return tuple(group.alarms) if group is not None else ()
+
+
+def _claim_queue(queue: ITrainingJobQueue, *, subject: str, path: str) -> None:
+    """Record that the monitor at ``path`` watches ``queue``; refuse a second monitor: it would
+    tell every owner everything twice. A queue is the same queue through its share ledger (the
+    queue created here and every import of it share one); a queue without one (another
+    ``ITrainingJobQueue`` implementation) by its resolved ARN within the app. Both records are
+    the app's (:class:`AppBookkeeping`), so two apps in one process never see each other's."""
+    ledger = ledger_of(queue)
+    key = None
+    if ledger is not None:
+        existing = ledger.monitor_path
+    else:
+        key = json.dumps(Stack.of(queue).resolve(queue.job_queue_arn), sort_keys=True)
+        existing = AppBookkeeping.of(queue).monitors.get(key)
+    if existing is not None and existing != path:
+        raise QuotaConfigError(
+            subject, "job_queue", queue.node.path,
+            f"a job queue no other QuotaShareMonitoring watches: {existing} already watches "
+            "it, and a second monitor would send every owner each notice twice (give the one "
+            "monitor every share, or watch another queue)",
+        )
+    if ledger is not None:
+        ledger.monitor_path = path
+    elif key is not None:
+        AppBookkeeping.of(queue).monitors[key] = path
+
+
+def _tag_deployed_config(recorded: RecordedShare) -> None:
+    """Tag a monitored share the custom resource provisions (in any stack of the app) with the
+    fingerprint of the configuration its own deployment declares, so the metrics function
+    judges drift against what was last deployed, not only against this stack's declaration
+    (see :mod:`quota_constructs.runtime.deployed_config`). Shares provisioned natively by
+    CloudFormation are left alone: a tag change there may replace the share."""
+    share = recorded.construct
+    if isinstance(share, QuotaShare) and share.provisioning is ShareProvisioning.CUSTOM_RESOURCE:
+        share.tags.set_tag(
+            DEPLOYED_CONFIG_TAG_KEY, config_fingerprint(ShareConfig.declared(share.spec))
+        )
+
+
+@dataclass(frozen=True)
+class _CheckedProps:
+    """The monitor's props that need checking, checked, before its construct exists."""
+
+    explicit: tuple[QuotaShareSpec, ...] | None
+    schedule_minutes: int
+    runnable_count_cap: int
+    snapshot_age_seconds: int | None
+    thresholds: ShareAlarmThresholds
+    share_thresholds: dict[str, ShareAlarmThresholds]
+
+    @classmethod
+    def of(
+        cls,
+        queue: ITrainingJobQueue,
+        *,
+        subject: str,
+        shares: Sequence[QuotaShareSpec] | None,
+        owner_topics: Mapping[str, sns.ITopic] | None,
+        metrics_schedule: Duration,
+        enforce_interruption_budget: bool,
+        metrics_enabled: bool,
+        job_events_enabled: bool,
+        dashboard_enabled: bool,
+        alarms_enabled: bool,
+        thresholds: ShareAlarmThresholds | None,
+        share_thresholds: Mapping[str, ShareAlarmThresholds] | None,
+        namespace: str,
+        operations_topic: sns.ITopic | None,
+        runnable_count_cap: int,
+        job_events_concurrency: int | None,
+        max_snapshot_age: Duration | None,
+    ) -> _CheckedProps:
+        explicit = None if shares is None else tuple(shares)
+        if explicit is not None:
+            if not explicit:
+                raise QuotaConfigError(subject, "shares", [], "at least one QuotaShareSpec")
+            monitoring_declaration_json(explicit)  # every value literal, names unique
+        specs = explicit if explicit is not None else tuple(queue.quota_share_specs)
+        for name, value in (
+            ("enforce_interruption_budget", enforce_interruption_budget),
+            ("metrics_enabled", metrics_enabled),
+            ("job_events_enabled", job_events_enabled),
+            ("dashboard_enabled", dashboard_enabled),
+            ("alarms_enabled", alarms_enabled),
+        ):
+            check_flag(value, subject=subject, field=name)
+        if enforce_interruption_budget and not job_events_enabled:
+            raise QuotaConfigError(
+                subject, "enforce_interruption_budget", True,
+                "False when job_events_enabled is False (budgets are enforced on job events)",
+            )
+        schedule_minutes = _check_schedule(metrics_schedule, subject=subject)
+        check_count(runnable_count_cap, subject=subject, field="runnable_count_cap", minimum=0,
+                    maximum=MAX_LISTING_PAGES * MAX_PAGE_SIZE)
+        snapshot_age_seconds = _check_snapshot_age(max_snapshot_age, subject=subject)
+        if job_events_concurrency is not None:
+            check_count(job_events_concurrency, subject=subject, field="job_events_concurrency",
+                        minimum=1, maximum=MAX_JOB_EVENTS_CONCURRENCY)
+        if not isinstance(namespace, str) or not 1 <= len(namespace) <= 255 or (
+            namespace.startswith("AWS/")
+        ):
+            raise QuotaConfigError(subject, "namespace", namespace, _NAMESPACE_ALLOWED)
+        if thresholds is not None and not isinstance(thresholds, ShareAlarmThresholds):
+            raise QuotaConfigError(subject, "thresholds", thresholds, "a ShareAlarmThresholds")
+        default_thresholds = (thresholds or ShareAlarmThresholds()).validate(subject=subject)
+        per_share = _check_share_thresholds(share_thresholds or {}, explicit, subject=subject)
+        _check_owner_topics(owner_topics, _owners(specs), subject=subject)
+        if operations_topic is not None:
+            _check_topic(operations_topic, subject=subject, field="operations_topic")
+        return cls(
+            explicit=explicit, schedule_minutes=schedule_minutes,
+            runnable_count_cap=runnable_count_cap, snapshot_age_seconds=snapshot_age_seconds,
+            thresholds=default_thresholds, share_thresholds=per_share,
+        )
 
 
 def _check_topic(topic: object, *, subject: str, field: str) -> None:

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import math
-from typing import Final
-
 from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as actions
@@ -13,9 +10,14 @@ from constructs import Construct
 
 from ..model import QuotaShareSpec
 from .metrics import ShareMetrics
-from .thresholds import ShareAlarmThresholds
-
-PREEMPTION_PERIOD: Final = Duration.hours(1)
+from .thresholds import (
+    COUNT_EXCEEDED,
+    DRIFT,
+    PREEMPTION_PERIOD,
+    STARVED,
+    ShareAlarmThresholds,
+    drift_evaluation_periods,
+)
 
 
 class ShareAlarms(Construct):
@@ -88,15 +90,8 @@ class ShareAlarms(Construct):
     ) -> cloudwatch.Alarm:
         """An alarm on an event count above ``threshold`` in one period; not breaching when
         missing, because the count is published only when the event happens."""
-        return count.create_alarm(
-            self,
-            id,
-            alarm_description=description,
-            threshold=threshold,
-            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-            evaluation_periods=1,
-            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-        )
+        return COUNT_EXCEEDED.create(count, self, id, description=description,
+                                     threshold=threshold)
 
     def _starved(
         self,
@@ -119,22 +114,16 @@ class ShareAlarms(Construct):
             period=period,
             label="starved (1 = the head job waits while its type's own capacity is idle)",
         )
-        return expression.create_alarm(
+        return STARVED.create(
+            expression,
             self,
             "Starved",
-            alarm_description=(
+            description=(
                 f"The first waiting job of {whose} has waited longer than "
                 f"{thresholds.starved_after.to_human_string()} although the share's own idle "
                 "capacity of that job's instance type could hold it: check the job's status "
                 "reason and who holds the share's lent capacity."
             ),
-            threshold=1,
-            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-            evaluation_periods=1,
-            # No data: nothing measured, or a snapshot too old to judge (the health alarm
-            # pages for that). Neither starvation nor its end: the alarm keeps its state, so a
-            # starving share is not told "OK" because a reading was withheld.
-            treat_missing_data=cloudwatch.TreatMissingData.IGNORE,
         )
 
     def _drift(
@@ -145,18 +134,15 @@ class ShareAlarms(Construct):
         period: Duration,
         whose: str,
     ) -> cloudwatch.Alarm:
-        periods = max(1, math.ceil(thresholds.drift_for.to_seconds() / period.to_seconds()))
         drift = metrics.drift(spec.name, period=period)
-        return drift.create_alarm(
+        return DRIFT.create(
+            drift,
             self,
             "Drift",
-            alarm_description=(
+            description=(
                 f"The live {whose} has differed from its declaration, or been INVALID or "
                 f"missing, for {thresholds.drift_for.to_human_string()}: someone changed it "
                 "outside the stack, or a deployment failed."
             ),
-            threshold=1,
-            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-            evaluation_periods=periods,
-            treat_missing_data=cloudwatch.TreatMissingData.MISSING,
+            evaluation_periods=drift_evaluation_periods(thresholds, period),
         )

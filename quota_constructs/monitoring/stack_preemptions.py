@@ -25,6 +25,7 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from .._share_ledger import AppBookkeeping
 from ..runtime.monitoring_contract import (
     DECLARATION_FILE_ENV,
     ENFORCE_BUDGET_ENV,
@@ -84,11 +85,13 @@ class StackPreemptions(Construct):
         concurrency: int | None,
     ) -> StackPreemptions:
         stack = Stack.of(scope)
-        existing = stack.node.try_find_child(CONSTRUCT_ID)
-        if isinstance(existing, StackPreemptions):
-            return existing
-        return cls(stack, CONSTRUCT_ID, dead_letter_queue=dead_letter_queue,
-                   log_retention=log_retention, layers=layers, concurrency=concurrency)
+        records = AppBookkeeping.of(stack).stack_records(stack)
+        if isinstance(records.preemptions, StackPreemptions):
+            return records.preemptions
+        created = cls(stack, CONSTRUCT_ID, dead_letter_queue=dead_letter_queue,
+                      log_retention=log_retention, layers=layers, concurrency=concurrency)
+        records.preemptions = created
+        return created
 
     def __init__(
         self,

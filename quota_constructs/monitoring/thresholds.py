@@ -1,10 +1,16 @@
-"""When a share's alarms go off: thresholds a platform team can keep, each one overridable."""
+"""When the monitoring's alarms go off, all in this one place: the thresholds a platform team
+can keep, each one overridable (:class:`ShareAlarmThresholds`), and the fixed settings of every
+alarm the library creates (periods, evaluation periods, missing-data treatment)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+from typing import Final
 
 from aws_cdk import Duration
+from aws_cdk import aws_cloudwatch as cloudwatch
+from constructs import Construct
 
 from ..model import QuotaConfigError
 from ..model.capacity import check_count
@@ -54,3 +60,87 @@ def _whole_minutes(value: Duration) -> bool:
 
 def _show(value: object) -> object:
     return value.to_human_string() if isinstance(value, Duration) else value
+
+
+# Alarm and graph period: five one-minute measurements smooth out a single slow API call.
+MIN_PERIOD: Final = Duration.minutes(5)
+PREEMPTION_PERIOD: Final = Duration.hours(1)
+"""The period of the ``Preemptions`` alarm (``max_preemptions_per_hour``)."""
+
+_Compare = cloudwatch.ComparisonOperator
+_Missing = cloudwatch.TreatMissingData
+
+
+@dataclass(frozen=True)
+class AlarmSetting:
+    """How one kind of alarm judges its figure (threshold, comparison, evaluation periods,
+    missing data); ``None`` where the caller supplies it (a user threshold)."""
+
+    comparison: cloudwatch.ComparisonOperator
+    treat_missing_data: cloudwatch.TreatMissingData
+    threshold: float | None = 1
+    evaluation_periods: int | None = 1
+
+    def create(
+        self,
+        figure: cloudwatch.Metric | cloudwatch.MathExpression,
+        scope: Construct,
+        id: str,
+        *,
+        description: str,
+        threshold: float | None = None,
+        evaluation_periods: int | None = None,
+    ) -> cloudwatch.Alarm:
+        chosen_threshold = self.threshold if threshold is None else threshold
+        periods = self.evaluation_periods if evaluation_periods is None else evaluation_periods
+        assert chosen_threshold is not None and periods is not None, "a setting left open"
+        return figure.create_alarm(
+            scope,
+            id,
+            alarm_description=description,
+            threshold=chosen_threshold,
+            comparison_operator=self.comparison,
+            evaluation_periods=periods,
+            treat_missing_data=self.treat_missing_data,
+        )
+
+
+STARVED: Final = AlarmSetting(
+    _Compare.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    # No data: nothing measured, or a snapshot too old to judge (the health alarm pages for
+    # that). Neither starvation nor its end: the alarm keeps its state, so a starving share is
+    # not told "OK" because a reading was withheld.
+    _Missing.IGNORE,
+)
+DRIFT: Final = AlarmSetting(
+    _Compare.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    # A silent metrics function leaves the alarm INSUFFICIENT_DATA (visible on the dashboard)
+    # rather than paging every owner for a monitoring fault.
+    _Missing.MISSING,
+    evaluation_periods=None,  # drift_evaluation_periods
+)
+COUNT_EXCEEDED: Final = AlarmSetting(
+    _Compare.GREATER_THAN_THRESHOLD,
+    # The count is published only when the event happens.
+    _Missing.NOT_BREACHING,
+    threshold=None,
+)
+DEAD_LETTERS: Final = AlarmSetting(
+    _Compare.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    # SQS publishes nothing for a period in which nothing was sent.
+    _Missing.NOT_BREACHING,
+)
+DEAD_LETTERS_PERIOD: Final = MIN_PERIOD
+MONITOR_HEALTH: Final = AlarmSetting(
+    _Compare.LESS_THAN_THRESHOLD,
+    # Every run publishes the figure: none at all means the monitor is not running.
+    _Missing.BREACHING,
+    # Two periods in a row: one failed run (a deployment, a single throttled minute) does not
+    # page.
+    evaluation_periods=2,
+)
+
+
+def drift_evaluation_periods(thresholds: ShareAlarmThresholds, period: Duration) -> int:
+    """How many alarm periods cover ``drift_for`` (at least one)."""
+    return max(1, math.ceil(thresholds.drift_for.to_seconds() / period.to_seconds()))

@@ -794,6 +794,57 @@ def test_a_share_added_after_the_monitoring_is_monitored(tmp_path: Path) -> None
     assert "product" in json.dumps(events_env[contract.OWNER_TOPICS_ENV])
 
 
+def test_a_share_is_watched_as_soon_as_it_is_declared_without_synthesis() -> None:
+    """One phase: the queue's ledger tells the monitor of each share as it is recorded, so a
+    share declared after the monitor (in another stack too) has its alarms, dashboard row,
+    owner topic and deployed-config tag before anything is synthesized."""
+    from quota_constructs.runtime.deployed_config import (
+        DEPLOYED_CONFIG_TAG_KEY,
+        config_fingerprint,
+    )
+    from quota_constructs.runtime.share_config import ShareConfig
+
+    app = cdk.App()
+    stack = cdk.Stack(app, "Early", env=ENV)
+    queue = managed(stack, shares=SHARES[:1])
+    monitoring = queue.add_monitoring()
+    assert [s.name for s in monitoring.shares] == ["QS1"]
+    assert monitoring.alarms_of("QS2") == ()
+    team = cdk.Stack(app, "Team", env=ENV)
+    late = spec("QS2", SharingStrategy.LEND, agreement=PRODUCT)
+    share = queue.job_queue.add_quota_share("QS2", spec=late)
+    moved = TrainingJobQueue.from_job_queue_arn(team, "Queue", queue.job_queue.job_queue_arn)
+    moved.add_quota_share("QS3", spec=SHARES[2])
+
+    assert [s.name for s in monitoring.shares] == ["QS1", "QS2", "QS3"]
+    assert {"Starved", "Drift"} <= {a.node.id for a in monitoring.alarms_of("QS2")}
+    assert {"Starved", "Drift"} <= {a.node.id for a in monitoring.alarms_of("QS3")}
+    assert "product" in monitoring.owner_topics
+    assert share.tags.tag_values()[DEPLOYED_CONFIG_TAG_KEY] == config_fingerprint(
+        ShareConfig.declared(late)
+    )
+    # Nothing was staged yet: only the late parts wait for synthesis.
+    assert monitoring.node.try_find_child("Code") is None
+
+
+def test_given_shares_tag_the_queues_shares_of_those_names_only() -> None:
+    from quota_constructs.runtime.deployed_config import DEPLOYED_CONFIG_TAG_KEY
+
+    app = cdk.App()
+    stack = cdk.Stack(app, "Given", env=ENV)
+    queue = TrainingJobQueue.from_job_queue_arn(stack, "Queue", events.QUEUE_ARN)
+    before = queue.add_quota_share("QS1", spec=SHARES[0])
+    monitoring = QuotaShareMonitoring(stack, "Monitoring", job_queue=queue,
+                                      shares=list(SHARES[:2]))
+    after = queue.add_quota_share("QS2", spec=SHARES[1])
+    other = queue.add_quota_share("QS3", spec=SHARES[2])
+
+    assert [s.name for s in monitoring.shares] == ["QS1", "QS2"]
+    assert DEPLOYED_CONFIG_TAG_KEY in before.tags.tag_values()
+    assert DEPLOYED_CONFIG_TAG_KEY in after.tags.tag_values()
+    assert DEPLOYED_CONFIG_TAG_KEY not in other.tags.tag_values()
+
+
 def test_a_second_monitor_of_one_queue_is_refused() -> None:
     app = cdk.App()
     stack = cdk.Stack(app, "Twice", env=ENV)
@@ -817,6 +868,28 @@ def test_two_apps_in_one_process_do_not_see_each_others_monitors() -> None:
         stack = cdk.Stack(cdk.App(), "Once", env=ENV)
         queue = TrainingJobQueue.from_job_queue_arn(stack, "Queue", events.QUEUE_ARN)
         QuotaShareMonitoring(stack, "Monitoring", job_queue=queue, shares=list(SHARES))
+
+
+def test_the_apps_records_are_kept_in_its_bookkeeping_construct_only() -> None:
+    from quota_constructs._share_ledger import BOOKKEEPING_ID, AppBookkeeping
+
+    app = cdk.App()
+    stack = cdk.Stack(app, "Kept", env=ENV)
+    queue = managed(stack)
+    monitoring = queue.add_monitoring()
+    bookkeeping = app.node.find_child(BOOKKEEPING_ID)
+    assert isinstance(bookkeeping, AppBookkeeping)
+    ledger = bookkeeping.queue_ledgers[queue.job_queue]
+    assert ledger.monitor_path == monitoring.node.path
+    records = bookkeeping.stack_records(stack)
+    assert records.preemptions is monitoring.preemptions
+    assert records.share_provider is stack.node.find_child("QuotaShareProvider")
+    # Nothing is hung on other constructs' attributes.
+    for construct in (queue, queue.job_queue, queue.share("QS1"), stack):
+        assert not [name for name in vars(construct) if name.startswith("_quota_constructs")]
+    # Another app has its own records: the same queue there gets its own monitor.
+    other_stack = cdk.Stack(cdk.App(), "Kept", env=ENV)
+    managed(other_stack).add_monitoring()
 
 
 def test_job_queue_must_be_a_training_queue() -> None:
