@@ -53,7 +53,7 @@ def test_team_may_submit_only_into_its_share_up_to_its_ceiling(team: Template) -
         # Other tags may come along, but none of the keys the library reserves.
         "ForAllValues:StringNotEqualsIgnoreCase": {"aws:TagKeys": [
             "quota-constructs:owner", "quota-constructs:adopting", "quota-constructs:lifecycle",
-            "quota-constructs:deployed-config",
+            "quota-constructs:deployed-config", "quota-constructs:adopted",
         ]},
     }
     pass_role = [s for s in statements(team) if s["Action"] == "iam:PassRole"]
