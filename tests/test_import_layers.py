@@ -6,6 +6,7 @@ or round a longer loop. Every import counts: at module level, inside functions, 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -41,28 +42,27 @@ def imports_of(path: Path) -> set[str]:
     return imports_in(path.read_text(encoding="utf-8"), package)
 
 
-def imports_in(source: str, package: tuple[str, ...]) -> set[str]:
-    """The parts ``source``, a module of ``package``, imports anything from."""
-    parts = _parts()
-    found: set[str] = set()
+def imported_names(source: str, package: tuple[str, ...]) -> Iterator[tuple[str, str]]:
+    """Every import of ``source`` (a module of ``package``), at any depth of the file, as
+    ``(module, module.name)``: ``name`` may be a module of ``module`` or a name in it."""
     for node in ast.walk(ast.parse(source)):
-        dotted: list[str] = []
         if isinstance(node, ast.Import):
-            dotted = [alias.name for alias in node.names]
+            yield from ((alias.name, alias.name) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package[: len(package) - (node.level - 1)]
                 module = ".".join(base + ((node.module,) if node.module else ()))
             else:
                 module = node.module or ""
-            # "from .x import y": y may be a module of x or a name in it; either way the part
-            # is the first component below the package.
-            dotted = [f"{module}.{alias.name}" for alias in node.names]
-        for name in dotted:
-            target = _target(name, parts)
-            if target is not None:
-                found.add(target)
-    return found
+            yield from ((module, f"{module}.{alias.name}") for alias in node.names)
+
+
+def imports_in(source: str, package: tuple[str, ...]) -> set[str]:
+    """The parts ``source``, a module of ``package``, imports anything from."""
+    parts = _parts()
+    # Either way the part is the first component below the package.
+    targets = (_target(dotted, parts) for _, dotted in imported_names(source, package))
+    return {target for target in targets if target is not None}
 
 
 def import_graph() -> dict[str, set[str]]:
@@ -126,27 +126,12 @@ def file_imports_in(source: str, package: tuple[str, ...], modules: set[str]) ->
     """The library's modules ``source`` (a module of ``package``) imports: for ``from m import
     n``, ``m.n`` when that is a module, else ``m``."""
     found: set[str] = set()
-    for node in ast.walk(ast.parse(source)):
-        dotted: list[str] = []
-        if isinstance(node, ast.Import):
-            dotted = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = ".".join(
-                    package[: len(package) - (node.level - 1)]
-                    + ((node.module,) if node.module else ())
-                )
-            else:
-                base = node.module or ""
-            dotted = [
-                f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
-                for alias in node.names
-            ]
-        for name in dotted:
-            while name and name not in modules:
-                name = name.rpartition(".")[0]
-            if name:
-                found.add(name)
+    for module, dotted in imported_names(source, package):
+        name = dotted if dotted in modules else module
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        if name:
+            found.add(name)
     return found
 
 
