@@ -42,7 +42,6 @@ from .model import (
     QuotaConfigError,
     QuotaShareSpec,
     is_unresolved,
-    resource_properties,
     share_subject,
 )
 from .model.capacity import check_count
@@ -50,9 +49,12 @@ from .model.deployed_names import PrincipalNames
 from .model.queue import share_warnings
 from .model.submission import MAX_JOB_PRIORITY, MIN_JOB_PRIORITY, SHARE_TAG_KEY
 from .model.tags import MAX_TAGS, RESERVED_LIBRARY_TAG_KEYS
-from .runtime.deployed_config import DEPLOYED_CONFIG_TAG_KEY
 from .share_options import ShareLifecycle, ShareProvisioning, check_lifecycle
 from .stack_outputs import add_output, principal_names
+from .wire.custom_resource import CUSTOM_RESOURCE_TYPE, MAX_DECLARED_TAGS
+from .wire.deployed_config import DEPLOYED_CONFIG_TAG_KEY
+from .wire.share_arn import SHARE_PATH, quota_share_arn
+from .wire.share_codec import resource_properties
 
 if TYPE_CHECKING:
     from .share_provider import QuotaShareProvider
@@ -67,12 +69,7 @@ __all__ = [
     "ShareProvisioning",
 ]
 
-CUSTOM_RESOURCE_TYPE = "Custom::BatchQuotaShare"
 SAGEMAKER_SERVICE = "sagemaker.amazonaws.com"
-
-# The custom resource tags each share it manages with an ownership marker and a record of its
-# lifecycle opt-ins (quota_constructs.runtime.ownership.RUNTIME_TAG_KEYS).
-MAX_DECLARED_TAGS = MAX_TAGS - 2
 
 
 # What the AWS Batch service authorization reference ("Actions, resources, and condition keys
@@ -587,7 +584,7 @@ class QuotaShare(_QuotaShareBase):
             arn,
             service="batch",
             resource="job-queue",
-            resource_name=f"{queue_name}/quota-share/{self.spec.name}",
+            resource_name=quota_share_arn(queue_name, self.spec.name),
             arn_format=ArnFormat.SLASH_RESOURCE_NAME,
         )
 
@@ -624,7 +621,7 @@ class _ImportedQuotaShare(_QuotaShareBase):
         self._grants = []
         if parsed is None:
             # The share ARN is the queue ARN followed by /quota-share/<name>.
-            self._queue_arn, self._name = Fn.split("/quota-share/", arn, 2)
+            self._queue_arn, self._name = Fn.split(SHARE_PATH, arn, 2)
             self._subject = share_subject(CONSTRUCT_PATH)
         else:
             self._queue_arn, self._name = parsed

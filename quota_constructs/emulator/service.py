@@ -25,12 +25,13 @@ from operator import attrgetter
 from typing import Any
 
 from ..model import CapacityLimit, QuotaAllocation, QuotaConfigError, QuotaShareSpec
-from ..model.wire import ENABLED, api_configuration, resource_properties, spec_from_properties
-from ..runtime.monitoring_contract import QUEUE_BLOCKED_DETAIL_TYPE, STATE_CHANGE_DETAIL_TYPE
 from ..runtime.ownership import LIFECYCLE_TAG_KEY, OWNER_TAG_KEY, owner_marker, stack_marker
-from ..runtime.share_arn import QuotaShareArn
 from ..runtime.share_request import GuardOptIns
 from ..simulation.inputs import SimulationOptions
+from ..wire.monitoring_contract import QUEUE_BLOCKED_DETAIL_TYPE, STATE_CHANGE_DETAIL_TYPE
+from ..wire.share_arn import QuotaShareArn, quota_share_arn
+from ..wire.share_codec import api_configuration, resource_properties, spec_from_properties
+from ..wire.share_config import ENABLED
 from . import events
 from .clock import Clock
 from .protocol import ApiError, bad_value
@@ -689,7 +690,7 @@ class QueueService:
         return job
 
     def _share_arn(self, name: str) -> str:
-        return f"{self.queue_arn}/quota-share/{name}"
+        return quota_share_arn(self.queue_arn, name)
 
     def _share_by_arn(self, arn: str) -> Share:
         parsed = QuotaShareArn.parse(arn)

@@ -28,12 +28,12 @@ from quota_constructs.runtime.batch_reads import (
     shares_left_out,
 )
 from quota_constructs.runtime.errors import QuotaShareLifecycleError
-from quota_constructs.runtime.live_share import LiveShare
 from quota_constructs.runtime.monitoring_gateway import MonitoringGateway
 from quota_constructs.runtime.retry import RetryPolicy
 from quota_constructs.runtime.service_job import DISPATCHED_STATUSES, ServiceJob
 from quota_constructs.runtime.service_models import MINIMUM_BOTOCORE, REQUIRED_BATCH_OPERATIONS
-from quota_constructs.runtime.share_arn import QuotaShareArn, job_queue_name_of
+from quota_constructs.wire.live_share import LiveShare
+from quota_constructs.wire.share_arn import QuotaShareArn, job_queue_name_of
 
 SAGEMAKER_TRAINING = "SAGEMAKER_TRAINING"
 RUNNABLE_PAGE_SIZE = 100

@@ -16,7 +16,7 @@ from constructs import Construct
 
 from .._l1_resources import default_policy
 from ..nag_acknowledgments import acknowledge_wildcard_resource
-from ..runtime.monitoring_contract import (
+from ..wire.monitoring_contract import (
     MAX_SNAPSHOT_AGE_ENV,
     RUNNABLE_COUNT_CAP_ENV,
     SHARE_METRICS_HANDLER,

@@ -25,7 +25,7 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from ..runtime.monitoring_contract import (
+from ..wire.monitoring_contract import (
     DECLARATION_FILE_ENV,
     ENFORCE_BUDGET_ENV,
     EVENT_SOURCE,

@@ -18,8 +18,11 @@ from botocore import xform_name
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
+from quota_constructs.wire.listing import MAX_LISTING_PAGES
+from quota_constructs.wire.live_share import LiveShare
+from quota_constructs.wire.share_arn import QuotaShareArn
+
 from .batch_reads import (
-    MAX_LISTING_PAGES,
     QueueSnapshot,
     ServiceJobDetail,
     describe_service_job,
@@ -28,7 +31,6 @@ from .batch_reads import (
     read_queue_snapshot,
 )
 from .errors import QuotaShareLifecycleError
-from .live_share import LiveShare
 from .retry import RetryPolicy, call_with_retries, is_retryable
 from .service_job import ServiceJob
 from .service_models import (
@@ -38,7 +40,6 @@ from .service_models import (
     boto3_session,
     carries_models,
 )
-from .share_arn import QuotaShareArn
 from .share_writes import Progress, ShareWrite, is_busy_refusal
 from .structured_log import log
 

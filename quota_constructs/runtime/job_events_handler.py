@@ -31,10 +31,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .emf import COUNT, MetricRecord, emit
-from .event_memory import EventMemory
-from .monitor_settings import MonitorConfigurationError, MonitorSettings
-from .monitoring_contract import (
+from quota_constructs.wire.monitoring_contract import (
     BLOCKED_JOBS,
     ENFORCE_BUDGET_ENV,
     JOB_QUEUE_ARN_ENV,
@@ -52,6 +49,10 @@ from .monitoring_contract import (
     QUOTA_SHARE_DIMENSION,
     STATE_CHANGE_DETAIL_TYPE,
 )
+
+from .emf import COUNT, MetricRecord, emit
+from .event_memory import EventMemory
+from .monitor_settings import MonitorConfigurationError, MonitorSettings
 from .monitoring_gateway import MonitoringGateway
 from .notifier import Notifier, OwnerMessage, create_sns_client
 from .owner_messages import (

@@ -12,13 +12,13 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from quota_constructs.model import QuotaConfigError
+from quota_constructs.wire.share_arn import QuotaShareArn
 
 from . import wait_budget
 from .batch_gateway import BatchGateway
 from .deletion import ShareDeleter
 from .errors import QuotaShareLifecycleError
 from .provisioning import ShareProvisioner
-from .share_arn import QuotaShareArn
 from .share_request import ShareEvent
 from .structured_log import log
 from .wait_budget import STARTED_AT_KEY, WaitBudget, started_now

@@ -28,9 +28,9 @@ from quota_constructs import (
     SharingStrategy,
     TrainingJobQueue,
 )
-from quota_constructs.model import monitoring_declaration_json
 from quota_constructs.monitoring._asset import DECLARATION_FILE
 from quota_constructs.runtime import monitoring_contract as contract
+from quota_constructs.wire.monitoring_declaration import monitoring_declaration_json
 
 from ..constructs.support import G5, G6, logical_id, policy_statements, spec
 from . import sample_events as events
@@ -827,11 +827,11 @@ def test_job_queue_must_be_a_training_queue() -> None:
 
 
 def test_each_custom_resource_share_records_the_configuration_it_deploys() -> None:
-    from quota_constructs.runtime.deployed_config import (
+    from quota_constructs.wire.deployed_config import (
         DEPLOYED_CONFIG_TAG_KEY,
         config_fingerprint,
     )
-    from quota_constructs.runtime.share_config import ShareConfig
+    from quota_constructs.wire.share_config import ShareConfig
 
     app = cdk.App()
     stack = cdk.Stack(app, "Recorded", env=ENV)

@@ -13,18 +13,12 @@ from typing import Any
 import boto3
 import pytest
 
-from quota_constructs.model import (
-    CapacityLimit,
-    QuotaShareSpec,
-    ShareAgreement,
-    SharingStrategy,
-    api_configuration,
-    monitoring_declaration_json,
-)
+from quota_constructs.model import CapacityLimit, QuotaShareSpec, ShareAgreement, SharingStrategy
 from quota_constructs.runtime import batch_gateway, notifier
 from quota_constructs.runtime.job_events_handler import MEMORY
 from quota_constructs.runtime.monitor_settings import load_declaration
-from quota_constructs.runtime.monitoring_contract import (
+from quota_constructs.runtime.retry import RetryPolicy
+from quota_constructs.wire.monitoring_contract import (
     DECLARATION_FILE_ENV,
     ENFORCE_BUDGET_ENV,
     JOB_QUEUE_ARN_ENV,
@@ -32,7 +26,8 @@ from quota_constructs.runtime.monitoring_contract import (
     METRIC_NAMESPACE_ENV,
     OWNER_TOPICS_ENV,
 )
-from quota_constructs.runtime.retry import RetryPolicy
+from quota_constructs.wire.monitoring_declaration import monitoring_declaration_json
+from quota_constructs.wire.share_codec import api_configuration
 
 from .fake_service_jobs import MonitoringFakeBatch, MonitoringFakeBatchServer
 from .fake_sns import FakeSns, FakeSnsServer

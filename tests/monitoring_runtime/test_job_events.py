@@ -8,7 +8,7 @@ import pytest
 
 from quota_constructs.runtime import job_events_handler
 from quota_constructs.runtime.batch_gateway import BatchRequestError
-from quota_constructs.runtime.monitoring_contract import (
+from quota_constructs.wire.monitoring_contract import (
     BLOCKED_JOBS,
     JOBS_OVER_BUDGET,
     JOBS_TERMINATED_OVER_BUDGET,

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from quota_constructs.runtime import batch_gateway, share_metrics_handler
-from quota_constructs.runtime.monitoring_contract import (
+from quota_constructs.wire.monitoring_contract import (
     CAPACITY_IN_USE,
     HEAD_JOB_FITS_IDLE_OWN,
     MAX_SNAPSHOT_AGE_ENV,

@@ -10,6 +10,7 @@ import pytest
 
 from quota_constructs.runtime import batch_gateway, quota_share_handler, wait_budget
 from quota_constructs.runtime.service_models import REQUIRED_BATCH_OPERATIONS
+from quota_constructs.wire import custom_resource
 
 from .cloudformation import StackResource, cfn_event, share_properties
 from .conftest import Batch
@@ -172,8 +173,8 @@ class SteppingClock:
 
 
 def give_the_provider(monkeypatch: pytest.MonkeyPatch, total: int, interval: int) -> None:
-    monkeypatch.setenv(wait_budget.TOTAL_TIMEOUT_ENV, str(total))
-    monkeypatch.setenv(wait_budget.QUERY_INTERVAL_ENV, str(interval))
+    monkeypatch.setenv(custom_resource.TOTAL_TIMEOUT_ENV, str(total))
+    monkeypatch.setenv(custom_resource.QUERY_INTERVAL_ENV, str(interval))
     monkeypatch.setattr(wait_budget, "clock", SteppingClock(interval))
 
 
