@@ -14,7 +14,7 @@ from typing import Any
 from quota_constructs.wire.live_share import LiveShare
 from quota_constructs.wire.share_arn import is_job_queue_arn, quota_share_arn
 
-from .batch_gateway import BatchGateway, BatchRequestError
+from .batch_gateway import BatchConnection, BatchGateway, BatchRequestError
 from .batch_reads import (
     QueueSnapshot,
     RunnableCount,
@@ -46,8 +46,10 @@ class LiveShares:
 
 class MonitoringGateway(BatchGateway):
     @classmethod
-    def from_context(cls, context: Any) -> MonitoringGateway:
-        gateway = super().from_context(context)
+    def from_context(
+        cls, context: Any, connection: BatchConnection | None = None
+    ) -> MonitoringGateway:
+        gateway = super().from_context(context, connection)
         assert isinstance(gateway, MonitoringGateway)
         return gateway
 

@@ -41,7 +41,7 @@ from quota_constructs.wire.monitoring_contract import (
 )
 from quota_constructs.wire.share_arn import QuotaShareArn, job_queue_name_of
 
-from .batch_gateway import BatchRequestError
+from .batch_gateway import BatchConnection, BatchRequestError
 from .batch_reads import QueueSnapshot, RunnableCount, ServiceJobDetail
 from .emf import emit
 from .monitor_settings import MonitorSettings
@@ -69,10 +69,12 @@ CLOCK: Callable[[], float] = time.time
 """Wall-clock seconds: the snapshot's age and the jobs' waits are measured against it."""
 
 
-def handler(event: Any, context: Any) -> dict[str, Any]:
+def handler(event: Any, context: Any,
+            connection: BatchConnection | None = None) -> dict[str, Any]:
+    """Lambda's entry point (``connection``: how to reach AWS Batch; the default in Lambda)."""
     try:
         settings = MonitorSettings.from_environment()
-        gateway = MonitoringGateway.from_context(context)
+        gateway = MonitoringGateway.from_context(context, connection)
     except Exception:
         # A monitor that cannot even start is unhealthy, and says so before failing.
         _emit_unhealthy_from_environment()

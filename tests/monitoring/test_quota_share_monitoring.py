@@ -29,7 +29,7 @@ from quota_constructs import (
     TrainingJobQueue,
 )
 from quota_constructs.monitoring._asset import DECLARATION_FILE
-from quota_constructs.runtime import monitoring_contract as contract
+from quota_constructs.wire import monitoring_contract as contract
 from quota_constructs.wire.monitoring_declaration import monitoring_declaration_json
 
 from ..constructs.support import G5, G6, logical_id, policy_statements, spec
