@@ -44,6 +44,21 @@ CONFIGURATION_FIELDS: Final = (
 properties share (in this order, the order templates have always had)."""
 
 
+def recased(fields: Mapping[str, Any], casing: Casing) -> dict[str, Any]:
+    """Configuration fields as the API spells them (a request's), spelled in ``casing``; only
+    the :data:`CONFIGURATION_FIELDS` given are kept."""
+
+    def spelled(value: Any) -> Any:
+        if isinstance(value, Mapping):
+            return {casing.key(str(key)): spelled(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [spelled(item) for item in value]
+        return value
+
+    return {casing.key(name): spelled(fields[name]) for name in CONFIGURATION_FIELDS
+            if name in fields}
+
+
 def switch(on: bool) -> str:
     return ENABLED if on else DISABLED
 

@@ -22,7 +22,7 @@ from quota_constructs.wire.share_codec import (
     resource_properties,
     spec_from_properties,
 )
-from quota_constructs.wire.share_config import Casing, ShareConfig
+from quota_constructs.wire.share_config import Casing, ShareConfig, recased
 
 from .test_share_codec import UNITS, stringify
 
@@ -98,7 +98,9 @@ def test_both_casings_carry_the_same_values(spec: QuotaShareSpec) -> None:
     properties = resource_properties(spec, QUEUE_ARN)
     assert {key: properties[key] for key in config.fields(Casing.CLOUDFORMATION)} == (
         config.fields(Casing.CLOUDFORMATION))
-    assert _camel(config.fields(Casing.CLOUDFORMATION)) == config.fields(Casing.API)
+    assert recased(api_configuration(spec), Casing.CLOUDFORMATION) == (
+        config.fields(Casing.CLOUDFORMATION))
+    assert recased(api_configuration(spec), Casing.API) == config.fields(Casing.API)
 
 
 @given(declarations(), declarations())
@@ -111,10 +113,3 @@ def test_update_fields_turn_one_configuration_into_the_other(
     assert new.shows(fields)
     assert (fields == {}) == (old == new)
 
-
-def _camel(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {key[:1].lower() + key[1:]: _camel(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_camel(item) for item in value]
-    return value
