@@ -185,7 +185,7 @@ def test_the_asset_carries_the_declaration_of_the_monitored_shares(built: Any) -
     asset_hash = code["S3Key"].removesuffix(".zip")
     staged = built.synthesized / f"asset.{asset_hash}"
     assert (staged / DECLARATION_FILE).read_text() == monitoring_declaration_json(SHARES)
-    assert (staged / "quota_constructs" / "runtime" / "monitoring_contract.py").is_file()
+    assert (staged / "quota_constructs" / "wire" / "monitoring_contract.py").is_file()
     # Both functions share the one asset; monitoring constructs never travel in it.
     assert function_properties(built.watched.job_events_function)["Code"] == code
     assert not (staged / "quota_constructs" / "monitoring").exists()
