@@ -21,6 +21,7 @@ from .model import (
     is_unresolved,
     validate_capacity_limits,
 )
+from .wire.share_arn import QuotaShareArn
 
 CONSTRUCT_PATH = "<construct path>"
 """Stands for a construct's path in a message until the message is raised or shown.
@@ -114,21 +115,15 @@ def parse_quota_share_arn(arn: str, *, subject: str, field: str) -> tuple[str, s
     """``(job queue ARN, share name)`` of a literal quota share ARN; None for a token."""
     if is_unresolved(arn):
         return None
-    match = _BATCH_ARN.fullmatch(arn) if isinstance(arn, str) else None
-    parts = match["name"].split("/") if match is not None else []
-    if (
-        match is None
-        or match["resource"] != "job-queue"
-        or len(parts) != 3
-        or parts[1] != "quota-share"
-    ):
+    literal = _BATCH_ARN.fullmatch(arn) if isinstance(arn, str) else None
+    parsed = QuotaShareArn.split(arn) if literal is not None else None
+    if parsed is None:
         raise QuotaConfigError(
             subject, field, arn,
             "arn:<partition>:batch:<region>:<account>:job-queue/<queue>/quota-share/<share>",
         )
-    share_name = parts[2]
-    check_share_name(share_name, subject=subject, field=f"{field} (quota share name)")
-    return arn[: arn.index("/quota-share/")], share_name
+    check_share_name(parsed.share_name, subject=subject, field=f"{field} (quota share name)")
+    return parsed.job_queue_arn, parsed.share_name
 
 
 def name_from_arn(scope: Construct, arn: str) -> str:

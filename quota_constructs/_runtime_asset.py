@@ -43,7 +43,7 @@ PACKAGE_NAME = "quota_constructs"
 PACKAGE_ROOT = Path(__file__).resolve().parent
 
 # Subpackages the Lambda imports; each travels as its top-level ``*.py`` files only.
-RUNTIME_SUBPACKAGES = ("model", "runtime")
+RUNTIME_SUBPACKAGES = ("model", "wire", "runtime")
 
 BOTOCORE_DATA_IN_ASSET = PurePosixPath(PACKAGE_NAME, "runtime", BOTOCORE_DATA_DIRECTORY)
 INSTANCE_TYPES_IN_ASSET = PurePosixPath(PACKAGE_NAME, "model", TRAINING_INSTANCE_TYPES_FILE)

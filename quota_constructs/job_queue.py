@@ -50,6 +50,7 @@ from .scheduling_policy import IQuotaShareSchedulingPolicy
 from .service_environment import ITrainingServiceEnvironment
 from .share_options import ShareLifecycle, ShareProvisioning
 from .stack_outputs import add_output
+from .wire.share_arn import quota_shares_of
 
 if TYPE_CHECKING:
     from .share_provider import QuotaShareProvider
@@ -191,7 +192,7 @@ class _TrainingJobQueueBase(Resource):
         queue_arn = self.job_queue_arn
         scopes = (
             (permissions.QUEUE_ACTIONS, [queue_arn]),
-            (permissions.SHARE_ACTIONS, [f"{queue_arn}/quota-share/*"]),
+            (permissions.SHARE_ACTIONS, [quota_shares_of(queue_arn)]),
             (permissions.UNSCOPED_ACTIONS, ["*"]),
         )
         grants = [iam.Grant.add_to_principal(grantee=grantee, actions=list(actions),

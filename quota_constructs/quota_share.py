@@ -43,7 +43,6 @@ from .model import (
     QuotaConfigError,
     QuotaShareSpec,
     is_unresolved,
-    resource_properties,
     share_subject,
 )
 from .model.capacity import check_count
@@ -52,9 +51,12 @@ from .model.queue import share_warnings
 from .model.submission import MAX_JOB_PRIORITY, MIN_JOB_PRIORITY, SHARE_TAG_KEY
 from .model.tags import MAX_TAGS, RESERVED_LIBRARY_TAG_KEYS
 from .nag_acknowledgments import acknowledge_grant_wildcards
-from .runtime.deployed_config import DEPLOYED_CONFIG_TAG_KEY
 from .share_options import ShareLifecycle, ShareProvisioning, check_lifecycle
 from .stack_outputs import add_output, principal_names
+from .wire.custom_resource import CUSTOM_RESOURCE_TYPE, MAX_DECLARED_TAGS
+from .wire.deployed_config import DEPLOYED_CONFIG_TAG_KEY
+from .wire.share_arn import SHARE_PATH, quota_share_arn, quota_shares_of
+from .wire.share_codec import resource_properties
 
 if TYPE_CHECKING:
     from .share_provider import QuotaShareProvider
@@ -69,12 +71,7 @@ __all__ = [
     "ShareProvisioning",
 ]
 
-CUSTOM_RESOURCE_TYPE = "Custom::BatchQuotaShare"
 SAGEMAKER_SERVICE = "sagemaker.amazonaws.com"
-
-# The custom resource tags each share it manages with an ownership marker and a record of its
-# lifecycle opt-ins (quota_constructs.runtime.ownership.RUNTIME_TAG_KEYS).
-MAX_DECLARED_TAGS = MAX_TAGS - 2
 
 
 # What the AWS Batch service authorization reference ("Actions, resources, and condition keys
@@ -263,7 +260,7 @@ def grant_queue_observe(grantee: iam.IGrantable, queue_arn: str) -> iam.Grant:
             iam.Grant.add_to_principal(
                 grantee=grantee,
                 actions=["batch:DescribeQuotaShare"],
-                resource_arns=[f"{queue_arn}/quota-share/*"],
+                resource_arns=[quota_shares_of(queue_arn)],
             )
         )
         .combine(
@@ -669,7 +666,7 @@ class QuotaShare(_QuotaShareBase):
             arn,
             service="batch",
             resource="job-queue",
-            resource_name=f"{queue_name}/quota-share/{self.spec.name}",
+            resource_name=quota_share_arn(queue_name, self.spec.name),
             arn_format=ArnFormat.SLASH_RESOURCE_NAME,
         )
 
@@ -706,7 +703,7 @@ class _ImportedQuotaShare(_QuotaShareBase):
         self._grants = []
         if parsed is None:
             # The share ARN is the queue ARN followed by /quota-share/<name>.
-            self._queue_arn, self._name = Fn.split("/quota-share/", arn, 2)
+            self._queue_arn, self._name = Fn.split(SHARE_PATH, arn, 2)
             self._subject = share_subject(CONSTRUCT_PATH)
         else:
             self._queue_arn, self._name = parsed

@@ -9,21 +9,7 @@ from aws_cdk import RemovalPolicy
 
 from ._construct_props import check_flag
 from .model import QuotaConfigError
-
-# ShareLifecycle field → custom-resource property (the guards the custom resource enforces).
-_GUARD_PROPERTIES = {
-    "adopt_existing": "AdoptExisting",
-    "allow_preemption_on_shrink": "AllowPreemptionOnShrink",
-    "terminate_active_jobs_on_delete": "TerminateActiveJobsOnDelete",
-    "allow_preemption_on_in_share_enable": "AllowPreemptionOnInShareEnable",
-    "delete_adopted_share_on_delete": "DeleteAdoptedShareOnDelete",
-}
-# Rendered only when True: templates of shares that do not set them stay byte-identical to
-# those synthesized before the switches existed (the custom resource reads an absent one as
-# False).
-_RENDERED_WHEN_SET = frozenset(
-    {"allow_preemption_on_in_share_enable", "delete_adopted_share_on_delete"}
-)
+from .wire.custom_resource import GUARD_PROPERTIES, guard_properties
 
 
 class ShareProvisioning(Enum):
@@ -78,8 +64,7 @@ class ShareLifecycle:
 
     def guard_properties(self) -> dict[str, bool]:
         """The guards as the custom resource's properties."""
-        return {prop: getattr(self, field) for field, prop in _GUARD_PROPERTIES.items()
-                if getattr(self, field) or field not in _RENDERED_WHEN_SET}
+        return guard_properties({name: getattr(self, name) for name in GUARD_PROPERTIES})
 
 
 def check_lifecycle(
@@ -96,7 +81,7 @@ def check_lifecycle(
         raise QuotaConfigError(
             subject, field, lifecycle, "a ShareLifecycle(adopt_existing=..., ...)"
         )
-    for switch in _GUARD_PROPERTIES:
+    for switch in GUARD_PROPERTIES:
         value = getattr(lifecycle, switch)
         if check_flag(value, subject=subject, field=f"{field}.{switch}") and (
             provisioning is ShareProvisioning.CLOUDFORMATION

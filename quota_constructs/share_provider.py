@@ -39,7 +39,8 @@ from ._runtime_asset import runtime_asset_directory
 from ._share_ledger import AppBookkeeping
 from .model import QuotaConfigError, is_unresolved
 from .nag_acknowledgments import acknowledge, acknowledge_wildcard_resource
-from .runtime.wait_budget import QUERY_INTERVAL_ENV, TOTAL_TIMEOUT_ENV
+from .wire.custom_resource import QUERY_INTERVAL_ENV, TOTAL_TIMEOUT_ENV
+from .wire.share_arn import quota_shares_of
 
 PROVIDER_ID: Final = "QuotaShareProvider"
 
@@ -328,7 +329,7 @@ class QuotaShareProvider(Construct):
         if key in self._managed_queues:
             return
         self._managed_queues.add(key)
-        shares = f"{job_queue_arn}/quota-share/*"
+        shares = quota_shares_of(job_queue_arn)
         self._add_handler_statement(
             iam.PolicyStatement(actions=list(QUEUE_ACTIONS), resources=[job_queue_arn])
         )

@@ -53,14 +53,14 @@ from types import ModuleType
 from typing import Any
 
 from ..model import CapacityLimit, QuotaConfigError, QuotaShareSpec
+from ..wire.custom_resource import GUARD_PROPERTIES, RENDERED_WHEN_SET
 
 ENVIRONMENTS = "stacks.environments:ENVIRONMENTS"
 """This repository's deployment environments (``--env``)."""
 DEFAULT_ENVIRONMENT = "dev"
-SWITCHES = ("adopt_existing", "allow_preemption_on_shrink", "terminate_active_jobs_on_delete",
-            "allow_preemption_on_in_share_enable")
+SWITCHES = tuple(GUARD_PROPERTIES)
 """A ``ShareLifecycle``'s guard switches (the custom resource's opt-ins)."""
-OPTIONAL_SWITCHES = frozenset({"allow_preemption_on_in_share_enable"})
+OPTIONAL_SWITCHES = RENDERED_WHEN_SET
 """Switches an object may lack (False): added after the first three, which objects had."""
 CUSTOM_RESOURCE, CLOUDFORMATION = "CUSTOM_RESOURCE", "CLOUDFORMATION"
 SHAPE = ("an object or mapping with capacity_limits and shares (optionally queue_name, "
@@ -76,6 +76,7 @@ class Lifecycle:
     allow_preemption_on_shrink: bool = False
     terminate_active_jobs_on_delete: bool = False
     allow_preemption_on_in_share_enable: bool = False
+    delete_adopted_share_on_delete: bool = False
 
 
 @dataclass(frozen=True)

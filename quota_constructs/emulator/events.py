@@ -15,7 +15,7 @@ import time
 from functools import lru_cache
 from typing import Any
 
-from ..runtime.monitoring_contract import (
+from ..wire.monitoring_contract import (
     PREEMPTION_COMPLETED_DETAIL_TYPE,
     PREEMPTION_STARTED_DETAIL_TYPE,
     QUEUE_BLOCKED_DETAIL_TYPE,

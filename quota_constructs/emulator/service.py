@@ -25,12 +25,13 @@ from operator import attrgetter
 from typing import Any
 
 from ..model import CapacityLimit, QuotaAllocation, QuotaConfigError, QuotaShareSpec
-from ..model.wire import ENABLED, api_configuration, resource_properties, spec_from_properties
-from ..runtime.monitoring_contract import QUEUE_BLOCKED_DETAIL_TYPE, STATE_CHANGE_DETAIL_TYPE
 from ..runtime.ownership import LIFECYCLE_TAG_KEY, OWNER_TAG_KEY, owner_marker, stack_marker
-from ..runtime.share_arn import QuotaShareArn
 from ..runtime.share_request import GuardOptIns
 from ..simulation.inputs import SimulationOptions
+from ..wire.monitoring_contract import QUEUE_BLOCKED_DETAIL_TYPE, STATE_CHANGE_DETAIL_TYPE
+from ..wire.share_arn import QuotaShareArn, quota_share_arn
+from ..wire.share_codec import api_configuration, resource_properties, spec_from_properties
+from ..wire.share_config import ENABLED, Casing, recased
 from . import events
 from .clock import Clock
 from .protocol import ApiError, bad_value
@@ -689,7 +690,7 @@ class QueueService:
         return job
 
     def _share_arn(self, name: str) -> str:
-        return f"{self.queue_arn}/quota-share/{name}"
+        return quota_share_arn(self.queue_arn, name)
 
     def _share_by_arn(self, arn: str) -> Share:
         parsed = QuotaShareArn.parse(arn)
@@ -754,22 +755,8 @@ class QueueService:
 
 def _share_properties(params: Mapping[str, Any], name: str, queue_arn: str) -> dict[str, Any]:
     """The request's share fields as the share codec's properties (only those given)."""
-    props: dict[str, Any] = {"QuotaShareName": name, "JobQueue": queue_arn}
-    if "capacityLimits" in params:
-        props["CapacityLimits"] = [
-            {"CapacityUnit": c.get("capacityUnit"), "MaxCapacity": c.get("maxCapacity")}
-            for c in params["capacityLimits"]]
-    sharing = params.get("resourceSharingConfiguration")
-    if sharing is not None:
-        props["ResourceSharingConfiguration"] = {"Strategy": sharing.get("strategy")}
-        if sharing.get("borrowLimit") is not None:
-            props["ResourceSharingConfiguration"]["BorrowLimit"] = sharing["borrowLimit"]
-    preemption = params.get("preemptionConfiguration")
-    if preemption is not None:
-        props["PreemptionConfiguration"] = {
-            "InSharePreemption": preemption.get("inSharePreemption")}
-    if "state" in params:
-        props["State"] = params["state"]
+    props: dict[str, Any] = {"QuotaShareName": name, "JobQueue": queue_arn,
+                             **recased(params, Casing.CLOUDFORMATION)}
     if params.get("tags"):
         props["Tags"] = params["tags"]
     return props

@@ -36,11 +36,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from quota_constructs.model import BorrowingRules
-from quota_constructs.runtime.live_share import LiveShare
-from quota_constructs.runtime.monitoring_contract import CROSS_SHARE, IN_SHARE, UNKNOWN_KIND
 from quota_constructs.runtime.preemption import preemption_kind
 from quota_constructs.runtime.service_job import DISPATCHED_STATUSES
-from quota_constructs.runtime.share_arn import QuotaShareArn
+from quota_constructs.wire.live_share import LiveShare
+from quota_constructs.wire.monitoring_contract import CROSS_SHARE, IN_SHARE, UNKNOWN_KIND
+from quota_constructs.wire.share_arn import QuotaShareArn
 
 from . import command_line
 from .queue_reader import LiveQueueError, QueueFacts, QueueReader, Snapshot, payload_of

@@ -421,7 +421,11 @@ def parser(prog: str = "quota-constructs history") -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None, *, prog: str = "quota-constructs history",
-         stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+         stdout: TextIO | None = None, stderr: TextIO | None = None,
+         read_retry: RetryPolicy | None = None, describe_retry: RetryPolicy | None = None,
+         ) -> int:
+    """The command; ``read_retry`` (listings) and ``describe_retry`` (one job's describe) are
+    the backoff policies, the defaults unless a caller (a test) passes its own."""
     out_stream, err_stream = stdout or sys.stdout, stderr or sys.stderr
     options = parser(prog).parse_args(argv)
 
@@ -439,9 +443,10 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "quota-constructs his
                                  f"{MAX_WORKERS} calls in flight")
         check_out(options.out)
         reader = QueueReader.connect(profile=options.profile, region=options.region,
-                                     progress=note)
-        jobs = export_history(reader, options.queue, options.out, since=since,
-                              pace=Pace(options.max_rate, options.workers), note=note)
+                                     progress=note, policy=read_retry)
+        pace = Pace(options.max_rate, options.workers, describe_retry or DESCRIBE_RETRY)
+        jobs = export_history(reader, options.queue, options.out, since=since, pace=pace,
+                              note=note)
         flags: dict[str, int] = {}
         for job in jobs:
             flags[job.history] = flags.get(job.history, 0) + 1

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from quota_constructs.wire.share_arn import quota_shares_of
+
 QUEUE_ACTIONS = ("batch:GetJobQueueSnapshot", "batch:ListQuotaShares")
 """Scoped to the job queue's ARN."""
 SHARE_ACTIONS = ("batch:DescribeQuotaShare", "batch:ListTagsForResource")
@@ -31,7 +33,7 @@ def read_status_policy(job_queue_arn: str) -> dict[str, Any]:
         "Statement": [
             {"Effect": "Allow", "Action": list(QUEUE_ACTIONS), "Resource": job_queue_arn},
             {"Effect": "Allow", "Action": list(SHARE_ACTIONS),
-             "Resource": f"{job_queue_arn}/quota-share/*"},
+             "Resource": quota_shares_of(job_queue_arn)},
             {"Effect": "Allow", "Action": list(UNSCOPED_ACTIONS), "Resource": "*"},
         ],
     }

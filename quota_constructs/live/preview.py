@@ -56,31 +56,33 @@ from quota_constructs.model import (
     QuotaAllocation,
     QuotaConfigError,
     QuotaShareSpec,
-    resource_properties,
 )
 from quota_constructs.runtime.guards import (
     assess_delete,
     assess_in_share_enable,
     assess_shrink,
 )
-from quota_constructs.runtime.live_share import LiveShare
 from quota_constructs.runtime.ownership import owner_of, release_on_delete, stack_marker
 from quota_constructs.runtime.provisioning import adoption_refusal, deleting_refusal
-from quota_constructs.runtime.share_arn import QuotaShareArn, is_job_queue_arn
-from quota_constructs.runtime.share_config import ShareConfig
 from quota_constructs.runtime.share_request import (
-    ALLOW_PREEMPTION_ON_IN_SHARE_ENABLE,
     GuardOptIns,
     ShareDeclaration,
     ShareEvent,
     recorded_stack,
 )
+from quota_constructs.wire.custom_resource import (
+    CUSTOM_RESOURCE_TYPE,
+    NATIVE_RESOURCE_TYPE,
+    guard_properties,
+)
+from quota_constructs.wire.live_share import LiveShare
+from quota_constructs.wire.share_arn import QuotaShareArn, is_job_queue_arn
+from quota_constructs.wire.share_codec import resource_properties
+from quota_constructs.wire.share_config import ShareConfig
 
 from . import command_line
 from .queue_reader import QueueReader
 
-CUSTOM_RESOURCE_TYPE = "Custom::BatchQuotaShare"
-NATIVE_RESOURCE_TYPE = "AWS::Batch::QuotaShare"
 CREATE, UPDATE, RENAME, DELETE, ADOPT, NONE = (
     "CREATE", "UPDATE", "RENAME", "DELETE", "ADOPT", "NONE"
 )
@@ -99,16 +101,10 @@ class DeclaredShare:
     @classmethod
     def of_spec(cls, spec: QuotaShareSpec, job_queue: str, *,
                 opt_ins: GuardOptIns | None = None, logical_id: str = "") -> DeclaredShare:
-        chosen = opt_ins or GuardOptIns()
-        return cls({
-            **resource_properties(spec, job_queue),
-            "AdoptExisting": chosen.adopt_existing,
-            "AllowPreemptionOnShrink": chosen.allow_preemption_on_shrink,
-            "TerminateActiveJobsOnDelete": chosen.terminate_active_jobs_on_delete,
-            # As the construct renders it: only when set.
-            **({ALLOW_PREEMPTION_ON_IN_SHARE_ENABLE: True}
-               if chosen.allow_preemption_on_in_share_enable else {}),
-        }, logical_id)
+        # As the construct renders them (the later switches only when set).
+        chosen = asdict(opt_ins or GuardOptIns())
+        return cls({**resource_properties(spec, job_queue), **guard_properties(chosen)},
+                   logical_id)
 
 
 @dataclass(frozen=True)

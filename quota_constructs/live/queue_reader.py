@@ -28,12 +28,12 @@ from quota_constructs.runtime.batch_reads import (
     shares_left_out,
 )
 from quota_constructs.runtime.errors import QuotaShareLifecycleError
-from quota_constructs.runtime.live_share import LiveShare
 from quota_constructs.runtime.monitoring_gateway import MonitoringGateway
-from quota_constructs.runtime.retry import RetryPolicy
+from quota_constructs.runtime.retry import ClientTimeouts, RetryPolicy
 from quota_constructs.runtime.service_job import DISPATCHED_STATUSES, ServiceJob
 from quota_constructs.runtime.service_models import MINIMUM_BOTOCORE, REQUIRED_BATCH_OPERATIONS
-from quota_constructs.runtime.share_arn import QuotaShareArn, job_queue_name_of
+from quota_constructs.wire.live_share import LiveShare
+from quota_constructs.wire.share_arn import QuotaShareArn, job_queue_name_of
 
 SAGEMAKER_TRAINING = "SAGEMAKER_TRAINING"
 RUNNABLE_PAGE_SIZE = 100
@@ -129,16 +129,15 @@ class QueueReader(MonitoringGateway):
 
     @classmethod
     def connect(cls, *, profile: str | None = None, region: str | None = None,
-                progress: Progress | None = None) -> QueueReader:
+                progress: Progress | None = None,
+                policy: RetryPolicy | None = None) -> QueueReader:
         """A reader with the standard boto3 configuration; errors say what is missing."""
         import boto3
         import botocore
         from botocore.config import Config
         from botocore.exceptions import BotoCoreError, NoRegionError, ProfileNotFound
 
-        from quota_constructs.runtime import batch_gateway
-
-        timeouts = batch_gateway.CLIENT_TIMEOUTS
+        timeouts = ClientTimeouts()
         config = Config(
             connect_timeout=timeouts.connect,
             read_timeout=timeouts.read,
@@ -162,7 +161,7 @@ class QueueReader(MonitoringGateway):
                 f"operations {', '.join(missing)}; install botocore >= {MINIMUM_BOTOCORE} "
                 f"(pip install 'boto3>=1.42' 'botocore>={MINIMUM_BOTOCORE}')"
             )
-        return cls(client, batch_gateway.RETRY_POLICY, progress)
+        return cls(client, policy, progress)
 
     # -- the queue ----------------------------------------------------------------------------
 

@@ -16,25 +16,16 @@ from dataclasses import dataclass
 
 from quota_constructs.model import (
     BorrowingRules,
-    CapacityLimit,
     QuotaConfigError,
     QuotaShareSpec,
     UnitRules,
 )
-from quota_constructs.runtime.live_share import LiveShare
+from quota_constructs.wire.live_share import LiveShare
 
 
 def spec_of(share: LiveShare) -> QuotaShareSpec:
     """The model's view of a live share (limits, strategy, borrow limit, switches)."""
-    borrow = share.config.borrow_limit
-    return QuotaShareSpec(
-        name=share.name,
-        capacity_limits=[CapacityLimit(u, n) for u, n in share.config.limits.items()],
-        strategy=share.config.strategy,  # type: ignore[arg-type]
-        borrow_limit_percent=None if borrow in (None, -1) else borrow,
-        in_share_preemption=share.config.in_share_preemption == "ENABLED",
-        enabled=share.enabled,
-    )
+    return share.config.spec(share.name)
 
 
 def rules_of(environment: Mapping[str, int], shares: Iterable[LiveShare], *,

@@ -27,8 +27,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from quota_constructs.runtime.live_share import LiveShare
 from quota_constructs.runtime.share_request import GuardOptIns
+from quota_constructs.wire.live_share import LiveShare
 
 from . import command_line
 from .queue_reader import RUNNABLE_PAGES, QueueFacts, QueueReader, RunnableCount, Snapshot

@@ -15,13 +15,6 @@ from .capacity import (
     validate_capacity_limits,
 )
 from .errors import QuotaConfigError
-from .monitoring_declaration import (
-    DECLARATION_VERSION,
-    agreement_properties,
-    monitoring_declaration,
-    monitoring_declaration_json,
-    parse_monitoring_declaration,
-)
 from .queue import (
     MAX_SHARES_PER_QUEUE,
     JobStateTimeLimitAction,
@@ -40,16 +33,8 @@ from .share import (
 )
 from .tags import validate_tags
 from .tokens import is_unresolved
-from .wire import (
-    api_configuration,
-    parse_bool,
-    parse_int,
-    resource_properties,
-    spec_from_properties,
-)
 
 __all__ = [
-    "DECLARATION_VERSION",
     "MAX_CAPACITY_LIMITS",
     "MAX_SHARES_PER_QUEUE",
     "UNLIMITED_BORROW",
@@ -63,24 +48,15 @@ __all__ = [
     "ShareAgreement",
     "SharingStrategy",
     "UnitRules",
-    "agreement_properties",
     "allocation_summary",
-    "api_configuration",
     "borrow_allowance",
     "borrow_ceiling",
     "check_queue_priority",
     "check_share_name",
     "check_share_set",
     "is_unresolved",
-    "monitoring_declaration",
-    "monitoring_declaration_json",
-    "parse_bool",
-    "parse_int",
-    "parse_monitoring_declaration",
     "queue_subject",
-    "resource_properties",
     "share_subject",
-    "spec_from_properties",
     "training_instance_types",
     "validate_agreement",
     "validate_capacity_limits",

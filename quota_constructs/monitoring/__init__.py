@@ -2,7 +2,7 @@
 shares' owners, a dashboard per queue and alarms per share.
 
 The Lambdas they deploy live in :mod:`quota_constructs.runtime` (no aws_cdk); what both sides
-agree on is :mod:`quota_constructs.runtime.monitoring_contract`.
+agree on is :mod:`quota_constructs.wire.monitoring_contract`.
 """
 
 from .dashboard import QuotaShareDashboard

@@ -11,7 +11,7 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from constructs import Construct
 
 from ..model import QuotaShareSpec
-from ..runtime.monitoring_contract import PREEMPTION_KINDS
+from ..wire.monitoring_contract import PREEMPTION_KINDS
 from .metrics import AWS_BATCH_COUNTS, AWS_BATCH_WAIT, DerivedFrom, ShareMetrics
 
 WIDTH: Final = 24

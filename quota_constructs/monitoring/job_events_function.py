@@ -18,7 +18,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from .._l1_resources import default_policy
-from ..runtime.monitoring_contract import (
+from ..wire.monitoring_contract import (
     EVENT_SOURCE,
     JOB_EVENTS_HANDLER,
     QUEUE_BLOCKED_DETAIL_TYPE,

@@ -1,7 +1,7 @@
 """The metrics of one monitored queue's shares, each with its fixed statistic.
 
 What the monitoring Lambdas publish (names and dimensions from
-:mod:`quota_constructs.runtime.monitoring_contract`, the file both sides read) and the
+:mod:`quota_constructs.wire.monitoring_contract`, the file both sides read) and the
 ``AWS/Batch`` queue metrics, as ``aws_cloudwatch`` metrics a user can graph or alarm on. As in
 aws-cdk-lib (``metric…()`` on a resource) and cdk-monitoring-constructs (metric factories), the
 statistic belongs to the metric, not to the call site: each metric's statistic is in
@@ -23,7 +23,7 @@ from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
 
 from ..model import QuotaConfigError, QuotaShareSpec, share_subject
-from ..runtime.monitoring_contract import (
+from ..wire.monitoring_contract import (
     BLOCKED_JOBS,
     CAPACITY_IN_USE,
     CAPACITY_UNIT_DIMENSION,

@@ -25,7 +25,6 @@ from ..model import (
     QuotaConfigError,
     QuotaShareSpec,
     is_unresolved,
-    monitoring_declaration_json,
     share_subject,
 )
 from ..model.agreement_team import AlertEndpoint
@@ -33,9 +32,10 @@ from ..model.capacity import check_count
 from ..model.deployed_names import DeployedName
 from ..nag_acknowledgments import acknowledge
 from ..quota_share import QuotaShare
-from ..runtime.batch_reads import MAX_LISTING_PAGES, MAX_PAGE_SIZE
-from ..runtime.deployed_config import DEPLOYED_CONFIG_TAG_KEY, config_fingerprint
-from ..runtime.monitoring_contract import (
+from ..share_options import ShareProvisioning
+from ..wire.deployed_config import DEPLOYED_CONFIG_TAG_KEY, config_fingerprint
+from ..wire.listing import MAX_LISTING_PAGES, MAX_PAGE_SIZE
+from ..wire.monitoring_contract import (
     DECLARATION_FILE_ENV,
     DEFAULT_MAX_SNAPSHOT_AGE_SECONDS,
     DEFAULT_METRIC_NAMESPACE,
@@ -46,8 +46,8 @@ from ..runtime.monitoring_contract import (
     METRIC_NAMESPACE_ENV,
     OWNER_TOPICS_ENV,
 )
-from ..runtime.share_config import ShareConfig
-from ..share_options import ShareProvisioning
+from ..wire.monitoring_declaration import monitoring_declaration_json
+from ..wire.share_config import ShareConfig
 from ._asset import DECLARATION_FILE, LateMonitoringCode, monitoring_asset_directory
 from ._function import AtSynthesis, LazyText
 from .alarm_delivery import allow_alarms_to_publish
@@ -684,7 +684,7 @@ def _tag_deployed_config(recorded: RecordedShare) -> None:
     """Tag a monitored share the custom resource provisions (in any stack of the app) with the
     fingerprint of the configuration its own deployment declares, so the metrics function
     judges drift against what was last deployed, not only against this stack's declaration
-    (see :mod:`quota_constructs.runtime.deployed_config`). Shares provisioned natively by
+    (see :mod:`quota_constructs.wire.deployed_config`). Shares provisioned natively by
     CloudFormation are left alone: a tag change there may replace the share."""
     share = recorded.construct
     if isinstance(share, QuotaShare) and share.provisioning is ShareProvisioning.CUSTOM_RESOURCE:

@@ -16,11 +16,12 @@ from constructs import Construct
 
 from .._l1_resources import default_policy
 from ..nag_acknowledgments import acknowledge_wildcard_resource
-from ..runtime.monitoring_contract import (
+from ..wire.monitoring_contract import (
     MAX_SNAPSHOT_AGE_ENV,
     RUNNABLE_COUNT_CAP_ENV,
     SHARE_METRICS_HANDLER,
 )
+from ..wire.share_arn import quota_shares_of
 from ._function import acknowledge_xray, monitoring_function
 
 # Read-only, from the AWS Batch service authorization reference.
@@ -85,7 +86,7 @@ class ShareMetricsFunction(Construct):
             max_event_age=Duration.minutes(1),
             layers=layers,
         )
-        shares = f"{job_queue_arn}/quota-share/*"
+        shares = quota_shares_of(job_queue_arn)
         self.role.add_to_principal_policy(
             iam.PolicyStatement(actions=list(QUEUE_READ_ACTIONS), resources=[job_queue_arn])
         )

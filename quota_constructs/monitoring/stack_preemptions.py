@@ -26,7 +26,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from .._share_ledger import AppBookkeeping
-from ..runtime.monitoring_contract import (
+from ..wire.monitoring_contract import (
     DECLARATION_FILE_ENV,
     ENFORCE_BUDGET_ENV,
     EVENT_SOURCE,

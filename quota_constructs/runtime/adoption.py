@@ -11,12 +11,12 @@ guard of a deployment that lowers limits, not of undoing an adoption.
 from __future__ import annotations
 
 from quota_constructs.model.adoption_record import AdoptionEntry
+from quota_constructs.wire.live_share import LiveShare
+from quota_constructs.wire.share_arn import QuotaShareArn
+from quota_constructs.wire.share_config import ShareConfig
 
 from .batch_gateway import BatchGateway
 from .guards import assess_shrink, list_jobs
-from .live_share import LiveShare
-from .share_arn import QuotaShareArn
-from .share_config import ShareConfig
 from .structured_log import log
 
 _CAPACITY_FIELDS = ("capacityLimits", "resourceSharingConfiguration")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
@@ -18,8 +18,11 @@ from botocore import xform_name
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
+from quota_constructs.wire.listing import MAX_LISTING_PAGES
+from quota_constructs.wire.live_share import LiveShare
+from quota_constructs.wire.share_arn import QuotaShareArn
+
 from .batch_reads import (
-    MAX_LISTING_PAGES,
     QueueSnapshot,
     ServiceJobDetail,
     describe_service_job,
@@ -28,8 +31,15 @@ from .batch_reads import (
     read_queue_snapshot,
 )
 from .errors import QuotaShareLifecycleError
-from .live_share import LiveShare
-from .retry import RetryPolicy, call_with_retries, is_retryable
+from .retry import (
+    Again,
+    ClientTimeouts,
+    RetryPolicy,
+    call_with_retries,
+    is_retryable,
+    raise_again,
+    with_backoff,
+)
 from .service_job import ServiceJob
 from .service_models import (
     MINIMUM_BOTOCORE,
@@ -38,7 +48,6 @@ from .service_models import (
     boto3_session,
     carries_models,
 )
-from .share_arn import QuotaShareArn
 from .share_writes import Progress, ShareWrite, is_busy_refusal
 from .structured_log import log
 
@@ -94,31 +103,35 @@ def classify_refusal(code: str, message: str, status: int | None = None) -> Refu
     return Refusal.OTHER
 
 
-@dataclass(frozen=True)
-class ClientTimeouts:
-    """Per attempt. Batch answers in well under a second; a hung attempt is better retried."""
-
-    connect: float = 5.0
-    read: float = 10.0
-
-
-# Module-level so tests (and only tests) can make backoff instant and timeouts short.
-RETRY_POLICY = RetryPolicy()
-CLIENT_TIMEOUTS = ClientTimeouts()
-
-
-def create_batch_client() -> Any:
-    """A Batch client whose retries are :data:`RETRY_POLICY`'s, not botocore's.
+def create_batch_client(timeouts: ClientTimeouts | None = None) -> Any:
+    """A Batch client that does not retry (the :class:`BatchConnection`'s policy does).
 
     Built from the AWS Batch model the Lambda asset carries, when it carries one.
     """
+    timeouts = timeouts or ClientTimeouts()
     config = Config(
-        connect_timeout=CLIENT_TIMEOUTS.connect,
-        read_timeout=CLIENT_TIMEOUTS.read,
+        connect_timeout=timeouts.connect,
+        read_timeout=timeouts.read,
         retries={"mode": "standard", "total_max_attempts": 1},
         user_agent_extra="quota-constructs-runtime",
     )
     return boto3_session().client("batch", config=config)
+
+
+@dataclass(frozen=True)
+class BatchConnection:
+    """How a runtime reaches AWS Batch: the client (per-attempt timeouts) and the retry policy.
+
+    The Lambdas use the default; whoever drives a handler elsewhere (tests, the soak run)
+    passes its own, e.g. a policy that records its sleeps, shorter timeouts, or a client of its
+    own making."""
+
+    policy: RetryPolicy = field(default_factory=RetryPolicy)
+    timeouts: ClientTimeouts = field(default_factory=ClientTimeouts)
+    make_client: Callable[[ClientTimeouts], Any] = create_batch_client
+
+    def client(self) -> Any:
+        return self.make_client(self.timeouts)
 
 
 class BatchRequestError(QuotaShareLifecycleError):
@@ -167,7 +180,7 @@ class BatchGateway:
         seconds_left: Callable[[], float] | None = None,
     ) -> None:
         self._client = client
-        self._policy = policy or RETRY_POLICY
+        self._policy = policy or RetryPolicy()
         self._seconds_left = seconds_left
         missing = [op for op in REQUIRED_BATCH_OPERATIONS if op not in _operation_names(client)]
         if missing:
@@ -186,13 +199,19 @@ class BatchGateway:
             )
 
     @classmethod
-    def from_context(cls, context: Any) -> BatchGateway:
+    def from_context(
+        cls, context: Any, connection: BatchConnection | None = None
+    ) -> BatchGateway:
+        """A gateway for one invocation: ``connection``'s client and policy, bounded by the
+        time the Lambda ``context`` has left."""
+        connection = connection or BatchConnection()
         remaining = getattr(context, "get_remaining_time_in_millis", None)
         if not callable(remaining):
-            return cls(create_batch_client())
+            return cls(connection.client(), connection.policy)
         # A retry is only worth starting if even a hung attempt would end before the Lambda.
-        attempt = CLIENT_TIMEOUTS.connect + CLIENT_TIMEOUTS.read
-        return cls(create_batch_client(), seconds_left=lambda: remaining() / 1000.0 - attempt)
+        attempt = connection.timeouts.connect + connection.timeouts.read
+        return cls(connection.client(), connection.policy,
+                   seconds_left=lambda: remaining() / 1000.0 - attempt)
 
     # -- quota shares -------------------------------------------------------------------------
 
@@ -203,23 +222,23 @@ class BatchGateway:
         queue's listing confirms it; a denial is never "gone". A share the listing shows but
         DescribeQuotaShare does not yet is described again, within the retry policy.
         """
-        attempt = 1
-        while True:
+        absent: dict[str, Any] = {}  # DescribeQuotaShare's answer when the listing lacks it
+
+        def attempt(_: int) -> dict[str, Any] | Again[dict[str, Any]]:
             try:
-                response = self._call("DescribeQuotaShare", quotaShareArn=arn.arn)
-                break
+                return self._call("DescribeQuotaShare", quotaShareArn=arn.arn)
             except BatchRequestError as error:
                 vague = error.refusal is Refusal.OTHER and error.code == "ClientException"
                 if not (error.not_found or vague):
                     raise
                 if self._absent_from_queue(arn):
-                    return None
-                if attempt >= self._policy.max_attempts:
-                    raise
-                log("quota_share_listed_not_described", quota_share=arn.arn, attempt=attempt)
-                self._policy.sleep(self._policy.delay(attempt))
-                attempt += 1
-        if not response.get("quotaShareArn"):
+                    return absent
+                return Again(raise_again(error), lambda number, _: log(
+                    "quota_share_listed_not_described", quota_share=arn.arn, attempt=number))
+
+        # No time bound here (as before the loops were one): a read is short.
+        response = with_backoff(attempt, self._policy)
+        if response is absent or not response.get("quotaShareArn"):
             return None
         tags = response.get("tags")
         if tags is None:
@@ -247,19 +266,17 @@ class BatchGateway:
         nothing documents read-after-write consistency for quota shares, so "not seen yet" is
         not "not there". None when it never showed within the bound.
         """
-        attempt = 1
-        while True:
-            share = self.find(job_queue, name)
-            if share is not None:
-                return share
-            delay = self._policy.delay(attempt)
-            out_of_time = self._seconds_left is not None and self._seconds_left() < delay + 5
-            if attempt >= self._policy.max_attempts or out_of_time:
-                log("quota_share_not_seen_yet", quota_share=name, job_queue=job_queue,
-                    reads=attempt)
-                return None
-            self._policy.sleep(delay)
-            attempt += 1
+        reads = 0
+
+        def attempt(number: int) -> LiveShare | Again[LiveShare | None] | None:
+            nonlocal reads
+            reads = number
+            return self.find(job_queue, name) or Again(not_seen)
+
+        def not_seen() -> None:
+            log("quota_share_not_seen_yet", quota_share=name, job_queue=job_queue, reads=reads)
+
+        return with_backoff(attempt, self._policy, self._seconds_left)
 
     def create(self, job_queue: str, name: str, fields: Mapping[str, Any],
                tags: Mapping[str, str], owner: str) -> QuotaShareArn | None:
@@ -371,8 +388,9 @@ class BatchGateway:
         """
         # Sent once per attempt: after an ambiguous answer the share decides, not a blind repeat.
         once = replace(self._policy, max_attempts=1)
-        attempt = 1
-        while True:
+        Written = tuple[Progress, dict[str, Any] | None]
+
+        def attempt(number: int) -> Written | Again[Written]:
             try:
                 return Progress.APPLIED, self._request(write.operation, write.params, once)
             except BatchRequestError as error:
@@ -380,15 +398,12 @@ class BatchGateway:
                     raise
                 progress = write.progress(read())
                 log("ambiguous_answer", operation=write.operation, code=error.code,
-                    attempt=attempt, decided=progress.value)
+                    attempt=number, decided=progress.value)
                 if progress is not Progress.NOT_APPLIED:
                     return progress, None
-                delay = self._policy.delay(attempt)
-                out_of_time = self._seconds_left is not None and self._seconds_left() < delay + 5
-                if attempt >= self._policy.max_attempts or out_of_time:
-                    raise
-                self._policy.sleep(delay)
-                attempt += 1
+                return Again(raise_again(error))
+
+        return with_backoff(attempt, self._policy, self._seconds_left)
 
     # -- plumbing -----------------------------------------------------------------------------
 

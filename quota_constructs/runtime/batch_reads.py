@@ -28,12 +28,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
+from quota_constructs.wire.listing import MAX_LISTING_PAGES, MAX_PAGE_SIZE
+from quota_constructs.wire.share_arn import share_name_of
+
 RUNNABLE: Final = "RUNNABLE"
 QUOTA_SHARE_FILTER: Final = "QUOTA_SHARE_NAME"
-MAX_PAGE_SIZE: Final = 100
-"""ListServiceJobs' and ListQuotaShares' largest ``maxResults``."""
-MAX_LISTING_PAGES: Final = 100
-"""The most pages one listing reads (10,000 jobs): a misbehaving paginator cannot loop forever."""
 
 
 class BatchCall(Protocol):
@@ -177,11 +176,6 @@ def _millis(value: object) -> int | None:
 def read_queue_snapshot(call: BatchCall, job_queue: str) -> QueueSnapshot:
     """One ``GetJobQueueSnapshot`` of ``job_queue`` (name or ARN)."""
     return parse_queue_snapshot(call("GetJobQueueSnapshot", jobQueue=job_queue))
-
-
-def share_name_of(reference: object) -> str:
-    """A share named by name or by ARN."""
-    return str(reference or "").rsplit("/quota-share/", 1)[-1]
 
 
 def _add_usage(units: dict[str, float], items: object) -> None:

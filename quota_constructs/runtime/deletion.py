@@ -16,13 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from quota_constructs.wire.live_share import LiveShare
+from quota_constructs.wire.share_arn import QuotaShareArn
+
 from .adoption import give_back_configuration
 from .batch_gateway import BatchGateway, BatchRequestError
 from .errors import QuotaShareLifecycleError
 from .guards import check_no_active_jobs
-from .live_share import LiveShare
 from .ownership import LIFECYCLE_TAG_KEY, release_on_delete
-from .share_arn import QuotaShareArn
 from .share_request import GuardOptIns, disabled_for_delete, lifecycle_with_delete_mark
 from .share_writes import Progress
 from .structured_log import log

@@ -16,19 +16,16 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from quota_constructs.model import (
-    UNLIMITED_BORROW,
     BorrowingRules,
-    CapacityLimit,
     QuotaConfigError,
-    QuotaShareSpec,
 )
+from quota_constructs.wire.live_share import LiveShare
+from quota_constructs.wire.share_arn import QuotaShareArn
+from quota_constructs.wire.share_config import ShareConfig
 
 from .batch_reads import QueueSnapshot, ServiceJobDetail
 from .errors import QuotaShareLifecycleError
-from .live_share import LiveShare
 from .service_job import ACTIVE_STATUSES, DISPATCHED_STATUSES, ServiceJob
-from .share_arn import QuotaShareArn
-from .share_config import ShareConfig
 from .structured_log import log
 
 JOBS_SHOWN = 10
@@ -405,7 +402,7 @@ def _borrowable_now(reader: GuardReader, arn: QuotaShareArn, target: ShareConfig
     try:
         rules = BorrowingRules.of(
             environment={unit: environment.get(unit, 0) for unit in target.limits},
-            shares=[_spec(name, config) for name, config in configs.items()],
+            shares=[config.spec(name) for name, config in configs.items()],
             # Capacity no share owns is left out (assumption 1).
             unowned_capacity_borrowable=False,
         )
@@ -432,16 +429,6 @@ def _borrowable_now(reader: GuardReader, arn: QuotaShareArn, target: ShareConfig
         spare = environment.get(unit, 0) - in_use
         borrowable[unit] = max(0.0, min(room, idle - borrowed - unattributed, spare))
     return borrowable
-
-
-def _spec(name: str, config: ShareConfig) -> QuotaShareSpec:
-    borrow = config.borrow_limit
-    return QuotaShareSpec(
-        name=name,
-        capacity_limits=[CapacityLimit(unit, count) for unit, count in config.limits.items()],
-        strategy=config.strategy,  # type: ignore[arg-type]
-        borrow_limit_percent=None if borrow in (None, UNLIMITED_BORROW) else borrow,
-    )
 
 
 @dataclass(frozen=True)

@@ -31,10 +31,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .emf import COUNT, MetricRecord, emit
-from .event_memory import EventMemory
-from .monitor_settings import MonitorConfigurationError, MonitorSettings
-from .monitoring_contract import (
+from quota_constructs.wire.monitoring_contract import (
     BLOCKED_JOBS,
     ENFORCE_BUDGET_ENV,
     JOB_QUEUE_ARN_ENV,
@@ -52,6 +49,11 @@ from .monitoring_contract import (
     QUOTA_SHARE_DIMENSION,
     STATE_CHANGE_DETAIL_TYPE,
 )
+
+from .batch_gateway import BatchConnection
+from .emf import COUNT, MetricRecord, emit
+from .event_memory import EventMemory
+from .monitor_settings import MonitorConfigurationError, MonitorSettings
 from .monitoring_gateway import MonitoringGateway
 from .notifier import Notifier, OwnerMessage, create_sns_client
 from .owner_messages import (
@@ -74,7 +76,8 @@ _FINGERPRINT_VARIABLES = (JOB_QUEUE_ARN_ENV, JOB_QUEUE_NAME_ENV, OWNER_TOPICS_EN
 MEMORY = EventMemory()
 
 
-def preemptions_handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
+def preemptions_handler(event: Mapping[str, Any], context: Any,
+                        connection: BatchConnection | None = None) -> dict[str, Any]:
     """Preemption events of every queue monitored in one stack: one lookup per preemption,
     then the monitor of the job's queue acts as :func:`handler` would."""
     detail_type = event.get("detail-type")
@@ -88,14 +91,14 @@ def preemptions_handler(event: Mapping[str, Any], context: Any) -> dict[str, Any
     if not job_arn:
         return _outcome("ignored: no service job ARN", fields)
     queues = monitored_queues()
-    batch = MonitoringGateway.from_context(context)
+    batch = MonitoringGateway.from_context(context, connection)
     job = describe_first(batch, job_ids(event, job_arn))
     if job is None:
         return _outcome("ignored: AWS Batch does not know the job", fields)
     settings = next((s for s in queues if s.queue.holds(job.get("jobQueue"))), None)
     if settings is None:
         return _outcome("ignored: another job queue", fields, job_queue=job.get("jobQueue"))
-    monitor = _Monitor(settings, context, batch=batch, known_job=job)
+    monitor = _Monitor(settings, context, connection, batch=batch, known_job=job)
     return monitor.preemption_completed(event, _arn_of(job, job_arn), fields)
 
 
@@ -121,7 +124,9 @@ def monitored_queues() -> list[MonitorSettings]:
     ]
 
 
-def handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
+def handler(event: Mapping[str, Any], context: Any,
+            connection: BatchConnection | None = None) -> dict[str, Any]:
+    """Lambda's entry point (``connection``: how to reach AWS; the default in Lambda)."""
     detail_type = event.get("detail-type")
     job_arn = _job_arn(event)
     fields = {"event_id": event.get("id"), "detail_type": detail_type, "job_arn": job_arn}
@@ -134,7 +139,7 @@ def handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
         return _outcome("ignored: not a service-job event", fields)
     if not job_arn:
         return _outcome("ignored: no service job ARN", fields)
-    monitor = _Monitor(MonitorSettings.from_environment(), context)
+    monitor = _Monitor(MonitorSettings.from_environment(), context, connection)
     if detail_type == PREEMPTION_COMPLETED_DETAIL_TYPE:
         return monitor.preemption_completed(event, job_arn, fields)
     if detail_type == QUEUE_BLOCKED_DETAIL_TYPE:
@@ -144,10 +149,12 @@ def handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
 
 class _Monitor:
     def __init__(self, settings: MonitorSettings, context: Any,
+                 connection: BatchConnection | None,
                  batch: MonitoringGateway | None = None,
                  known_job: dict[str, Any] | None = None) -> None:
         self.settings = settings
-        self.batch = batch or MonitoringGateway.from_context(context)
+        self._connection = connection or BatchConnection()
+        self.batch = batch or MonitoringGateway.from_context(context, self._connection)
         self._known_job = known_job
         self._notifier: Notifier | None = None
         self.fingerprint = "|".join(
@@ -158,7 +165,8 @@ class _Monitor:
     @property
     def notifier(self) -> Notifier:
         if self._notifier is None:
-            self._notifier = Notifier(create_sns_client())
+            # The connection's retry policy is the one every AWS call of the invocation follows.
+            self._notifier = Notifier(create_sns_client(), self._connection.policy)
         return self._notifier
 
     # -- preemptions ----------------------------------------------------------------------------

@@ -16,11 +16,8 @@ from pathlib import Path
 from quota_constructs.model import (
     QuotaShareSpec,
     ShareAgreement,
-    parse_monitoring_declaration,
 )
-
-from .errors import QuotaShareLifecycleError
-from .monitoring_contract import (
+from quota_constructs.wire.monitoring_contract import (
     DECLARATION_FILE_ENV,
     DEFAULT_MAX_SNAPSHOT_AGE_SECONDS,
     DEFAULT_METRIC_NAMESPACE,
@@ -33,7 +30,10 @@ from .monitoring_contract import (
     OWNER_TOPICS_ENV,
     RUNNABLE_COUNT_CAP_ENV,
 )
-from .share_arn import job_queue_name_of
+from quota_constructs.wire.monitoring_declaration import parse_monitoring_declaration
+from quota_constructs.wire.share_arn import job_queue_name_of
+
+from .errors import QuotaShareLifecycleError
 from .structured_log import log
 
 # The directory holding the ``quota_constructs`` package: the code root of the Lambda asset.

@@ -11,7 +11,10 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .batch_gateway import BatchGateway, BatchRequestError
+from quota_constructs.wire.live_share import LiveShare
+from quota_constructs.wire.share_arn import is_job_queue_arn, quota_share_arn
+
+from .batch_gateway import BatchConnection, BatchGateway, BatchRequestError
 from .batch_reads import (
     QueueSnapshot,
     RunnableCount,
@@ -21,9 +24,7 @@ from .batch_reads import (
     list_service_jobs,
     read_queue_snapshot,
 )
-from .live_share import LiveShare
 from .service_job import DISPATCHED_STATUSES, ServiceJob
-from .share_arn import is_job_queue_arn
 from .structured_log import log
 
 _CONFIG_KEYS = ("capacityLimits", "resourceSharingConfiguration", "state", "status")
@@ -45,8 +46,10 @@ class LiveShares:
 
 class MonitoringGateway(BatchGateway):
     @classmethod
-    def from_context(cls, context: Any) -> MonitoringGateway:
-        gateway = super().from_context(context)
+    def from_context(
+        cls, context: Any, connection: BatchConnection | None = None
+    ) -> MonitoringGateway:
+        gateway = super().from_context(context, connection)
         assert isinstance(gateway, MonitoringGateway)
         return gateway
 
@@ -101,7 +104,7 @@ class MonitoringGateway(BatchGateway):
         shares: dict[str, LiveShare] = {}
         unknown: set[str] = set()
         for name in sorted(names):
-            arn = f"{job_queue_arn}/quota-share/{name}"
+            arn = quota_share_arn(job_queue_arn, name)
             try:
                 response = self._call("DescribeQuotaShare", quotaShareArn=arn)
             except BatchRequestError as error:

@@ -24,7 +24,6 @@ MAX_SUBJECT_LENGTH = 99
 """SNS subjects are ASCII, one line, under 100 characters."""
 
 # Module-level so tests (and only tests) can make backoff instant.
-RETRY_POLICY = RetryPolicy()
 
 
 @dataclass(frozen=True)
@@ -52,7 +51,7 @@ def create_sns_client() -> Any:
 class Notifier:
     def __init__(self, client: Any, policy: RetryPolicy | None = None) -> None:
         self._client = client
-        self._policy = policy or RETRY_POLICY
+        self._policy = policy or RetryPolicy()
 
     def publish(self, topic_arn: str, message: OwnerMessage) -> str:
         """Publish; raise when SNS keeps failing (the invocation is then retried)."""

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from quota_constructs.model import ShareAgreement
+from quota_constructs.wire.monitoring_contract import CROSS_SHARE, IN_SHARE
 
-from .monitoring_contract import CROSS_SHARE, IN_SHARE
 from .notifier import OwnerMessage
 from .preemption import Preemption, describe_duration
 

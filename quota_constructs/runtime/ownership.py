@@ -61,8 +61,6 @@ LIFECYCLE_TAG_KEY = model_tags.LIFECYCLE_TAG_KEY
 """The share's lifecycle opt-ins as its last deployment declared them (see
 :meth:`quota_constructs.runtime.share_request.GuardOptIns.tag_value`), kept beside the owner
 marker so that a delete can be judged, by the guard and by ``preview``, from the share alone."""
-RUNTIME_TAG_KEYS = MARKER_TAG_KEYS | {LIFECYCLE_TAG_KEY, ADOPTED_TAG_KEY}
-"""Tags the runtime writes; never declared, never removed as a declared tag."""
 UNRECORDED_TAG_KEYS = MARKER_TAG_KEYS | {ADOPTED_TAG_KEY}
 """Tags an adoption record never lists: they are moved by the release itself. (The lifecycle
 record is listed: giving a share back puts back the previous owner's lifecycle record, or

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .monitoring_contract import CROSS_SHARE, IN_SHARE, UNKNOWN_KIND
+from quota_constructs.wire.monitoring_contract import CROSS_SHARE, IN_SHARE, UNKNOWN_KIND
 
 _CROSS_SHARE = re.compile(r"cross[\s_-]*share", re.IGNORECASE)
 _IN_SHARE = re.compile(r"\bin[\s_-]*share\b|within[\s_-]*(the[\s_-]*)?share|priority",

@@ -4,20 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from quota_constructs.model import api_configuration
 from quota_constructs.model.adoption_record import AdoptionEntry, AdoptionRecord
 from quota_constructs.model.tags import ADOPTED_TAG_KEY, MAX_TAGS
+from quota_constructs.wire.custom_resource import RUNTIME_TAG_KEYS
+from quota_constructs.wire.live_share import LiveShare
+from quota_constructs.wire.share_arn import QuotaShareArn
+from quota_constructs.wire.share_codec import api_configuration
+from quota_constructs.wire.share_config import ShareConfig
 
 from .adoption import give_back_configuration, recorded_config
 from .batch_gateway import BatchGateway, BatchRequestError
 from .errors import QuotaShareLifecycleError
 from .guards import check_in_share_enable, check_shrink
-from .live_share import LiveShare
 from .ownership import (
     ADOPTING_TAG_KEY,
     MARKER_TAG_KEYS,
     OWNER_TAG_KEY,
-    RUNTIME_TAG_KEYS,
     claimed_owner_value,
     is_adoption_pending,
     is_owned,
@@ -25,8 +27,6 @@ from .ownership import (
     previous_owner_of,
     release_on_delete,
 )
-from .share_arn import QuotaShareArn
-from .share_config import ShareConfig
 from .share_request import ShareDeclaration
 from .share_writes import Progress
 from .structured_log import log

@@ -9,37 +9,63 @@ Whatever either raises reaches CloudFormation as the failure reason.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from quota_constructs.model import QuotaConfigError
+from quota_constructs.wire.share_arn import QuotaShareArn
 
 from . import wait_budget
-from .batch_gateway import BatchGateway
+from .batch_gateway import BatchConnection, BatchGateway
 from .deletion import ShareDeleter
 from .errors import QuotaShareLifecycleError
 from .provisioning import ShareProvisioner
-from .share_arn import QuotaShareArn
 from .share_request import ShareEvent
 from .structured_log import log
 from .wait_budget import STARTED_AT_KEY, WaitBudget, started_now
 
 
-def on_event(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
-    return _run("on_event", event, context, _on_event)
+def on_event(event: Mapping[str, Any], context: Any,
+             connection: BatchConnection | None = None) -> dict[str, Any]:
+    """Lambda's entry point (``connection``: how to reach AWS Batch; the default in Lambda)."""
+    return _run("on_event", event, _gateways(context, connection), _on_event)
 
 
-def is_complete(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
-    return _run("is_complete", event, context, _is_complete)
+def is_complete(event: Mapping[str, Any], context: Any,
+                connection: BatchConnection | None = None) -> dict[str, Any]:
+    return _run("is_complete", event, _gateways(context, connection), _is_complete)
 
 
-def _on_event(request: ShareEvent, context: Any) -> dict[str, Any]:
+@dataclass(frozen=True)
+class EntryPoints:
+    """``on_event`` and ``is_complete`` over one connection to AWS Batch (what the Provider
+    framework calls are the module's functions, over the default one)."""
+
+    connection: BatchConnection
+
+    def on_event(self, event: Mapping[str, Any], context: Any) -> dict[str, Any]:
+        return on_event(event, context, self.connection)
+
+    def is_complete(self, event: Mapping[str, Any], context: Any) -> dict[str, Any]:
+        return is_complete(event, context, self.connection)
+
+
+Gateways = Callable[[], BatchGateway]
+"""Opens a gateway for this invocation (its client, retry policy and time left)."""
+
+
+def _gateways(context: Any, connection: BatchConnection | None) -> Gateways:
+    return lambda: BatchGateway.from_context(context, connection)
+
+
+def _on_event(request: ShareEvent, gateways: Gateways) -> dict[str, Any]:
     if request.request_type == "Delete":
-        deleter = _deleter(request, context)
+        deleter = _deleter(request, gateways)
         if deleter is not None:
             deleter.start()
         return {"PhysicalResourceId": request.physical_id, **started_now()}
     declaration = request.declaration()
-    provisioner = ShareProvisioner(BatchGateway.from_context(context), declaration)
+    provisioner = ShareProvisioner(gateways(), declaration)
     physical = request.physical
     if request.request_type == "Update" and physical is not None and physical.is_share(
         declaration.job_queue, declaration.name
@@ -52,9 +78,9 @@ def _on_event(request: ShareEvent, context: Any) -> dict[str, Any]:
     return {"PhysicalResourceId": arn.arn, "Data": _data(arn), **started_now()}
 
 
-def _is_complete(request: ShareEvent, context: Any) -> dict[str, Any]:
+def _is_complete(request: ShareEvent, gateways: Gateways) -> dict[str, Any]:
     if request.request_type == "Delete":
-        deleter = _deleter(request, context)
+        deleter = _deleter(request, gateways)
         if deleter is None or deleter.wait():
             return {"IsComplete": True}
         _fail_if_out_of_time(request, deleter.last_status, "deleting")
@@ -65,7 +91,7 @@ def _is_complete(request: ShareEvent, context: Any) -> dict[str, Any]:
             f"is_complete received physical resource id {request.physical_id!r}, which is not "
             "a quota share ARN; on_event did not create a share"
         )
-    provisioner = ShareProvisioner(BatchGateway.from_context(context), request.declaration())
+    provisioner = ShareProvisioner(gateways(), request.declaration())
     if not provisioner.wait(physical, may_be_unseen=_recent(request)):
         _fail_if_out_of_time(request, provisioner.last_status, "settling")
         return {"IsComplete": False}
@@ -100,14 +126,14 @@ def _fail_if_out_of_time(request: ShareEvent, status: str, doing: str) -> None:
     )
 
 
-def _deleter(request: ShareEvent, context: Any) -> ShareDeleter | None:
+def _deleter(request: ShareEvent, gateways: Gateways) -> ShareDeleter | None:
     if request.physical is None:
         # A create that failed before a share existed leaves a non-ARN physical id.
         log("delete_without_share", physical_resource_id=request.physical_id)
         return None
     opt_ins = request.opt_ins()
     return ShareDeleter(
-        BatchGateway.from_context(context),
+        gateways(),
         request.physical,
         owner=request.owner,
         terminate_active_jobs=opt_ins.terminate_active_jobs_on_delete,
@@ -122,8 +148,8 @@ def _data(arn: QuotaShareArn) -> dict[str, str]:
 def _run(
     entry_point: str,
     event: Mapping[str, Any],
-    context: Any,
-    step: Callable[[ShareEvent, Any], dict[str, Any]],
+    gateways: Gateways,
+    step: Callable[[ShareEvent, Gateways], dict[str, Any]],
 ) -> dict[str, Any]:
     properties = event.get("ResourceProperties")
     fields = {
@@ -137,7 +163,7 @@ def _run(
     }
     log("request", **fields)
     try:
-        result = step(ShareEvent.parse(event), context)
+        result = step(ShareEvent.parse(event), gateways)
     except (QuotaShareLifecycleError, QuotaConfigError) as error:
         log("failed", **fields, reason=str(error))
         raise

@@ -1,9 +1,14 @@
-"""Bounded retries with exponential backoff for throttled and transient AWS Batch calls.
+"""Bounded retries with exponential backoff: the one loop every AWS call of the library backs
+off in (:func:`with_backoff`).
 
-botocore's own retries are switched off for the Batch client and this policy is applied
-instead, so the backoff is injectable (tests run it without sleeping) and can stop early when
-the Lambda is about to run out of time. Long waits never happen here: waiting for a share to
-settle is the Provider framework's ``is_complete`` polling.
+botocore's own retries are switched off for the Batch and SNS clients and this policy is
+applied instead, so the backoff is injectable (tests pass a policy that records its sleeps) and
+can stop early when the Lambda is about to run out of time. Each caller says, attempt by
+attempt, what an answer means: :func:`call_with_retries` retries throttling and transient
+errors; the custom resource's writes (``BatchGateway._write``) re-read the share after an
+ambiguous answer and send again only while it shows the change did not happen; its reads retry
+a share listed but not yet described, or not yet visible. Long waits never happen here: waiting
+for a share to settle is the Provider framework's ``is_complete`` polling.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Generic, NoReturn, TypeVar
 
 from botocore.exceptions import ClientError, HTTPClientError
 from botocore.exceptions import ConnectionError as BotocoreConnectionError
@@ -74,6 +79,69 @@ def is_retryable(error: BaseException) -> bool:
     )
 
 
+@dataclass(frozen=True)
+class ClientTimeouts:
+    """Per attempt. AWS answers in well under a second; a hung attempt is better retried."""
+
+    connect: float = 5.0
+    read: float = 10.0
+
+
+TIME_MARGIN_SECONDS = 5.0
+"""A retry starts only if its backoff leaves this much of the caller's time afterwards."""
+
+
+@dataclass(frozen=True)
+class Again(Generic[T]):
+    """An attempt's answer: worth another try after a backoff. ``give_up`` ends the loop when no
+    attempt or time is left (it raises the last error, or returns what "not yet" means)."""
+
+    give_up: Callable[[], T]
+    note: Callable[[int, float], None] | None = None
+    """Told ``(attempt, delay)`` just before the backoff, to log why it retries."""
+
+
+def with_backoff(
+    attempt: Callable[[int], T | Again[T]],
+    policy: RetryPolicy,
+    seconds_left: Callable[[], float] | None = None,
+) -> T:
+    """Call ``attempt(1)``, ``attempt(2)``, … until one answers other than :class:`Again`,
+    sleeping :meth:`RetryPolicy.delay` in between, within ``policy.max_attempts`` and the time
+    ``seconds_left`` reports."""
+    number = 1
+    while True:
+        outcome = attempt(number)
+        if not isinstance(outcome, Again):
+            return outcome
+        if number >= policy.max_attempts:
+            return outcome.give_up()
+        delay = policy.delay(number)
+        if seconds_left is not None and seconds_left() < delay + TIME_MARGIN_SECONDS:
+            return outcome.give_up()
+        if outcome.note is not None:
+            outcome.note(number, delay)
+        policy.sleep(delay)
+        number += 1
+
+
+def raise_again(error: BaseException) -> Callable[[], NoReturn]:
+    """A ``give_up`` that raises ``error`` (kept beyond its ``except`` block)."""
+
+    def give_up() -> NoReturn:
+        raise error
+
+    return give_up
+
+
+def _retry_note(operation: str, error: BaseException) -> Callable[[int, float], None]:
+    def note(number: int, delay: float) -> None:
+        log("retry", operation=operation, attempt=number, delay=round(delay, 3),
+            error=type(error).__name__, detail=str(error)[:300])
+
+    return note
+
+
 def call_with_retries(
     operation: str,
     call: Callable[[], T],
@@ -81,17 +149,13 @@ def call_with_retries(
     seconds_left: Callable[[], float] | None = None,
 ) -> T:
     """Run ``call``; retry what :func:`is_retryable` accepts, within attempts and time left."""
-    attempt = 1
-    while True:
+
+    def attempt(_: int) -> T | Again[T]:
         try:
             return call()
         except Exception as error:
-            if not is_retryable(error) or attempt >= policy.max_attempts:
+            if not is_retryable(error):
                 raise
-            delay = policy.delay(attempt)
-            if seconds_left is not None and seconds_left() < delay + 5.0:
-                raise
-            log("retry", operation=operation, attempt=attempt, delay=round(delay, 3),
-                error=type(error).__name__, detail=str(error)[:300])
-            policy.sleep(delay)
-            attempt += 1
+            return Again(raise_again(error), _retry_note(operation, error))
+
+    return with_backoff(attempt, policy, seconds_left)

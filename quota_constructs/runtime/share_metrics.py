@@ -28,11 +28,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from quota_constructs.model import QuotaShareSpec
-
-from .batch_reads import PositionedJob, QueueSnapshot, RunnableCount, ServiceJobDetail
-from .emf import COUNT, NONE, SECONDS, MetricRecord
-from .live_share import LiveShare
-from .monitoring_contract import (
+from quota_constructs.wire.live_share import LiveShare
+from quota_constructs.wire.monitoring_contract import (
     CAPACITY_IN_USE,
     CAPACITY_UNIT_DIMENSION,
     HEAD_JOB_FITS_IDLE_OWN,
@@ -43,7 +40,10 @@ from .monitoring_contract import (
     RUNNABLE_JOBS,
     SHARE_DRIFT,
 )
-from .share_config import ShareConfig
+from quota_constructs.wire.share_config import ShareConfig
+
+from .batch_reads import PositionedJob, QueueSnapshot, RunnableCount, ServiceJobDetail
+from .emf import COUNT, NONE, SECONDS, MetricRecord
 
 DRIFTED_STATUSES = frozenset({"INVALID", "DELETING"})
 

@@ -31,20 +31,21 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any, TypeVar
 
-from .batch_gateway import BatchRequestError
-from .batch_reads import QueueSnapshot, RunnableCount, ServiceJobDetail
-from .deployed_config import deployed_as_is
-from .emf import emit
-from .live_share import LiveShare
-from .monitor_settings import MonitorSettings
-from .monitoring_contract import (
+from quota_constructs.wire.deployed_config import deployed_as_is
+from quota_constructs.wire.live_share import LiveShare
+from quota_constructs.wire.monitoring_contract import (
     DEFAULT_METRIC_NAMESPACE,
     JOB_QUEUE_ARN_ENV,
     JOB_QUEUE_NAME_ENV,
     METRIC_NAMESPACE_ENV,
 )
+from quota_constructs.wire.share_arn import QuotaShareArn, job_queue_name_of
+
+from .batch_gateway import BatchConnection, BatchRequestError
+from .batch_reads import QueueSnapshot, RunnableCount, ServiceJobDetail
+from .emf import emit
+from .monitor_settings import MonitorSettings
 from .monitoring_gateway import LiveShares, MonitoringGateway
-from .share_arn import QuotaShareArn, job_queue_name_of
 from .share_metrics import (
     HeadJob,
     drift_of,
@@ -68,10 +69,12 @@ CLOCK: Callable[[], float] = time.time
 """Wall-clock seconds: the snapshot's age and the jobs' waits are measured against it."""
 
 
-def handler(event: Any, context: Any) -> dict[str, Any]:
+def handler(event: Any, context: Any,
+            connection: BatchConnection | None = None) -> dict[str, Any]:
+    """Lambda's entry point (``connection``: how to reach AWS Batch; the default in Lambda)."""
     try:
         settings = MonitorSettings.from_environment()
-        gateway = MonitoringGateway.from_context(context)
+        gateway = MonitoringGateway.from_context(context, connection)
     except Exception:
         # A monitor that cannot even start is unhealthy, and says so before failing.
         _emit_unhealthy_from_environment()

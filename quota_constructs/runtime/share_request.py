@@ -9,28 +9,23 @@ from typing import Any
 from quota_constructs.model import (
     QuotaConfigError,
     QuotaShareSpec,
-    parse_bool,
     share_subject,
-    spec_from_properties,
 )
-from quota_constructs.model.tags import ADOPTED_TAG_KEY, MAX_TAGS
+from quota_constructs.wire.custom_resource import (
+    GUARD_PROPERTIES,
+    MAX_DECLARED_TAGS,
+    RUNTIME_TAG_KEYS,
+)
+from quota_constructs.wire.share_arn import QuotaShareArn, is_job_queue_arn, quota_share_arn
+from quota_constructs.wire.share_codec import parse_bool, spec_from_properties
 
 from .ownership import (
-    ADOPTING_TAG_KEY,
     LIFECYCLE_TAG_KEY,
     OWNER_TAG_KEY,
-    RUNTIME_TAG_KEYS,
     owner_marker,
     stack_marker,
 )
-from .share_arn import QuotaShareArn, is_job_queue_arn
 
-ADOPT_EXISTING = "AdoptExisting"
-ALLOW_PREEMPTION_ON_SHRINK = "AllowPreemptionOnShrink"
-ALLOW_PREEMPTION_ON_IN_SHARE_ENABLE = "AllowPreemptionOnInShareEnable"
-"""Rendered only when set, so templates and records of shares without it stay as they were."""
-TERMINATE_ACTIVE_JOBS_ON_DELETE = "TerminateActiveJobsOnDelete"
-DELETE_ADOPTED_SHARE_ON_DELETE = "DeleteAdoptedShareOnDelete"
 _TAG_FIELDS = {
     # GuardOptIns field -> its word in the lifecycle tag's value (tag values allow [a-z=_ ]).
     "adopt_existing": "adopt_existing",
@@ -71,13 +66,7 @@ class GuardOptIns:
         def flag(key: str) -> bool:
             return parse_bool(props.get(key, False), subject=subject, field=key)
 
-        return cls(
-            adopt_existing=flag(ADOPT_EXISTING),
-            allow_preemption_on_shrink=flag(ALLOW_PREEMPTION_ON_SHRINK),
-            terminate_active_jobs_on_delete=flag(TERMINATE_ACTIVE_JOBS_ON_DELETE),
-            allow_preemption_on_in_share_enable=flag(ALLOW_PREEMPTION_ON_IN_SHARE_ENABLE),
-            delete_adopted_share_on_delete=flag(DELETE_ADOPTED_SHARE_ON_DELETE),
-        )
+        return cls(**{name: flag(prop) for name, prop in GUARD_PROPERTIES.items()})
 
     def tag_value(self, stack: str = "") -> str:
         """``adopt_existing=false allow_preemption_on_shrink=true ... stack=<marker>``: the
@@ -185,11 +174,10 @@ class ShareDeclaration:
     @classmethod
     def parse(cls, event: ShareEvent) -> ShareDeclaration:
         spec, job_queue = spec_from_properties(event.properties)
-        kept = len(RUNTIME_TAG_KEYS - {ADOPTING_TAG_KEY, ADOPTED_TAG_KEY})
-        if len(set(spec.tags) - RUNTIME_TAG_KEYS) > MAX_TAGS - kept:
+        if len(set(spec.tags) - RUNTIME_TAG_KEYS) > MAX_DECLARED_TAGS:
             raise QuotaConfigError(
                 share_subject(spec.name), "tags", f"{len(spec.tags)} tags",
-                f"at most {MAX_TAGS - kept} tags: the custom resource keeps {OWNER_TAG_KEY} to "
+                f"at most {MAX_DECLARED_TAGS} tags: the custom resource keeps {OWNER_TAG_KEY} to "
                 f"recognise the shares it manages and {LIFECYCLE_TAG_KEY} to record their "
                 "lifecycle opt-ins",
             )
@@ -221,7 +209,7 @@ class ShareDeclaration:
             if len(parts) < 5 or parts[0] != "arn":
                 return None
             queue_arn = f"arn:{parts[1]}:batch:{parts[3]}:{parts[4]}:job-queue/{self.job_queue}"
-        return QuotaShareArn.parse(f"{queue_arn}/quota-share/{self.name}")
+        return QuotaShareArn.parse(quota_share_arn(queue_arn, self.name))
 
     @property
     def declared_tags(self) -> dict[str, str]:

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from .live_share import LiveShare
+from quota_constructs.wire.live_share import LiveShare
+
 from .ownership import is_owned
 
 BUSY_STATUSES = frozenset({"CREATING", "UPDATING", "DELETING"})

@@ -16,8 +16,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-TOTAL_TIMEOUT_ENV = "QUOTA_SHARE_TOTAL_TIMEOUT_SECONDS"
-QUERY_INTERVAL_ENV = "QUOTA_SHARE_QUERY_INTERVAL_SECONDS"
+from quota_constructs.wire.custom_resource import QUERY_INTERVAL_ENV, TOTAL_TIMEOUT_ENV
+
 STARTED_AT_KEY = "QuotaShareRequestStartedAt"
 """Key of ``on_event``'s result that the framework passes on to each ``is_complete`` call."""
 

@@ -24,9 +24,9 @@ from quota_constructs import (
     TrainingJobQueue,
     TrainingServiceEnvironment,
 )
-from quota_constructs.model import resource_properties
 from quota_constructs.quota_share import SHARE_TAG_KEY
 from quota_constructs.share_provider import QuotaShareProvider
+from quota_constructs.wire.share_codec import resource_properties
 
 from .support import (
     G5,

@@ -12,17 +12,11 @@ import pytest
 
 from quota_constructs.client import ShareClient
 from quota_constructs.emulator import Emulator
-from quota_constructs.model import (
-    CapacityLimit,
-    QuotaShareSpec,
-    ShareAgreement,
-    SharingStrategy,
-    monitoring_declaration_json,
-)
+from quota_constructs.model import CapacityLimit, QuotaShareSpec, ShareAgreement, SharingStrategy
 from quota_constructs.runtime import job_events_handler
 from quota_constructs.runtime.job_events_handler import MEMORY
 from quota_constructs.runtime.monitor_settings import load_declaration
-from quota_constructs.runtime.monitoring_contract import (
+from quota_constructs.wire.monitoring_contract import (
     DECLARATION_FILE_ENV,
     ENFORCE_BUDGET_ENV,
     JOB_QUEUE_ARN_ENV,
@@ -30,6 +24,7 @@ from quota_constructs.runtime.monitoring_contract import (
     METRIC_NAMESPACE_ENV,
     OWNER_TOPICS_ENV,
 )
+from quota_constructs.wire.monitoring_declaration import monitoring_declaration_json
 
 from ..monitoring_runtime.fake_sns import FakeSnsServer
 from ..runtime.cloudformation import StackResource, share_properties

@@ -8,11 +8,11 @@ import json
 import random
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from quota_constructs.live import history
-from quota_constructs.runtime import batch_gateway
 from quota_constructs.runtime.retry import RetryPolicy
 from quota_constructs.simulation.workloads import read_workload
 
@@ -22,6 +22,13 @@ UNITS = ("ml.g5.xlarge", "ml.p4d.24xlarge", "ml.g5.12xlarge")
 BASE_MS = 1_790_000_000_000
 
 
+def run_history(argv: list[str], **streams: Any) -> int:
+    """The command with backoff that does not sleep (the fake throttles on purpose)."""
+    return history.main(argv, read_retry=RetryPolicy(max_attempts=5, sleep=lambda _: None),
+                        describe_retry=RetryPolicy(max_attempts=10, sleep=lambda _: None),
+                        **streams)
+
+
 @pytest.fixture
 def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHistoryServer]:
     fake = FakeHistoryServer().start()
@@ -29,10 +36,6 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHistoryServer]:
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    monkeypatch.setattr(batch_gateway, "RETRY_POLICY",
-                        RetryPolicy(max_attempts=5, sleep=lambda _: None))
-    monkeypatch.setattr(history, "DESCRIBE_RETRY",
-                        RetryPolicy(max_attempts=10, sleep=lambda _: None))
     # Exports start fast here; the climb from a slow start is the rate's own tests' subject.
     monkeypatch.setattr(history, "DEFAULT_START_RATE", 500.0)
     yield fake
@@ -73,7 +76,7 @@ def test_export_reads_back_as_the_fake_holds_it(server: FakeHistoryServer,
     server.state.jobs = held_jobs(3000)
     out = tmp_path / "jobs.csv"
     stdout, stderr = io.StringIO(), io.StringIO()
-    code = history.main(["--queue", QUEUE, "--out", str(out), "--max-rate", "0"],
+    code = run_history(["--queue", QUEUE, "--out", str(out), "--max-rate", "0"],
                         stdout=stdout, stderr=stderr)
     assert code == 0, stderr.getvalue()
     assert server.state.throttled > 100  # throttling was injected and survived
@@ -120,7 +123,7 @@ def test_since_keeps_only_newer_jobs(server: FakeHistoryServer, tmp_path: Path) 
     cutoff_ms = BASE_MS + 100 * 60_000 + 1000
     from datetime import UTC, datetime
     since = datetime.fromtimestamp(cutoff_ms / 1000, UTC).isoformat()
-    assert history.main(["--queue", QUEUE, "--out", str(out), "--max-rate", "0", "--since", since,
+    assert run_history(["--queue", QUEUE, "--out", str(out), "--max-rate", "0", "--since", since,
                          "--quiet"], stdout=io.StringIO(), stderr=io.StringIO()) == 0
     kept = {job.job_id for job in read_workload(out).jobs}
     assert kept == {j.job_id for j in server.state.jobs if j.created_ms >= cutoff_ms}
@@ -212,12 +215,12 @@ def test_json_out_is_the_workload_json_and_reads_back(
 ) -> None:
     server.state.jobs = held_jobs(300)
     out = tmp_path / "jobs.json"
-    assert history.main(["--queue", QUEUE, "--out", str(out), "--quiet", "--max-rate", "0"],
+    assert run_history(["--queue", QUEUE, "--out", str(out), "--quiet", "--max-rate", "0"],
                         stdout=io.StringIO(), stderr=io.StringIO()) == 0
     document = json.loads(out.read_text())
     assert set(document) == {"jobs"} and len(document["jobs"]) == 300
     csv_out = tmp_path / "jobs.csv"
-    assert history.main(["--queue", QUEUE, "--out", str(csv_out), "--quiet", "--max-rate", "0"],
+    assert run_history(["--queue", QUEUE, "--out", str(csv_out), "--quiet", "--max-rate", "0"],
                         stdout=io.StringIO(), stderr=io.StringIO()) == 0
     running = {j.job_id for j in server.state.jobs if j.status == "RUNNING"}  # "now" moved
 
@@ -233,7 +236,7 @@ def test_an_unknown_out_extension_is_refused_before_any_call(
 ) -> None:
     server.state.jobs = held_jobs(10)
     stderr = io.StringIO()
-    assert history.main(["--queue", QUEUE, "--out", str(tmp_path / name)],
+    assert run_history(["--queue", QUEUE, "--out", str(tmp_path / name)],
                         stdout=io.StringIO(), stderr=stderr) == 2
     (line,) = stderr.getvalue().strip().splitlines()
     assert line.startswith("quota-constructs history: error: --out got ")
@@ -250,7 +253,7 @@ def test_a_rate_limited_service_is_followed_every_job_exported(
     server.state.rate_limit, server.state.burst = 150.0, 20.0
     out = tmp_path / "jobs.csv"
     stderr = io.StringIO()
-    assert history.main(["--queue", QUEUE, "--out", str(out), "--max-rate", "0",
+    assert run_history(["--queue", QUEUE, "--out", str(out), "--max-rate", "0",
                          "--workers", "8"], stdout=io.StringIO(), stderr=stderr) == 0
     assert server.state.throttled > 0  # the limit was reached, and followed
     assert {job.job_id for job in read_workload(out).jobs} == {
@@ -263,7 +266,7 @@ def test_a_rate_limited_service_is_followed_every_job_exported(
 def test_errors_are_one_line(server: FakeHistoryServer, tmp_path: Path) -> None:
     server.state.throttle_every = 1  # every call throttled: retries run out
     stderr = io.StringIO()
-    code = history.main(["--queue", QUEUE, "--out", str(tmp_path / "x.csv"), "--max-rate", "0"],
+    code = run_history(["--queue", QUEUE, "--out", str(tmp_path / "x.csv"), "--max-rate", "0"],
                         stdout=io.StringIO(), stderr=stderr)
     assert code == 2
     lines = [line for line in stderr.getvalue().splitlines() if "error:" in line]
@@ -283,7 +286,7 @@ def test_the_python_api_takes_a_reader_or_a_bare_read_function(
     from quota_constructs.live.queue_reader import QueueReader
 
     server.state.jobs = held_jobs(120)
-    reader = QueueReader.connect()
+    reader = QueueReader.connect(policy=RetryPolicy(max_attempts=5, sleep=lambda _: None))
     by_reader = history.export_history(reader, QUEUE, tmp_path / "a.json", rate=0)
     by_function = history.export_history(reader.read, QUEUE, tmp_path / "b.csv", rate=0)
     assert [j.job_id for j in by_reader] == [j.job_id for j in by_function]

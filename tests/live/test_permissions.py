@@ -66,7 +66,7 @@ def test_the_grant_is_the_documented_policy_and_reads_only() -> None:
 
 
 def test_every_call_of_the_commands_is_granted(batch: Batch) -> None:
-    resource = StackResource()
+    resource = StackResource(handler=batch.handler)
     assert resource.create(share_properties(share_spec(), batch.training)).ok
     arn = resource.physical_id
     assert arn is not None

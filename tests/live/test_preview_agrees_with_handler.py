@@ -69,7 +69,7 @@ def _named_jobs(*outcomes: Outcome | None) -> tuple[bool, set[str]]:
 def test_preview_refuses_exactly_when_the_handler_does(batch: Batch, situation: Situation) -> None:
     state = batch.state
     old = share_spec(limits={G5: 4}, borrow=100)
-    resource = StackResource()
+    resource = StackResource(handler=batch.handler)
     deployed = resource.create(share_properties(old, batch.training,
                                                 **vars(situation.deployed_opt_ins)))
     assert deployed.ok, deployed.reason
@@ -77,7 +77,9 @@ def test_preview_refuses_exactly_when_the_handler_does(batch: Batch, situation: 
     assert arn is not None
     if situation.change == "adopt-owned-elsewhere":
         # The share of the declared name belongs to another stack's resource.
-        other = StackResource(logical_id="Elsewhere", stack_id=STACK_ID + "-other")
+        other = StackResource(
+            logical_id="Elsewhere", stack_id=STACK_ID + "-other", handler=batch.handler,
+        )
         assert other.create(share_properties(share_spec(name="team-b"), batch.training)).ok
         arn = other.physical_id
         assert arn is not None
@@ -116,7 +118,7 @@ def test_preview_refuses_exactly_when_the_handler_does(batch: Batch, situation: 
         outcomes: tuple[Outcome | None, ...] = (resource.delete(),)
     elif change.startswith("adopt"):
         assert new is not None
-        outcomes = (StackResource(logical_id="Adopter").create(
+        outcomes = (StackResource(logical_id="Adopter", handler=batch.handler).create(
             share_properties(new, batch.training, **new_opts)),)
     else:
         assert new is not None
@@ -135,8 +137,8 @@ def test_preview_refuses_exactly_when_the_handler_does(batch: Batch, situation: 
 
 
 def test_a_rename_and_a_delete_are_named_as_such(batch: Batch) -> None:
-    kept = StackResource(logical_id="Kept")
-    gone = StackResource(logical_id="Gone")
+    kept = StackResource(logical_id="Kept", handler=batch.handler)
+    gone = StackResource(logical_id="Gone", handler=batch.handler)
     assert kept.create(share_properties(share_spec(name="vision"), batch.training)).ok
     assert gone.create(share_properties(share_spec(name="old-team"), batch.training,
                                         terminate_active_jobs_on_delete=True)).ok

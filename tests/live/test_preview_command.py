@@ -32,7 +32,7 @@ def deploy(batch: Batch, template: dict[str, Any]) -> dict[str, StackResource]:
     batch.state.queues[batch.training].environment = {G5: 3}
     deployed = {}
     for share in declared_from_template(template, "training"):
-        resource = StackResource(logical_id=share.logical_id)
+        resource = StackResource(logical_id=share.logical_id, handler=batch.handler)
         properties = stringify({**share.properties, "JobQueue": batch.training})
         assert resource.create(properties).ok
         deployed[str(share.properties["QuotaShareName"])] = resource

@@ -58,7 +58,7 @@ def test_each_share_is_judged_with_its_own_lifecycle_as_the_handler_judges_it(
     batch: Batch, declaration_file: Path, capsys: pytest.CaptureFixture[str],
     attribute: str, refused: bool,
 ) -> None:
-    resource = StackResource()
+    resource = StackResource(handler=batch.handler)
     assert resource.create(share_properties(share_spec(limits={G5: 4}), batch.training)).ok
     assert resource.physical_id is not None
     running = [batch.state.add_job(resource.physical_id, "RUNNING", {G5: 1}) for _ in range(3)]
@@ -117,7 +117,9 @@ def test_with_the_stack_id_a_declarations_own_share_is_an_update_not_an_adoption
 ) -> None:
     # A declaration object carries no logical ids: the stack's own share of the declared name
     # is still its own, as without --stack-id.
-    resource = StackResource(logical_id="TrainingQueueteamaABC123", stack_id=STACK_ID)
+    resource = StackResource(
+        logical_id="TrainingQueueteamaABC123", stack_id=STACK_ID, handler=batch.handler,
+    )
     assert resource.create(share_properties(share_spec(limits={G5: 4}), batch.training)).ok
 
     code = cli(["preview", "--declaration", f"{declaration_file}:WAIVED", "--stack-id",
@@ -131,7 +133,9 @@ def test_without_the_stack_id_a_managed_share_of_the_declared_name_is_not_taken_
     batch: Batch, declaration_file: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # Were it another stack's, the handler would refuse the deployment (issue 26, item 7).
-    resource = StackResource(logical_id="TrainingQueueteamaABC123", stack_id=STACK_ID)
+    resource = StackResource(
+        logical_id="TrainingQueueteamaABC123", stack_id=STACK_ID, handler=batch.handler,
+    )
     assert resource.create(share_properties(share_spec(limits={G5: 4}), batch.training)).ok
 
     code = cli(["preview", "--declaration", f"{declaration_file}:WAIVED", "--json"])
@@ -144,7 +148,9 @@ def test_without_the_stack_id_a_managed_share_of_the_declared_name_is_not_taken_
 def test_with_the_stack_id_another_stacks_share_of_the_declared_name_is_refused(
     batch: Batch, declaration_file: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    other = StackResource(logical_id="TrainingQueueteamaABC123", stack_id=STACK_ID + "-other")
+    other = StackResource(
+        logical_id="TrainingQueueteamaABC123", stack_id=STACK_ID + "-other", handler=batch.handler,
+    )
     assert other.create(share_properties(share_spec(limits={G5: 4}), batch.training)).ok
 
     code = cli(["preview", "--declaration", f"{declaration_file}:WAIVED", "--stack-id",

@@ -70,7 +70,7 @@ def test_preview_of_turning_in_share_preemption_on_agrees_with_the_handler(
     lender = state.add_share(batch.training, "lender", {G5: 4}, "LEND")
     for _ in range(situation.lender_busy):
         state.add_job(lender, "RUNNING", {G5: 1})
-    resource = StackResource()
+    resource = StackResource(handler=batch.handler)
     assert resource.create(share_properties(situation.spec(in_share=False), batch.training)).ok
     arn = resource.physical_id
     assert arn is not None
@@ -101,7 +101,7 @@ def test_preview_of_turning_in_share_preemption_on_agrees_with_the_handler(
 
 
 def _deployed_elsewhere(batch: Batch, name: str = "vision") -> StackResource:
-    other = StackResource(logical_id="TeamShare", stack_id=OTHER_STACK)
+    other = StackResource(logical_id="TeamShare", stack_id=OTHER_STACK, handler=batch.handler)
     assert other.create(share_properties(share_spec(name=name), batch.training)).ok
     return other
 
@@ -114,7 +114,7 @@ def test_without_stack_id_another_stacks_share_is_refused_as_the_handler_refuses
                                       logical_id="TeamShare")]
 
     (change,) = preview("training", declared, reader=QueueReader.connect()).changes
-    deployment = StackResource(logical_id="TeamShare").create(
+    deployment = StackResource(logical_id="TeamShare", handler=batch.handler).create(
         share_properties(share_spec(name="vision"), batch.training))
 
     assert not deployment.ok and "does not manage it" in deployment.reason
@@ -125,7 +125,7 @@ def test_without_stack_id_another_stacks_share_is_refused_as_the_handler_refuses
 
 def test_with_stack_id_the_same_share_is_told_apart_from_this_stacks_own(batch: Batch) -> None:
     _deployed_elsewhere(batch)
-    own = StackResource(logical_id="Own")
+    own = StackResource(logical_id="Own", handler=batch.handler)
     assert own.create(share_properties(share_spec(name="nlp"), batch.training)).ok
     declared = [
         DeclaredShare.of_spec(share_spec(name="vision"), batch.training, logical_id="TeamShare"),
@@ -148,7 +148,7 @@ def test_without_stack_id_adopt_existing_is_judged_as_the_adoption(batch: Batch)
                                       logical_id="TeamShare")]
 
     (change,) = preview("training", declared, reader=QueueReader.connect()).changes
-    deployment = StackResource(logical_id="TeamShare").create(
+    deployment = StackResource(logical_id="TeamShare", handler=batch.handler).create(
         share_properties(shrunk, batch.training, adopt_existing=True))
 
     assert change.action == ADOPT and change.refused and not deployment.ok
@@ -189,7 +189,7 @@ def test_the_command_without_stack_id_exits_1_with_the_hint(
 def test_a_declaration_objects_in_share_switch_is_judged_as_the_handler_judges_it(
     batch: Batch, opt_in: bool,
 ) -> None:
-    resource = StackResource()
+    resource = StackResource(handler=batch.handler)
     lend = share_spec(limits={G5: 2}, strategy=SharingStrategy.LEND)
     assert resource.create(share_properties(lend, batch.training)).ok
     assert resource.physical_id is not None

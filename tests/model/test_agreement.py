@@ -14,9 +14,8 @@ from quota_constructs.model import (
     QuotaShareSpec,
     ShareAgreement,
     SharingStrategy,
-    api_configuration,
-    resource_properties,
 )
+from quota_constructs.wire.share_codec import api_configuration, resource_properties
 
 G5 = CapacityUnit.ML_G5_XLARGE
 

@@ -14,10 +14,12 @@ from quota_constructs.model import (
     QuotaShareSpec,
     ShareAgreement,
     SharingStrategy,
+)
+from quota_constructs.model.agreement_report import QueueAgreement, allocation_agreement_markdown
+from quota_constructs.wire.monitoring_declaration import (
     monitoring_declaration,
     parse_monitoring_declaration,
 )
-from quota_constructs.model.agreement_report import QueueAgreement, allocation_agreement_markdown
 
 G5 = CapacityUnit.ML_G5_XLARGE
 

@@ -13,7 +13,7 @@ from aws_cdk.assertions import Template
 from quota_constructs import QuotaShareMonitoring, ShareAlarmThresholds
 from quota_constructs.model import CapacityLimit, QuotaShareSpec, SharingStrategy
 from quota_constructs.runtime import share_metrics_handler
-from quota_constructs.runtime.monitoring_contract import (
+from quota_constructs.wire.monitoring_contract import (
     OLDEST_RUNNABLE_JOB_AGE,
     RUNNABLE_JOBS,
 )

@@ -132,7 +132,7 @@ def test_a_metric_that_would_never_have_data_is_refused(
 
 
 def test_every_published_metric_has_one_statistic() -> None:
-    from quota_constructs.runtime import monitoring_contract as contract
+    from quota_constructs.wire import monitoring_contract as contract
 
     published = {*contract.UNIT_METRICS, *contract.SHARE_METRICS, contract.MONITOR_HEALTHY,
                  *contract.EVENT_METRICS}

@@ -28,9 +28,9 @@ from quota_constructs import (
     SharingStrategy,
     TrainingJobQueue,
 )
-from quota_constructs.model import monitoring_declaration_json
 from quota_constructs.monitoring._asset import DECLARATION_FILE
-from quota_constructs.runtime import monitoring_contract as contract
+from quota_constructs.wire import monitoring_contract as contract
+from quota_constructs.wire.monitoring_declaration import monitoring_declaration_json
 
 from ..constructs.support import G5, G6, logical_id, policy_statements, spec
 from . import sample_events as events
@@ -185,7 +185,7 @@ def test_the_asset_carries_the_declaration_of_the_monitored_shares(built: Any) -
     asset_hash = code["S3Key"].removesuffix(".zip")
     staged = built.synthesized / f"asset.{asset_hash}"
     assert (staged / DECLARATION_FILE).read_text() == monitoring_declaration_json(SHARES)
-    assert (staged / "quota_constructs" / "runtime" / "monitoring_contract.py").is_file()
+    assert (staged / "quota_constructs" / "wire" / "monitoring_contract.py").is_file()
     # Both functions share the one asset; monitoring constructs never travel in it.
     assert function_properties(built.watched.job_events_function)["Code"] == code
     assert not (staged / "quota_constructs" / "monitoring").exists()
@@ -798,11 +798,11 @@ def test_a_share_is_watched_as_soon_as_it_is_declared_without_synthesis() -> Non
     """One phase: the queue's ledger tells the monitor of each share as it is recorded, so a
     share declared after the monitor (in another stack too) has its alarms, dashboard row,
     owner topic and deployed-config tag before anything is synthesized."""
-    from quota_constructs.runtime.deployed_config import (
+    from quota_constructs.wire.deployed_config import (
         DEPLOYED_CONFIG_TAG_KEY,
         config_fingerprint,
     )
-    from quota_constructs.runtime.share_config import ShareConfig
+    from quota_constructs.wire.share_config import ShareConfig
 
     app = cdk.App()
     stack = cdk.Stack(app, "Early", env=ENV)
@@ -828,7 +828,7 @@ def test_a_share_is_watched_as_soon_as_it_is_declared_without_synthesis() -> Non
 
 
 def test_given_shares_tag_the_queues_shares_of_those_names_only() -> None:
-    from quota_constructs.runtime.deployed_config import DEPLOYED_CONFIG_TAG_KEY
+    from quota_constructs.wire.deployed_config import DEPLOYED_CONFIG_TAG_KEY
 
     app = cdk.App()
     stack = cdk.Stack(app, "Given", env=ENV)
@@ -900,11 +900,11 @@ def test_job_queue_must_be_a_training_queue() -> None:
 
 
 def test_each_custom_resource_share_records_the_configuration_it_deploys() -> None:
-    from quota_constructs.runtime.deployed_config import (
+    from quota_constructs.wire.deployed_config import (
         DEPLOYED_CONFIG_TAG_KEY,
         config_fingerprint,
     )
-    from quota_constructs.runtime.share_config import ShareConfig
+    from quota_constructs.wire.share_config import ShareConfig
 
     app = cdk.App()
     stack = cdk.Stack(app, "Recorded", env=ENV)

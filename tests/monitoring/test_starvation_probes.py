@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from quota_constructs.runtime.monitoring_contract import CAPACITY_IN_USE
+from quota_constructs.wire.monitoring_contract import CAPACITY_IN_USE
 
 from ..monitoring_runtime.conftest import G5, Monitor
 from ..monitoring_runtime.emf_lines import values

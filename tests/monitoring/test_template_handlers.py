@@ -15,7 +15,7 @@ from aws_cdk.assertions import Template
 
 from quota_constructs import QuotaShareMonitoring, TrainingJobQueue
 from quota_constructs.runtime.monitor_settings import load_declaration
-from quota_constructs.runtime.monitoring_contract import (
+from quota_constructs.wire.monitoring_contract import (
     BLOCKED_JOBS,
     CAPACITY_IN_USE,
     JOB_QUEUE_DIMENSION,

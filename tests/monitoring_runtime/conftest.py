@@ -13,18 +13,12 @@ from typing import Any
 import boto3
 import pytest
 
-from quota_constructs.model import (
-    CapacityLimit,
-    QuotaShareSpec,
-    ShareAgreement,
-    SharingStrategy,
-    api_configuration,
-    monitoring_declaration_json,
-)
-from quota_constructs.runtime import batch_gateway, notifier
+from quota_constructs.model import CapacityLimit, QuotaShareSpec, ShareAgreement, SharingStrategy
+from quota_constructs.runtime.batch_gateway import BatchConnection
 from quota_constructs.runtime.job_events_handler import MEMORY
 from quota_constructs.runtime.monitor_settings import load_declaration
-from quota_constructs.runtime.monitoring_contract import (
+from quota_constructs.runtime.retry import ClientTimeouts, RetryPolicy
+from quota_constructs.wire.monitoring_contract import (
     DECLARATION_FILE_ENV,
     ENFORCE_BUDGET_ENV,
     JOB_QUEUE_ARN_ENV,
@@ -32,7 +26,8 @@ from quota_constructs.runtime.monitoring_contract import (
     METRIC_NAMESPACE_ENV,
     OWNER_TOPICS_ENV,
 )
-from quota_constructs.runtime.retry import RetryPolicy
+from quota_constructs.wire.monitoring_declaration import monitoring_declaration_json
+from quota_constructs.wire.share_codec import api_configuration
 
 from .fake_service_jobs import MonitoringFakeBatch, MonitoringFakeBatchServer
 from .fake_sns import FakeSns, FakeSnsServer
@@ -73,6 +68,8 @@ class Monitor:
     monkeypatch: pytest.MonkeyPatch
     directory: Path
     sleeps: list[float] = field(default_factory=list)
+    connection: BatchConnection = field(default_factory=BatchConnection)
+    """How the functions under test reach AWS: backoff recorded in ``sleeps``."""
 
     def create_shares(self, specs: list[QuotaShareSpec] | None = None,
                       queue: str | None = None) -> None:
@@ -128,12 +125,12 @@ def monitor(
     monkeypatch.setattr(boto3, "DEFAULT_SESSION", boto3.Session())
     sleeps: list[float] = []
     # Backoff is recorded, not slept.
-    policy = RetryPolicy(sleep=sleeps.append, jitter=lambda: 1.0)
-    monkeypatch.setattr(batch_gateway, "RETRY_POLICY", policy)
-    monkeypatch.setattr(notifier, "RETRY_POLICY", policy)
-    # A read timeout no loaded machine reaches on loopback (a fake answering 30,000 jobs takes
-    # seconds there); tests of slow answers set their own.
-    monkeypatch.setattr(batch_gateway, "CLIENT_TIMEOUTS", batch_gateway.ClientTimeouts(2, 30))
+    connection = BatchConnection(
+        policy=RetryPolicy(sleep=sleeps.append, jitter=lambda: 1.0),
+        # A read timeout no loaded machine reaches on loopback (a fake answering 30,000 jobs
+        # takes seconds there); tests of slow answers set their own.
+        timeouts=ClientTimeouts(2, 30),
+    )
     MEMORY.use_directory(tmp_path / "job-events-memory")
 
     batch = fake_batch_server.reset()
@@ -151,6 +148,7 @@ def monitor(
     monkeypatch.setenv(METRIC_NAMESPACE_ENV, NAMESPACE)
     monkeypatch.setenv(OWNER_TOPICS_ENV, json.dumps(topics))
     monkeypatch.setenv(ENFORCE_BUDGET_ENV, "false")
-    state = Monitor(batch, sns, training, research, topics, [], monkeypatch, tmp_path, sleeps)
+    state = Monitor(batch, sns, training, research, topics, [], monkeypatch, tmp_path, sleeps,
+                    connection)
     state.declare(reference_shares())
     return state

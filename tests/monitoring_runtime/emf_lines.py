@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from quota_constructs.runtime.monitoring_contract import (
+from quota_constructs.wire.monitoring_contract import (
     CAPACITY_UNIT_DIMENSION,
     JOB_QUEUE_DIMENSION,
     PREEMPTION_KIND_DIMENSION,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from quota_constructs.runtime.monitoring_contract import (
+from quota_constructs.wire.monitoring_contract import (
     PREEMPTION_COMPLETED_DETAIL_TYPE,
     PREEMPTION_STARTED_DETAIL_TYPE,
     QUEUE_BLOCKED_DETAIL_TYPE,

@@ -27,7 +27,7 @@ from quota_constructs import (
     ShareAgreement,
     SharingStrategy,
 )
-from quota_constructs.runtime.monitoring_contract import (
+from quota_constructs.wire.monitoring_contract import (
     CAPACITY_IN_USE,
     JOB_EVENTS_HANDLER,
     JOB_QUEUE_ARN_ENV,

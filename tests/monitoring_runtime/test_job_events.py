@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from quota_constructs.runtime import job_events_handler
-from quota_constructs.runtime.batch_gateway import BatchRequestError
-from quota_constructs.runtime.monitoring_contract import (
+from quota_constructs.runtime.batch_gateway import BatchConnection, BatchRequestError
+from quota_constructs.wire.monitoring_contract import (
     BLOCKED_JOBS,
     JOBS_OVER_BUDGET,
     JOBS_TERMINATED_OVER_BUDGET,
@@ -23,20 +23,20 @@ from .events import preemption_completed, preemption_started, queue_blocked, sta
 from .fake_service_jobs import FakeServiceJob
 
 
-def deliver(event: dict[str, Any]) -> dict[str, Any]:
-    return job_events_handler.handler(event, context())
+def deliver(event: dict[str, Any], *, connection: BatchConnection) -> dict[str, Any]:
+    return job_events_handler.handler(event, context(), connection)
 
 
 def preempt_and_deliver(monitor: Monitor, job: FakeServiceJob, reason: str | None = None,
                         started_reason: str | None = None) -> list[dict[str, Any]]:
     """What AWS does: Started while the job still runs, then Completed once it was stopped."""
     outcomes = [deliver(preemption_started(job, **(
-        {"reason": started_reason} if started_reason else {})))]
+        {"reason": started_reason} if started_reason else {})), connection=monitor.connection)]
     if reason is None:
         monitor.batch.preempt(job.job_id)
     else:
         monitor.batch.preempt(job.job_id, reason)
-    outcomes.append(deliver(preemption_completed(job)))
+    outcomes.append(deliver(preemption_completed(job), connection=monitor.connection))
     return outcomes
 
 
@@ -87,8 +87,11 @@ def test_duplicate_deliveries_are_harmless(
     preempt_and_deliver(monitor, job)
     capsys.readouterr()
 
-    again = [deliver(preemption_completed(job)), deliver(preemption_started(job)),
-             deliver(preemption_completed(job, event_id="another-delivery-id"))]
+    connection = monitor.connection
+    again = [deliver(preemption_completed(job), connection=connection),
+             deliver(preemption_started(job), connection=connection),
+             deliver(preemption_completed(job, event_id="another-delivery-id"),
+                     connection=connection)]
 
     assert [o["outcome"] for o in again] == ["duplicate", "logged", "duplicate"]
     assert len(monitor.sns.published) == 1
@@ -129,8 +132,10 @@ def test_another_queues_job_is_ignored(
     job = monitor.batch.add_service_job(monitor.research, "QS2", "RUNNING", {G5: 1})
 
     outcomes = preempt_and_deliver(monitor, job)
-    blocked = deliver(queue_blocked(job, "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED"))
-    failed = deliver(state_change(job, "FAILED", "preempted too often"))
+    blocked = deliver(queue_blocked(job, "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED"),
+        connection=monitor.connection)
+    failed = deliver(state_change(job, "FAILED", "preempted too often"),
+        connection=monitor.connection)
 
     assert outcomes[1]["outcome"] == "ignored: another job queue"
     assert blocked["outcome"] == "ignored: another job queue"
@@ -187,9 +192,10 @@ def test_over_budget_with_the_opt_in_the_job_is_terminated_once(
     job = running_job(monitor, "QS2")
 
     _, completed = preempt_and_deliver(monitor, job)
-    duplicate = deliver(preemption_completed(job))
+    duplicate = deliver(preemption_completed(job), connection=monitor.connection)
     failed = deliver(state_change(job, "FAILED", job.status_reason,
-                                  event_id="d0e1f2a3-0000-4000-8000-000000000001"))
+                                  event_id="d0e1f2a3-0000-4000-8000-000000000001"),
+                                      connection=monitor.connection)
 
     assert completed["outcome"] == "terminated"
     assert duplicate["outcome"] == "duplicate"
@@ -228,13 +234,14 @@ def test_a_failed_notification_is_retried_without_terminating_twice(
     monitor.sns.fail_next(50, code="InternalError", status=500)
 
     with pytest.raises(Exception) as caught:
-        deliver(preemption_completed(job))
+        deliver(preemption_completed(job), connection=monitor.connection)
     assert "InternalError" in str(caught.value)
     assert monitor.sns.published == []
     assert values(emitted(capsys), PREEMPTIONS) == []  # counted when the event is done
 
     monitor.sns.faults.clear()
-    retried = deliver(preemption_completed(job))  # Lambda's asynchronous retry
+    retried = deliver(preemption_completed(job),
+        connection=monitor.connection)  # Lambda's asynchronous retry
 
     assert retried["outcome"] == "reported"
     assert monitor.batch.count("TerminateServiceJob") == 1
@@ -261,7 +268,7 @@ def test_batch_failing_raises_for_lambdas_retries_and_dead_letter_queue(
     monitor.batch.preempt(job.job_id)
     monitor.batch.fail_next("DescribeServiceJob", 50, code="ServerException", status=500)
     with pytest.raises(BatchRequestError):
-        deliver(preemption_completed(job))
+        deliver(preemption_completed(job), connection=monitor.connection)
     assert monitor.sns.published == []
 
 
@@ -270,7 +277,8 @@ def test_an_unknown_job_is_ignored(monitor: Monitor) -> None:
     monitor.batch.preempt(job.job_id)
     event = preemption_completed(job)
     monitor.batch.jobs.clear()
-    assert deliver(event)["outcome"] == "ignored: AWS Batch does not know the job"
+    assert deliver(event,
+        connection=monitor.connection)["outcome"] == "ignored: AWS Batch does not know the job"
 
 
 def test_a_share_without_a_topic_is_counted_but_nobody_told(
@@ -297,8 +305,9 @@ def test_a_job_blocking_the_queue_is_reported_to_its_owner_once(
     capsys.readouterr()
 
     # AWS may report the blocked queue again (another event id, a later time): one notice.
-    outcomes = [deliver(queue_blocked(job, reason)),
-                deliver(queue_blocked(job, reason, event_id="other", time="2022-01-12T00:00:00Z"))]
+    outcomes = [deliver(queue_blocked(job, reason), connection=monitor.connection),
+                deliver(queue_blocked(job, reason, event_id="other", time="2022-01-12T00:00:00Z"),
+                    connection=monitor.connection)]
 
     assert [o["outcome"] for o in outcomes] == ["reported", "duplicate"]
     [message] = monitor.sns.to(monitor.topics["nlp-team"])
@@ -317,7 +326,8 @@ def test_two_blocking_jobs_are_two_notices_and_counted_per_share(
     second = monitor.batch.add_service_job(monitor.training, "QS1", "RUNNABLE", {G5: 9})
     capsys.readouterr()
     for job in (first, second):
-        deliver(queue_blocked(job, "MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE"))
+        deliver(queue_blocked(job, "MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE"),
+            connection=monitor.connection)
     assert len(monitor.sns.to(monitor.topics["vision-team"])) == 2
     assert values(emitted(capsys), BLOCKED_JOBS, QuotaShare="QS1") == [1, 1]
 
@@ -327,7 +337,8 @@ def test_a_runnable_state_change_notifies_nobody(monitor: Monitor) -> None:
     monitor.create_shares()
     job = monitor.batch.add_service_job(monitor.training, "QS2", "RUNNABLE", {G5: 4})
     outcome = deliver(state_change(job, "RUNNABLE",
-                                   "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED"))
+                                   "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED"),
+                                       connection=monitor.connection)
     assert outcome["outcome"] == "ignored: nothing for an owner"
     assert monitor.sns.published == []
 
@@ -337,7 +348,8 @@ def test_a_job_failed_after_its_preemption_retries_is_reported(monitor: Monitor)
     monitor.batch.preempt(job.job_id)
     assert monitor.batch.service_job(job.job_id).status == "FAILED"
 
-    outcome = deliver(state_change(job, "FAILED", "Job failed: preemption retries exhausted"))
+    outcome = deliver(state_change(job, "FAILED", "Job failed: preemption retries exhausted"),
+        connection=monitor.connection)
 
     assert outcome["outcome"] == "reported"
     [message] = monitor.sns.to(monitor.topics["research-team"])
@@ -355,13 +367,14 @@ def test_other_state_changes_are_not_for_owners(
     monitor: Monitor, status: str, reason: str
 ) -> None:
     job = running_job(monitor)
-    outcome = deliver(state_change(job, status, reason))
+    outcome = deliver(state_change(job, status, reason), connection=monitor.connection)
     assert outcome["outcome"].startswith("ignored")
     assert monitor.sns.published == []
 
 
 def test_non_batch_events_are_ignored(monitor: Monitor) -> None:
-    outcome = deliver({"detail-type": "Scheduled Event", "source": "aws.events", "detail": {}})
+    outcome = deliver({"detail-type": "Scheduled Event", "source": "aws.events", "detail": {}},
+        connection=monitor.connection)
     assert outcome["outcome"].startswith("ignored")
     assert monitor.batch.calls == []
 
@@ -406,7 +419,7 @@ def test_the_documented_queue_blocked_sample_finds_its_job_by_either_id(
     job = blocked_job_with_id(monitor, given_id if found_by == "detail.jobId" else arn_id)
     capsys.readouterr()
 
-    outcome = deliver(documented(QUEUE_BLOCKED, monitor))
+    outcome = deliver(documented(QUEUE_BLOCKED, monitor), connection=monitor.connection)
 
     assert outcome["outcome"] == "reported"
     # Looked up by job id, never by ARN: the event's jobId first, then the ARN's.
@@ -418,7 +431,7 @@ def test_the_documented_queue_blocked_sample_finds_its_job_by_either_id(
     # The same job reported again under its other id is the same job: one notice.
     again = documented(QUEUE_BLOCKED, monitor, jobId=job.job_id, jobArn=job.arn)
     again["id"] = "another-delivery"
-    assert deliver(again)["outcome"] == "duplicate"
+    assert deliver(again, connection=monitor.connection)["outcome"] == "duplicate"
 
 
 @pytest.mark.parametrize("found_by", ["detail.jobId", "detail.jobArn"])
@@ -433,7 +446,8 @@ def test_the_documented_state_change_sample_finds_its_job_by_either_id(
     monitor.batch.preempt(job.job_id)
 
     outcome = deliver(documented(STATE_CHANGE, monitor, status="FAILED",
-                                 statusReason="Job failed: preemption retries exhausted"))
+                                 statusReason="Job failed: preemption retries exhausted"),
+                                     connection=monitor.connection)
 
     assert outcome["outcome"] == "reported"
     assert all(not job_id.startswith("arn:") for job_id in described_ids(monitor))
@@ -443,7 +457,7 @@ def test_the_documented_state_change_sample_finds_its_job_by_either_id(
 
 def test_a_sample_whose_ids_aws_batch_knows_neither_of_is_ignored(monitor: Monitor) -> None:
     monitor.create_shares()
-    outcome = deliver(documented(QUEUE_BLOCKED, monitor))
+    outcome = deliver(documented(QUEUE_BLOCKED, monitor), connection=monitor.connection)
     assert outcome["outcome"] == "ignored: AWS Batch does not know the job"
     assert outcome["job_ids"] == list(sample_ids(QUEUE_BLOCKED))
     assert monitor.sns.published == []

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from quota_constructs.model import monitoring_declaration_json
 from quota_constructs.runtime.batch_gateway import create_batch_client
 from quota_constructs.runtime.monitor_settings import (
     MonitorConfigurationError,
@@ -16,7 +15,9 @@ from quota_constructs.runtime.monitor_settings import (
     MonitorSettings,
     load_declaration,
 )
-from quota_constructs.runtime.monitoring_contract import (
+from quota_constructs.runtime.notifier import ascii_subject, create_sns_client
+from quota_constructs.runtime.preemption import Preemption, describe_duration, preemption_kind
+from quota_constructs.wire.monitoring_contract import (
     CROSS_SHARE,
     DECLARATION_FILE_ENV,
     DEFAULT_METRIC_NAMESPACE,
@@ -27,8 +28,7 @@ from quota_constructs.runtime.monitoring_contract import (
     OWNER_TOPICS_ENV,
     UNKNOWN_KIND,
 )
-from quota_constructs.runtime.notifier import ascii_subject, create_sns_client
-from quota_constructs.runtime.preemption import Preemption, describe_duration, preemption_kind
+from quota_constructs.wire.monitoring_declaration import monitoring_declaration_json
 
 from .conftest import reference_shares
 

@@ -4,12 +4,15 @@ faults."""
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from quota_constructs.runtime import batch_gateway, share_metrics_handler
-from quota_constructs.runtime.monitoring_contract import (
+from quota_constructs.runtime import share_metrics_handler
+from quota_constructs.runtime.batch_gateway import BatchConnection
+from quota_constructs.runtime.retry import ClientTimeouts
+from quota_constructs.wire.monitoring_contract import (
     CAPACITY_IN_USE,
     HEAD_JOB_FITS_IDLE_OWN,
     MAX_SNAPSHOT_AGE_ENV,
@@ -23,10 +26,10 @@ from .conftest import G5, NAMESPACE, Monitor, context
 from .emf_lines import DataPoint, data_points, values
 
 
-def run(capsys: pytest.CaptureFixture[str],
-        remaining_ms: int = 60_000) -> tuple[dict[str, Any], list[DataPoint]]:
+def run(capsys: pytest.CaptureFixture[str], remaining_ms: int = 60_000, *,
+        connection: BatchConnection) -> tuple[dict[str, Any], list[DataPoint]]:
     capsys.readouterr()
-    summary = share_metrics_handler.handler({}, context(remaining_ms))
+    summary = share_metrics_handler.handler({}, context(remaining_ms), connection)
     return summary, data_points(capsys.readouterr().out)
 
 
@@ -53,7 +56,7 @@ def test_per_share_values_equal_the_fakes_state(
 ) -> None:
     arrange_reference_load(monitor)
 
-    summary, points = run(capsys)
+    summary, points = run(capsys, connection=monitor.connection)
 
     assert summary["missing"] == [] and summary["drifted"] == []
     assert {p.namespace for p in points} == {NAMESPACE}
@@ -86,7 +89,7 @@ def test_only_shares_with_a_waiting_job_are_listed_each_filtered_on_it(
     monitor: Monitor, capsys: pytest.CaptureFixture[str]
 ) -> None:
     arrange_reference_load(monitor)
-    run(capsys)
+    run(capsys, connection=monitor.connection)
     listings = [p for name, p in monitor.batch.calls if name == "ListServiceJobs"]
     assert {p["filters"][0]["values"][0] for p in listings} == {"QS1", "QS2"}
     assert all(p["jobStatus"] == "RUNNABLE" and len(p["filters"]) == 1 for p in listings)
@@ -104,7 +107,7 @@ def test_the_runnable_count_stops_at_its_cap_and_says_at_least(
         monitor.batch.add_service_job(monitor.training, "QS2", "RUNNABLE", {G5: 1},
                                       age_seconds=age + 1)
 
-    _, points = run(capsys)
+    _, points = run(capsys, connection=monitor.connection)
 
     assert values(points, RUNNABLE_JOBS, QuotaShare="QS2") == [4]
     assert monitor.batch.count("ListServiceJobs") == 2  # pages of 2, up to the cap
@@ -116,7 +119,7 @@ def test_no_count_when_switched_off(
     monitor.monkeypatch.setenv("QUOTA_MONITOR_RUNNABLE_COUNT_CAP", "0")
     arrange_reference_load(monitor)
 
-    _, points = run(capsys)
+    _, points = run(capsys, connection=monitor.connection)
 
     assert values(points, RUNNABLE_JOBS) == []
     assert monitor.batch.count("ListServiceJobs") == 0
@@ -133,7 +136,7 @@ def test_drift_missing_invalid_and_changed_shares(
     qs1.borrow_limit = 100  # declared 200
     qs2.status = "INVALID"
 
-    summary, points = run(capsys)
+    summary, points = run(capsys, connection=monitor.connection)
 
     assert sorted(summary["drifted"]) == ["QS1", "QS2", "QS3"]
     for share in ("QS1", "QS2", "QS3"):
@@ -151,7 +154,7 @@ def test_drift_is_compared_through_the_model_not_as_text(
     qs1 = monitor.batch.share(monitor.training, "QS1")
     assert qs1 is not None and qs1.borrow_limit == -1  # what Batch reports for "unlimited"
 
-    _, points = run(capsys)
+    _, points = run(capsys, connection=monitor.connection)
 
     assert values(points, SHARE_DRIFT) == [0, 0, 0]
 
@@ -162,7 +165,7 @@ def test_a_terse_listing_is_completed_by_describing_the_share(
     monitor.create_shares()
     monitor.batch.terse_listing = True
 
-    _, points = run(capsys)
+    _, points = run(capsys, connection=monitor.connection)
 
     assert values(points, SHARE_DRIFT) == [0, 0, 0]
     assert monitor.batch.count("DescribeQuotaShare") == 3
@@ -174,7 +177,7 @@ def test_a_failing_share_loses_only_its_own_data_points(
     arrange_reference_load(monitor)
     monitor.batch.fail_share_next("QS2", 50, code="ServerException", status=500)
 
-    summary, points = run(capsys)
+    summary, points = run(capsys, connection=monitor.connection)
 
     assert summary["missing"] == ["ListServiceJobs(QS2)"]
     assert values(points, RUNNABLE_JOBS, QuotaShare="QS2") == []
@@ -195,7 +198,7 @@ def test_throttling_is_retried_and_nothing_is_lost(
     monitor.batch.fail_share_next("QS3", 2, code="ServiceUnavailableException", status=503)
     # QS3 has no waiting job, so it is never listed and its faults stay unused.
 
-    summary, points = run(capsys)
+    summary, points = run(capsys, connection=monitor.connection)
 
     assert summary["missing"] == []
     assert values(points, CAPACITY_IN_USE, QuotaShare="QS1") == [2]
@@ -210,7 +213,7 @@ def test_without_a_snapshot_the_other_figures_are_still_published(
     arrange_reference_load(monitor)
     monitor.batch.fail_next("GetJobQueueSnapshot", 50, code="ServerException", status=500)
 
-    summary, points = run(capsys)
+    summary, points = run(capsys, connection=monitor.connection)
 
     assert summary["missing"] == ["GetJobQueueSnapshot"]
     assert values(points, CAPACITY_IN_USE) == []
@@ -229,7 +232,7 @@ def test_when_the_listing_fails_each_share_is_described_on_its_own(
     monitor.batch.fail_next("ListQuotaShares", 50, code="ServerException", status=500)
     monitor.batch.fail_describe_next("QS2", 50)
 
-    summary, points = run(capsys)
+    summary, points = run(capsys, connection=monitor.connection)
 
     assert summary["missing"] == ["DescribeQuotaShare(QS2)"]
     assert values(points, SHARE_DRIFT, QuotaShare="QS1") == [0]
@@ -246,10 +249,10 @@ def test_a_slow_share_is_abandoned_at_the_deadline_and_the_rest_published(
     # A read timeout longer than the Lambda has left: the call is still running at the deadline.
     # The other calls get nine seconds, which a loaded machine needs too; the slow one answers
     # long after, whatever the machine's speed.
-    monkeypatch.setattr(batch_gateway, "CLIENT_TIMEOUTS", batch_gateway.ClientTimeouts(2, 60))
+    monitor.connection = replace(monitor.connection, timeouts=ClientTimeouts(2, 60))
     monitor.batch.slow_share_next("QS2", 40.0)
 
-    summary, points = run(capsys, remaining_ms=10_000)
+    summary, points = run(capsys, remaining_ms=10_000, connection=monitor.connection)
 
     assert summary["missing"] == ["ListServiceJobs(QS2)"]
     assert values(points, RUNNABLE_JOBS, QuotaShare="QS2") == []
@@ -264,7 +267,7 @@ def test_units_in_use_but_not_declared_are_published_too(
     monitor.batch.queues[monitor.training].environment["ml.g5.2xlarge"] = 2
     monitor.batch.add_service_job(monitor.training, "QS1", "RUNNING", {"ml.g5.2xlarge": 2})
 
-    _, points = run(capsys)
+    _, points = run(capsys, connection=monitor.connection)
 
     dims = {"QuotaShare": "QS1", "CapacityUnit": "ml.g5.2xlarge"}
     assert values(points, CAPACITY_IN_USE, **dims) == [2]
@@ -275,10 +278,10 @@ def test_calls_still_queued_at_the_deadline_are_given_up_too(
 ) -> None:
     arrange_reference_load(monitor)
     monkeypatch.setattr(share_metrics_handler, "MAX_WORKERS", 1)
-    monkeypatch.setattr(batch_gateway, "CLIENT_TIMEOUTS", batch_gateway.ClientTimeouts(2, 30))
+    monitor.connection = replace(monitor.connection, timeouts=ClientTimeouts(2, 30))
     monitor.batch.slow_next("GetJobQueueSnapshot", 6.0)  # the first call holds the only worker
 
-    summary, points = run(capsys, remaining_ms=4_000)
+    summary, points = run(capsys, remaining_ms=4_000, connection=monitor.connection)
 
     assert summary["missing"] == ["GetJobQueueSnapshot", "ListQuotaShares"]
     assert values(points, CAPACITY_IN_USE) == []
@@ -312,7 +315,7 @@ def test_a_change_deployed_by_the_shares_own_stack_is_not_drift(
     monitor.create_shares()
     _tag_as_deployed(monitor, "QS1", borrow_limit=100)  # declared 200 in the monitor's stack
 
-    summary, points = run(capsys)
+    summary, points = run(capsys, connection=monitor.connection)
 
     assert summary["drifted"] == []
     assert values(points, SHARE_DRIFT, QuotaShare="QS1") == [0]
@@ -328,7 +331,7 @@ def test_a_change_made_outside_any_deployment_is_drift(
     assert qs1 is not None
     qs1.limits = {G5: 2}  # by hand, after that deployment
 
-    summary, points = run(capsys)
+    summary, points = run(capsys, connection=monitor.connection)
 
     assert summary["drifted"] == ["QS1"]
     assert values(points, SHARE_DRIFT, QuotaShare="QS1") == [1]
@@ -364,7 +367,7 @@ def test_a_snapshot_within_the_bound_is_judged(
 ) -> None:
     arrange_starving_share(monitor, snapshot_age_seconds=599)
 
-    summary, points = run(capsys)
+    summary, points = run(capsys, connection=monitor.connection)
 
     assert summary["missing"] == []
     assert values(points, OLDEST_RUNNABLE_JOB_AGE, QuotaShare="QS2") == [7200.0]
@@ -378,7 +381,7 @@ def test_a_snapshot_older_than_the_bound_is_not_judged_and_health_says_so(
 ) -> None:
     arrange_starving_share(monitor, snapshot_age_seconds=age_seconds)
 
-    summary, points = run(capsys)
+    summary, points = run(capsys, connection=monitor.connection)
 
     # Nothing from the snapshot: no false Starved (wait, fit) and no false all-clear (a wait
     # of 0, "nothing waits", idle capacity) — the figures are withheld, not zeroed.
@@ -399,7 +402,7 @@ def test_a_snapshot_of_unknown_age_is_not_judged(
     arrange_starving_share(monitor, snapshot_age_seconds=0)
     monitor.batch.snapshot_undated = True
 
-    summary, points = run(capsys)
+    summary, points = run(capsys, connection=monitor.connection)
 
     assert snapshot_figures(points) == []
     assert "no lastUpdatedAt" in summary["missing"][0]
@@ -421,7 +424,7 @@ def test_one_stale_part_is_enough(
 
     monkeypatch.setattr(type(monitor.batch), "_GetJobQueueSnapshot", fronts_behind)
 
-    summary, points = run(capsys)
+    summary, points = run(capsys, connection=monitor.connection)
 
     assert snapshot_figures(points) == []
     assert "frontOfQuotaShares was last updated 3600 s ago" in summary["missing"][0]
@@ -437,7 +440,7 @@ def test_the_bound_is_the_monitors_setting(
     arrange_starving_share(monitor, snapshot_age_seconds=660)
     monitor.monkeypatch.setenv(MAX_SNAPSHOT_AGE_ENV, setting)
 
-    summary, points = run(capsys)
+    summary, points = run(capsys, connection=monitor.connection)
 
     assert bool(snapshot_figures(points)) is judged
     assert values(points, MONITOR_HEALTHY) == [1 if judged else 0]

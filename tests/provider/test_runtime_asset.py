@@ -43,7 +43,7 @@ def copy_package(destination: Path) -> Path:
 
 def plant_caches(package: Path) -> None:
     """What running the code and the tests leaves behind in a working copy."""
-    for subpackage in ("model", "runtime"):
+    for subpackage in ("model", "wire", "runtime"):
         cache = package / subpackage / "__pycache__"
         cache.mkdir(parents=True, exist_ok=True)
         (cache / "quota_share_handler.cpython-314.pyc").write_bytes(b"\x00compiled")
@@ -60,14 +60,16 @@ def fingerprint_of_staged(package: Path, target: Path) -> str:
 def test_the_asset_holds_the_runtime_its_service_model_and_instance_types_only() -> None:
     staged = staged_files(Path(runtime_asset_directory()))
     assert "quota_constructs/__init__.py" in staged
-    assert "quota_constructs/model/wire.py" in staged
+    assert "quota_constructs/wire/share_codec.py" in staged
     data = {name for name in staged if not name.endswith(".py")}
     assert data == {
         f"quota_constructs/runtime/botocore_data/batch/{BATCH_VERSION}/{name}.json"
         for name in ("service-2", "endpoint-rule-set-1", "paginators-1")
     } | {"quota_constructs/model/training_instance_types.json"}
     assert all("__pycache__" not in name for name in staged)
-    allowed_directories = {"quota_constructs", "quota_constructs/model", "quota_constructs/runtime"}
+    allowed_directories = {
+        f"quota_constructs{sub}" for sub in ("", "/model", "/wire", "/runtime")
+    }
     python_directories = {name.rsplit("/", 1)[0] for name in staged - data}
     assert python_directories <= allowed_directories
     # The constructs need aws_cdk, which the Lambda does not have.
@@ -99,7 +101,7 @@ def test_other_lambdas_stage_the_same_way_with_their_own_files(tmp_path: Path) -
     staged = staged_files(target)
     assert "config/shares.json" in staged
     assert staged - {"config/shares.json"} == staged_files(Path(runtime_asset_directory()))
-    for name in ("../escape.json", "/etc/passwd", "quota_constructs/model/wire.py"):
+    for name in ("../escape.json", "/etc/passwd", "quota_constructs/wire/share_codec.py"):
         again = tmp_path / f"again-{len(name)}"
         again.mkdir()
         with pytest.raises(StagingError, match="extra file"):
@@ -175,7 +177,7 @@ def test_the_hash_ignores_where_the_checkout_is_and_what_caches_it_holds(tmp_pat
 def test_the_hash_follows_the_code(tmp_path: Path) -> None:
     original = copy_package(tmp_path / "a")
     edited = copy_package(tmp_path / "b")
-    wire = edited / "model" / "wire.py"
+    wire = edited / "wire" / "share_codec.py"
     wire.write_text(wire.read_text() + "\n# edited\n")
     assert fingerprint_of_staged(original, tmp_path / "asset-a") != fingerprint_of_staged(
         edited, tmp_path / "asset-b"

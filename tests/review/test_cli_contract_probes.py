@@ -74,7 +74,7 @@ def test_explain_json_has_the_contract_shape(
 def test_preview_json_shape_and_exit_status_follow_refused(
     batch: Batch, capsys: pytest.CaptureFixture[str], tmp_path: Path, busy: bool
 ) -> None:
-    resource = StackResource(logical_id="TeamShare")
+    resource = StackResource(logical_id="TeamShare", handler=batch.handler)
     assert resource.create(share_properties(share_spec(), batch.training)).ok
     assert resource.physical_id is not None
     if busy:

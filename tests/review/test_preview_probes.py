@@ -17,9 +17,11 @@ PLATFORM_STACK = STACK_ID.replace("TestStack", "PlatformStack") + "-platform"
 
 
 def test_another_stacks_share_is_not_a_delete_of_this_stack(batch: Batch) -> None:
-    platform = StackResource(logical_id="PlatformShare", stack_id=PLATFORM_STACK)
+    platform = StackResource(
+        logical_id="PlatformShare", stack_id=PLATFORM_STACK, handler=batch.handler,
+    )
     assert platform.create(share_properties(share_spec(name="platform"), batch.training)).ok
-    team = StackResource(logical_id="TeamShare")
+    team = StackResource(logical_id="TeamShare", handler=batch.handler)
     assert team.create(share_properties(share_spec(name="team-a"), batch.training)).ok
     assert platform.physical_id is not None
     batch.state.add_job(platform.physical_id, "RUNNING", {G5: 1})
@@ -36,9 +38,11 @@ def test_another_stacks_share_is_not_a_delete_of_this_stack(batch: Batch) -> Non
 def test_deleting_the_team_share_is_judged_by_its_recorded_opt_in(
     batch: Batch, terminate: bool
 ) -> None:
-    platform = StackResource(logical_id="PlatformShare", stack_id=PLATFORM_STACK)
+    platform = StackResource(
+        logical_id="PlatformShare", stack_id=PLATFORM_STACK, handler=batch.handler,
+    )
     assert platform.create(share_properties(share_spec(name="platform"), batch.training)).ok
-    team = StackResource(logical_id="TeamShare")
+    team = StackResource(logical_id="TeamShare", handler=batch.handler)
     assert team.create(share_properties(share_spec(name="team-a"), batch.training,
                                         terminate_active_jobs_on_delete=terminate)).ok
     assert team.physical_id is not None
@@ -53,7 +57,7 @@ def test_deleting_the_team_share_is_judged_by_its_recorded_opt_in(
 
 
 def test_a_rename_with_running_jobs_is_judged_by_the_old_shares_record(batch: Batch) -> None:
-    team = StackResource(logical_id="TeamShare")
+    team = StackResource(logical_id="TeamShare", handler=batch.handler)
     assert team.create(share_properties(share_spec(name="team-a"), batch.training,
                                         terminate_active_jobs_on_delete=False)).ok
     assert team.physical_id is not None

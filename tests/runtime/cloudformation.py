@@ -15,8 +15,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from quota_constructs.model import QuotaShareSpec, resource_properties
+from quota_constructs.model import QuotaShareSpec
 from quota_constructs.runtime import quota_share_handler
+from quota_constructs.wire.share_codec import resource_properties
 
 CREATE_FAILED_MARKER = "AWSCDK::CustomResourceProviderFramework::CREATE_FAILED"
 SERVICE_TOKEN = "arn:aws:lambda:us-east-1:123456789012:function:QuotaShareProvider-framework"

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import pytest
 
-from quota_constructs.runtime import batch_gateway
-from quota_constructs.runtime.retry import RetryPolicy
+from quota_constructs.runtime.batch_gateway import BatchConnection
+from quota_constructs.runtime.quota_share_handler import EntryPoints
+from quota_constructs.runtime.retry import ClientTimeouts, RetryPolicy
 
 from .fake_batch import FakeBatch, FakeBatchServer
 
@@ -25,6 +27,31 @@ class Batch:
     training: str
     research: str
     sleeps: list[float] = field(default_factory=list)
+    connection: BatchConnection = field(default_factory=BatchConnection)
+    """How the runtime under test reaches the fake: backoff recorded in ``sleeps``."""
+
+    @property
+    def handler(self) -> BatchEntryPoints:
+        """The custom resource's entry points over :attr:`connection` as it is when called."""
+        return BatchEntryPoints(self)
+
+    def with_timeouts(self, connect: float, read: float) -> None:
+        """Per-attempt client timeouts for what follows (tests of slow answers)."""
+        self.connection = replace(self.connection, timeouts=ClientTimeouts(connect, read))
+
+
+@dataclass(frozen=True)
+class BatchEntryPoints:
+    """``on_event`` and ``is_complete`` over the test's connection (read at each call, so a
+    resource deployed earlier in the test sees timeouts set later)."""
+
+    batch: Batch
+
+    def on_event(self, event: Mapping[str, Any], context: Any) -> dict[str, Any]:
+        return EntryPoints(self.batch.connection).on_event(event, context)
+
+    def is_complete(self, event: Mapping[str, Any], context: Any) -> dict[str, Any]:
+        return EntryPoints(self.batch.connection).is_complete(event, context)
 
 
 @pytest.fixture(scope="session")
@@ -47,13 +74,13 @@ def batch(
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
     state = fake_batch_server.reset()
     sleeps: list[float] = []
-    # Backoff is recorded, not slept: the suite stays fast and tests can assert on it.
-    monkeypatch.setattr(
-        batch_gateway, "RETRY_POLICY", RetryPolicy(sleep=sleeps.append, jitter=lambda: 1.0)
+    connection = BatchConnection(
+        # Backoff is recorded, not slept: the suite stays fast and tests can assert on it.
+        policy=RetryPolicy(sleep=sleeps.append, jitter=lambda: 1.0),
+        # Long enough that a loaded machine never turns a normal answer into a timeout; tests
+        # of slow answers set a shorter one, with an answer far slower still.
+        timeouts=ClientTimeouts(2, 10),
     )
-    # Long enough that a loaded machine never turns a normal answer into a timeout; tests of
-    # slow answers set a shorter one, with an answer far slower still.
-    monkeypatch.setattr(batch_gateway, "CLIENT_TIMEOUTS", batch_gateway.ClientTimeouts(2, 10))
     training = state.add_queue("training", {G5: 16, G5_2X: 8})
     research = state.add_queue("research", {G5: 8, G5_2X: 4})
-    return Batch(state, training, research, sleeps)
+    return Batch(state, training, research, sleeps, connection)

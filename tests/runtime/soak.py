@@ -36,13 +36,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from quota_constructs.model import SharingStrategy
-from quota_constructs.runtime import batch_gateway, quota_share_handler
+from quota_constructs.runtime.batch_gateway import BatchConnection
 from quota_constructs.runtime.ownership import (
     ADOPTING_TAG_KEY,
     LIFECYCLE_TAG_KEY,
     OWNER_TAG_KEY,
     owner_marker,
 )
+from quota_constructs.runtime.quota_share_handler import EntryPoints
 from quota_constructs.runtime.retry import RetryPolicy
 from quota_constructs.runtime.share_request import GuardOptIns
 from quota_constructs.runtime.structured_log import logger
@@ -224,6 +225,11 @@ class Deliveries:
     def __init__(self, client: InProcessBatchClient, rng: random.Random, rates: FaultRates,
                  counts: Counts) -> None:
         self.client, self.rng, self.rates, self.counts = client, rng, rates, counts
+        # The runtime reaches this sequence's in-process Batch, with backoff not slept.
+        self.runtime = EntryPoints(BatchConnection(
+            policy=RetryPolicy(sleep=lambda _: None, jitter=lambda: 1.0),
+            make_client=lambda _: client,
+        ))
 
     def on_event(self, event: Mapping[str, Any], context: Any) -> dict[str, Any]:
         if self.rng.random() < self.rates.redelivery:
@@ -231,20 +237,20 @@ class Deliveries:
             if self.rng.random() < 0.5:
                 self.client.kill_after = self.rng.randint(1, 8)
             try:
-                quota_share_handler.on_event(copy.deepcopy(event), context)
+                self.runtime.on_event(copy.deepcopy(event), context)
             except LambdaKilled:
                 self.counts.killed_mid_request += 1
             except Exception:
                 pass  # the first answer is lost either way
             finally:
                 self.client.kill_after = None
-        return quota_share_handler.on_event(event, context)
+        return self.runtime.on_event(event, context)
 
     def is_complete(self, event: Mapping[str, Any], context: Any) -> dict[str, Any]:
         if self.rng.random() < self.rates.repeated_poll:
             with contextlib.suppress(Exception):
-                quota_share_handler.is_complete(copy.deepcopy(event), context)
-        return quota_share_handler.is_complete(event, context)
+                self.runtime.is_complete(copy.deepcopy(event), context)
+        return self.runtime.is_complete(event, context)
 
 
 @dataclass
@@ -707,16 +713,13 @@ class Sequence:
 
 
 @contextlib.contextmanager
-def runtime_against(client: InProcessBatchClient) -> Iterator[None]:
-    """Point the runtime's client at ``client``, with backoff recorded instead of slept."""
-    saved = (batch_gateway.create_batch_client, batch_gateway.RETRY_POLICY, logger.level)
-    batch_gateway.RETRY_POLICY = RetryPolicy(sleep=lambda _: None, jitter=lambda: 1.0)
-    batch_gateway.create_batch_client = lambda: client
-    logger.setLevel(logging.WARNING)  # a million log lines would be most of the run
+def quiet_runtime() -> Iterator[None]:
+    """The runtime's log at WARNING: a million log lines would be most of the run."""
+    level = logger.level
+    logger.setLevel(logging.WARNING)
     try:
         yield
     finally:
-        batch_gateway.create_batch_client, batch_gateway.RETRY_POLICY, level = saved
         logger.setLevel(level)
 
 
@@ -725,7 +728,7 @@ def run(sequences: int, seed: int = 0, steps: int = 14,
     total = Counts()
     for index in range(sequences):
         sequence = Sequence(f"{seed}-{index}", rates or FaultRates(), steps)
-        with runtime_against(sequence.client):
+        with quiet_runtime():
             total.add(sequence.run())
     return total
 

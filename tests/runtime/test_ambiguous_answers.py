@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import pytest
 
-from quota_constructs.runtime import quota_share_handler
 from quota_constructs.runtime.ownership import ADOPTING_TAG_KEY, OWNER_TAG_KEY, owner_marker
 
 from .cloudformation import STACK_ID, StackResource, cfn_event, run_provider, share_properties
@@ -19,7 +18,7 @@ from .declarations import G5, share_spec
 
 
 def deployed(batch: Batch, name: str = "team-a") -> StackResource:
-    resource = StackResource()
+    resource = StackResource(handler=batch.handler)
     outcome = resource.create(share_properties(share_spec(name), batch.training))
     assert outcome.ok, outcome.reason
     return resource
@@ -58,10 +57,9 @@ def test_an_update_that_failed_before_applying_is_sent_again(batch: Batch) -> No
 def test_an_update_whose_answer_timed_out_after_applying_is_not_sent_again(
     batch: Batch, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from quota_constructs.runtime import batch_gateway
 
     resource = deployed(batch)
-    monkeypatch.setattr(batch_gateway, "CLIENT_TIMEOUTS", batch_gateway.ClientTimeouts(1, 3))
+    batch.with_timeouts(1, 3)
     batch.state.slow_next("UpdateQuotaShare", 8.0)  # far past the read timeout, on any machine
 
     outcome = resource.update(share_properties(share_spec(limits={G5: 6}), batch.training))
@@ -106,11 +104,11 @@ def test_re_enabling_after_a_job_slipped_in_survives_a_500_and_then_fails_the_de
     resource = deployed(batch)
     arn = str(resource.physical_id)
     event = cfn_event("Delete", share_properties(share_spec(), batch.training), physical_id=arn)
-    quota_share_handler.on_event(event, None)  # guard passed, share being disabled
+    batch.handler.on_event(event, None)  # guard passed, share being disabled
     late = batch.state.add_job(arn, "SUBMITTED", {G5: 1}, name="late-submission")
     batch.state.fail_after_next("UpdateQuotaShare")  # the re-enable: applied, then 500
 
-    outcome = run_provider(event)
+    outcome = run_provider(event, handler=batch.handler)
 
     assert not outcome.ok and late in outcome.reason
     share = batch.state.shares[arn]
@@ -121,7 +119,9 @@ def test_re_enabling_after_a_job_slipped_in_survives_a_500_and_then_fails_the_de
 def test_a_create_applied_then_answered_500_creates_one_share(batch: Batch) -> None:
     batch.state.fail_after_next("CreateQuotaShare")
 
-    outcome = StackResource().create(share_properties(share_spec(), batch.training))
+    outcome = StackResource(
+        handler=batch.handler,
+    ).create(share_properties(share_spec(), batch.training))
 
     assert outcome.ok, outcome.reason
     assert len(batch.state.shares_on(batch.training)) == 1
@@ -157,7 +157,7 @@ def test_an_adoption_applied_then_answered_500_completes(batch: Batch) -> None:
     arn = hand_made_share(batch)
     batch.state.fail_after_next("UpdateQuotaShare")
 
-    outcome = StackResource().create(
+    outcome = StackResource(handler=batch.handler).create(
         share_properties(share_spec(), batch.training, adopt_existing=True)
     )
 
@@ -176,11 +176,11 @@ def test_a_repeated_delivery_of_an_adopting_create_recognises_its_own_adoption(
     event = cfn_event(
         "Create", share_properties(share_spec(), batch.training, adopt_existing=True)
     )
-    quota_share_handler.on_event(event, None)  # adopts, marks, submits the update
+    batch.handler.on_event(event, None)  # adopts, marks, submits the update
     assert batch.state.shares[arn].status == "UPDATING"
 
     # The same request again (same RequestId): it must find its own adoption in flight.
-    outcome = run_provider(event)
+    outcome = run_provider(event, handler=batch.handler)
 
     assert outcome.ok, outcome.reason
     share = batch.state.shares[arn]
@@ -195,7 +195,7 @@ def test_a_refused_adoption_leaves_no_adoption_marker(batch: Batch) -> None:
     batch.state.add_job(arn, "RUNNING", {G5: 2})
 
     # Lowering 2 -> 1 under a job using 2: the shrink guard refuses before anything changes.
-    outcome = StackResource().create(
+    outcome = StackResource(handler=batch.handler).create(
         share_properties(share_spec(limits={G5: 1}), batch.training, adopt_existing=True)
     )
 
@@ -213,9 +213,9 @@ def test_a_repeated_delivery_of_an_update_while_updating_changes_nothing_twice(
         "Update", share_properties(share_spec(limits={G5: 6}), batch.training),
         old_properties=resource.properties, physical_id=resource.physical_id,
     )
-    quota_share_handler.on_event(event, None)
+    batch.handler.on_event(event, None)
 
-    outcome = run_provider(event)
+    outcome = run_provider(event, handler=batch.handler)
 
     assert outcome.ok, outcome.reason
     assert len(sent(batch, "UpdateQuotaShare")) == 1

@@ -7,7 +7,6 @@ from typing import Any
 import pytest
 
 from quota_constructs.model import SharingStrategy
-from quota_constructs.runtime import batch_gateway
 from quota_constructs.runtime.ownership import (
     ADOPTING_TAG_KEY,
     LIFECYCLE_TAG_KEY,
@@ -24,7 +23,7 @@ from .declarations import G5, G5_2X, share_spec
 def test_create_submits_the_declaration_and_waits_until_valid(batch: Batch) -> None:
     batch.state.transition_polls = 3
     spec = share_spec(limits={G5: 4, G5_2X: 2}, borrow=200, in_share_preemption=True)
-    outcome = StackResource().create(share_properties(spec, batch.training))
+    outcome = StackResource(handler=batch.handler).create(share_properties(spec, batch.training))
 
     assert outcome.ok, outcome.reason
     arn = f"{batch.training}/quota-share/team-a"
@@ -46,13 +45,13 @@ def test_create_submits_the_declaration_and_waits_until_valid(batch: Batch) -> N
 
 
 def test_borrow_limit_zero_is_sent_as_zero_and_unlimited_as_minus_one(batch: Batch) -> None:
-    never = StackResource("Never").create(
+    never = StackResource("Never", handler=batch.handler).create(
         share_properties(share_spec("never", borrow=0), batch.training)
     )
-    unlimited = StackResource("Unlimited").create(
+    unlimited = StackResource("Unlimited", handler=batch.handler).create(
         share_properties(share_spec("unlimited", borrow=None), batch.training)
     )
-    reserve = StackResource("Reserve").create(
+    reserve = StackResource("Reserve", handler=batch.handler).create(
         share_properties(share_spec("reserve", strategy=SharingStrategy.RESERVE), batch.training)
     )
 
@@ -67,7 +66,7 @@ def test_borrow_limit_zero_is_sent_as_zero_and_unlimited_as_minus_one(batch: Bat
 
 
 def test_repeated_create_delivery_adopts_its_own_share_without_duplicating(batch: Batch) -> None:
-    resource = StackResource()
+    resource = StackResource(handler=batch.handler)
     props = share_properties(share_spec(), batch.training)
     first = resource.send("Create", props)
     again = resource.send("Create", props)
@@ -79,14 +78,16 @@ def test_repeated_create_delivery_adopts_its_own_share_without_duplicating(batch
 
 
 def test_a_share_someone_else_made_is_not_taken_over_without_adopt_existing(batch: Batch) -> None:
-    StackResource("Other", stack_id=STACK_ID + "-other").create(
+    StackResource("Other", stack_id=STACK_ID + "-other", handler=batch.handler).create(
         share_properties(share_spec(limits={G5: 6}, tags={"owner": "other"}), batch.training)
     )
     before = batch.state.share(batch.training, "team-a")
     assert before is not None
     calls_before = len(batch.state.mutations())
 
-    outcome = StackResource().create(share_properties(share_spec(), batch.training))
+    outcome = StackResource(
+        handler=batch.handler,
+    ).create(share_properties(share_spec(), batch.training))
 
     assert not outcome.ok
     assert "quota share 'team-a' already exists on job queue" in outcome.reason
@@ -99,11 +100,11 @@ def test_a_share_someone_else_made_is_not_taken_over_without_adopt_existing(batc
 
 
 def test_adopt_existing_takes_the_share_over_and_applies_the_declaration(batch: Batch) -> None:
-    StackResource("Other", stack_id=STACK_ID + "-other").create(
+    StackResource("Other", stack_id=STACK_ID + "-other", handler=batch.handler).create(
         share_properties(share_spec(limits={G5: 2}, borrow=0, tags={"cost": "x"}), batch.training)
     )
     spec = share_spec(limits={G5: 5}, borrow=50, tags={"team": "a"})
-    resource = StackResource()
+    resource = StackResource(handler=batch.handler)
 
     outcome = resource.create(share_properties(spec, batch.training, adopt_existing=True))
 
@@ -122,12 +123,12 @@ def test_adopt_existing_takes_the_share_over_and_applies_the_declaration(batch: 
 
 
 def test_adopting_a_larger_share_still_respects_the_shrink_guard(batch: Batch) -> None:
-    other = StackResource("Other", stack_id=STACK_ID + "-other")
+    other = StackResource("Other", stack_id=STACK_ID + "-other", handler=batch.handler)
     other.create(share_properties(share_spec(limits={G5: 8}, borrow=0), batch.training))
     assert other.physical_id is not None
     busy = batch.state.add_job(other.physical_id, "RUNNING", {G5: 6}, name="big-run")
 
-    outcome = StackResource().create(
+    outcome = StackResource(handler=batch.handler).create(
         share_properties(share_spec(limits={G5: 2}, borrow=0), batch.training, adopt_existing=True)
     )
 
@@ -140,7 +141,7 @@ def test_adopting_a_larger_share_still_respects_the_shrink_guard(batch: Batch) -
 def test_invalid_share_fails_with_what_was_submitted_and_rollback_removes_it(batch: Batch) -> None:
     # ml.p4d.24xlarge is not in the queue's service environment, so Batch marks it INVALID.
     spec = share_spec(limits={"ml.p4d.24xlarge": 1}, borrow=0)
-    outcome = StackResource().create(share_properties(spec, batch.training))
+    outcome = StackResource(handler=batch.handler).create(share_properties(spec, batch.training))
 
     assert not outcome.ok
     for expected in ("'team-a'", "'training'", "is INVALID", "ml.p4d.24xlarge: 1",
@@ -153,14 +154,16 @@ def test_invalid_share_fails_with_what_was_submitted_and_rollback_removes_it(bat
 
 def test_forced_invalid_status_fails_the_create(batch: Batch) -> None:
     batch.state.invalid.add("team-a")
-    outcome = StackResource().create(share_properties(share_spec(), batch.training))
+    outcome = StackResource(
+        handler=batch.handler,
+    ).create(share_properties(share_spec(), batch.training))
     assert not outcome.ok and "is INVALID" in outcome.reason
     assert batch.state.shares_on(batch.training) == []
 
 
 def test_a_share_stuck_in_creating_is_never_reported_complete(batch: Batch) -> None:
     batch.state.stick("team-a")
-    resource = StackResource(max_polls=15)
+    resource = StackResource(max_polls=15, handler=batch.handler)
 
     outcome = resource.send("Create", share_properties(share_spec(), batch.training))
 
@@ -179,7 +182,9 @@ def test_the_share_limit_per_queue_is_reported_readably(batch: Batch) -> None:
             "preemptionConfiguration": {"inSharePreemption": "DISABLED"},
         })
 
-    outcome = StackResource().create(share_properties(share_spec(), batch.training))
+    outcome = StackResource(
+        handler=batch.handler,
+    ).create(share_properties(share_spec(), batch.training))
 
     assert not outcome.ok
     assert outcome.reason.startswith("AWS Batch CreateQuotaShare failed: ClientException:")
@@ -191,10 +196,12 @@ def test_a_create_whose_response_was_lost_is_not_duplicated(
 ) -> None:
     # The CreateQuotaShare takes effect but answers after the client's read timeout; the
     # re-read finds the share with this resource's marker, so it is not sent again.
-    monkeypatch.setattr(batch_gateway, "CLIENT_TIMEOUTS", batch_gateway.ClientTimeouts(1, 3))
+    batch.with_timeouts(1, 3)
     batch.state.slow_next("CreateQuotaShare", 8.0)  # far past the read timeout, on any machine
 
-    outcome = StackResource().create(share_properties(share_spec(), batch.training))
+    outcome = StackResource(
+        handler=batch.handler,
+    ).create(share_properties(share_spec(), batch.training))
 
     assert outcome.ok, outcome.reason
     assert batch.state.count("CreateQuotaShare") == 1
@@ -203,7 +210,7 @@ def test_a_create_whose_response_was_lost_is_not_duplicated(
 
 def pre_existing(batch: Batch, **spec: Any) -> str:
     """A share another stack made, which this resource may be told to adopt."""
-    other = StackResource("Other", stack_id=STACK_ID + "-other")
+    other = StackResource("Other", stack_id=STACK_ID + "-other", handler=batch.handler)
     outcome = other.create(share_properties(share_spec(**spec), batch.training))
     assert outcome.ok, outcome.reason
     return outcome.physical_id
@@ -214,7 +221,7 @@ def test_an_adoption_that_fails_releases_the_share_instead_of_deleting_it(batch:
 
     # 40 does not fit the environment: the adopted share turns INVALID and the create fails;
     # CloudFormation's rollback then deletes the resource, which must not delete the share.
-    outcome = StackResource().create(
+    outcome = StackResource(handler=batch.handler).create(
         share_properties(share_spec(limits={G5: 40}), batch.training, adopt_existing=True)
     )
 
@@ -226,11 +233,11 @@ def test_an_adoption_that_fails_releases_the_share_instead_of_deleting_it(batch:
 
 
 def test_a_completed_adoption_makes_the_share_this_resources_to_delete(batch: Batch) -> None:
-    other = StackResource("Other", stack_id=STACK_ID + "-other")
+    other = StackResource("Other", stack_id=STACK_ID + "-other", handler=batch.handler)
     assert other.create(share_properties(share_spec(limits={G5: 2}), batch.training)).ok
     arn = other.physical_id
     assert arn is not None
-    resource = StackResource()
+    resource = StackResource(handler=batch.handler)
     assert resource.create(
         share_properties(share_spec(), batch.training, adopt_existing=True)
     ).ok
@@ -261,7 +268,7 @@ def test_deleting_the_adopter_of_a_share_made_by_hand_gives_it_back_as_it_was(
 ) -> None:
     arn = made_by_hand(batch)
     before = batch.state.shares[arn].summary(), dict(batch.state.shares[arn].tags)
-    resource = StackResource()
+    resource = StackResource(handler=batch.handler)
     assert resource.create(
         share_properties(share_spec(), batch.training, adopt_existing=True)
     ).ok
@@ -280,7 +287,7 @@ def test_deleting_the_adopter_of_a_share_made_by_hand_gives_it_back_as_it_was(
 def test_the_rollback_of_an_adoption_gives_the_share_back_as_it_was(batch: Batch) -> None:
     arn = made_by_hand(batch)
     before = batch.state.shares[arn].summary(), dict(batch.state.shares[arn].tags)
-    resource = StackResource()
+    resource = StackResource(handler=batch.handler)
     properties = share_properties(share_spec(), batch.training, adopt_existing=True)
     outcome = resource.create(properties)
     assert outcome.ok
@@ -297,7 +304,7 @@ def test_the_rollback_of_an_adoption_gives_the_share_back_as_it_was(batch: Batch
 
 def test_delete_adopted_share_on_delete_deletes_a_share_made_by_hand(batch: Batch) -> None:
     arn = made_by_hand(batch)
-    resource = StackResource()
+    resource = StackResource(handler=batch.handler)
     assert resource.create(share_properties(
         share_spec(), batch.training, adopt_existing=True, delete_adopted_share_on_delete=True,
     )).ok
@@ -310,7 +317,7 @@ def test_a_failed_adoption_is_undone_and_says_what_was_restored(batch: Batch) ->
     arn = made_by_hand(batch)
     before = batch.state.shares[arn].summary(), dict(batch.state.shares[arn].tags)
 
-    outcome = StackResource().create(
+    outcome = StackResource(handler=batch.handler).create(
         share_properties(share_spec(limits={G5: 40}), batch.training, adopt_existing=True)
     )
 
@@ -330,7 +337,7 @@ def test_a_busy_share_is_not_adopted_until_it_settles(batch: Batch) -> None:
     batch.state.shares[arn].polls_left = 100
     before = batch.state.mutations()
 
-    outcome = StackResource().create(
+    outcome = StackResource(handler=batch.handler).create(
         share_properties(share_spec(), batch.training, adopt_existing=True)
     )
 
@@ -342,7 +349,7 @@ def test_tags_a_later_update_sets_on_an_adopted_share_are_given_back_too(batch: 
     arn = made_by_hand(batch)
     batch.state.shares[arn].tags["cost-center"] = "1234"
     before = dict(batch.state.shares[arn].tags)
-    resource = StackResource()
+    resource = StackResource(handler=batch.handler)
     assert resource.create(
         share_properties(share_spec(), batch.training, adopt_existing=True)
     ).ok
@@ -364,7 +371,7 @@ def test_an_adoption_whose_tags_would_not_fit_is_refused_before_anything_changes
     batch.state.shares[arn].tags.update({f"k{n}": "v" for n in range(45)})  # 47 tags in all
     before = batch.state.shares[arn].summary(), dict(batch.state.shares[arn].tags)
 
-    outcome = StackResource().create(
+    outcome = StackResource(handler=batch.handler).create(
         share_properties(share_spec(), batch.training, adopt_existing=True)
     )
 

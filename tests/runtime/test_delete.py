@@ -17,7 +17,7 @@ from .declarations import G5, share_spec
 
 
 def deployed(batch: Batch, **options: bool) -> tuple[StackResource, str]:
-    resource = StackResource()
+    resource = StackResource(handler=batch.handler)
     outcome = resource.create(share_properties(share_spec(), batch.training, **options))
     assert outcome.ok, outcome.reason
     return resource, outcome.physical_id
@@ -94,19 +94,19 @@ def test_a_physical_id_that_is_not_a_share_arn_means_nothing_to_delete(batch: Ba
     for physical_id in ("3f6b1a3e-request-id", CREATE_FAILED_MARKER, "team-a"):
         event = cfn_event("Delete", share_properties(share_spec(), batch.training),
                           physical_id=physical_id)
-        assert run_provider(event).ok
+        assert run_provider(event, handler=batch.handler).ok
     assert batch.state.calls == []
 
 
 def test_delete_never_looks_at_the_properties_to_decide_what_to_delete(batch: Batch) -> None:
     _, arn = deployed(batch)
-    other = StackResource("Other")
+    other = StackResource("Other", handler=batch.handler)
     other.create(share_properties(share_spec("team-b"), batch.training))
 
     # Properties naming team-b, physical id of team-a: only team-a goes.
     event = cfn_event("Delete", share_properties(share_spec("team-b"), batch.training),
                       physical_id=arn)
-    assert run_provider(event).ok
+    assert run_provider(event, handler=batch.handler).ok
     assert batch.state.share(batch.training, "team-a") is None
     assert batch.state.share(batch.training, "team-b") is not None
 
@@ -123,10 +123,10 @@ def test_a_delete_delivered_again_mid_way_continues_where_it_stopped(batch: Batc
     _, arn = deployed(batch)
     batch.state.transition_polls = 3
     event = cfn_event("Delete", share_properties(share_spec(), batch.training), physical_id=arn)
-    quota_share_handler.on_event(event, None)  # first delivery: disabled, then lost
+    batch.handler.on_event(event, None)  # first delivery: disabled, then lost
     assert batch.state.shares[arn].state == "DISABLED"
 
-    replay = run_provider(event)
+    replay = run_provider(event, handler=batch.handler)
 
     assert replay.ok, replay.reason
     assert arn not in batch.state.shares
@@ -137,7 +137,7 @@ def test_a_delete_delivered_again_mid_way_continues_where_it_stopped(batch: Batc
 
 
 def test_an_already_disabled_share_is_deleted_without_another_update(batch: Batch) -> None:
-    resource = StackResource()
+    resource = StackResource(handler=batch.handler)
     resource.create(share_properties(share_spec(enabled=False), batch.training))
     outcome = resource.delete()
     assert outcome.ok
@@ -147,7 +147,7 @@ def test_an_already_disabled_share_is_deleted_without_another_update(batch: Batc
 def test_a_job_slipping_in_before_the_share_is_disabled_stops_the_delete(batch: Batch) -> None:
     _, arn = deployed(batch)
     event = cfn_event("Delete", share_properties(share_spec(), batch.training), physical_id=arn)
-    quota_share_handler.on_event(event, None)  # guard passed, share disabled
+    batch.handler.on_event(event, None)  # guard passed, share disabled
     late = batch.state.add_job(arn, "SUBMITTED", {G5: 1}, name="late-submission")
     outcome = run_provider_is_complete(event)
 
@@ -177,7 +177,7 @@ def test_delete_of_a_busy_share_waits_until_it_settles(batch: Batch) -> None:
 
 
 def test_stack_delete_after_a_failed_create_touches_nothing(batch: Batch) -> None:
-    resource = StackResource()
+    resource = StackResource(handler=batch.handler)
     outcome = resource.create(share_properties(share_spec(), "no-such-queue"))
     assert not outcome.ok and "no-such-queue" in outcome.reason
     assert outcome.physical_id == CREATE_FAILED_MARKER

@@ -11,7 +11,6 @@ from __future__ import annotations
 import pytest
 
 from quota_constructs.live.queue_reader import LiveQueueError, QueueReader
-from quota_constructs.runtime import batch_gateway
 from quota_constructs.runtime.batch_gateway import BatchRequestError, Refusal, classify_refusal
 from quota_constructs.runtime.monitoring_gateway import MonitoringGateway
 from quota_constructs.runtime.ownership import LIFECYCLE_TAG_KEY, OWNER_TAG_KEY, owner_marker
@@ -24,7 +23,7 @@ OWNER = owner_marker(STACK_ID, "TeamShare")
 
 
 def deployed(batch: Batch, **options: bool) -> tuple[StackResource, str]:
-    resource = StackResource()
+    resource = StackResource(handler=batch.handler)
     outcome = resource.create(share_properties(share_spec(), batch.training, **options))
     assert outcome.ok, outcome.reason
     return resource, outcome.physical_id
@@ -145,7 +144,9 @@ def test_a_lost_create_answer_while_reads_miss_the_new_share_creates_one_share(
     batch.state.unseen_reads = 3
     batch.state.fail_after_next("CreateQuotaShare")  # applied, then a 500
 
-    outcome = StackResource().create(share_properties(share_spec(), batch.training))
+    outcome = StackResource(
+        handler=batch.handler,
+    ).create(share_properties(share_spec(), batch.training))
 
     assert outcome.ok, outcome.reason
     assert batch.state.count("CreateQuotaShare") == 2  # the resend met "already exists"
@@ -160,7 +161,9 @@ def test_a_share_reads_do_not_show_yet_is_awaited_never_failed_with_the_marker(
     batch.state.unseen_reads = 40  # longer than on_event's bounded re-reads
     batch.state.fail_after_next("CreateQuotaShare")
 
-    outcome = StackResource(max_polls=60).create(share_properties(share_spec(), batch.training))
+    outcome = StackResource(
+        max_polls=60, handler=batch.handler,
+    ).create(share_properties(share_spec(), batch.training))
 
     assert outcome.ok, outcome.reason
     assert outcome.physical_id == f"{batch.training}/quota-share/team-a"
@@ -171,7 +174,9 @@ def test_a_share_reads_do_not_show_yet_is_awaited_never_failed_with_the_marker(
 def test_a_new_share_missing_from_the_first_reads_is_not_reported_gone(batch: Batch) -> None:
     batch.state.unseen_reads = 4
 
-    outcome = StackResource().create(share_properties(share_spec(), batch.training))
+    outcome = StackResource(
+        handler=batch.handler,
+    ).create(share_properties(share_spec(), batch.training))
 
     assert outcome.ok, outcome.reason
     assert len(batch.state.shares_on(batch.training)) == 1
@@ -183,7 +188,7 @@ def test_monitoring_lookups_raise_on_denial_and_skip_only_what_is_not_found(
 ) -> None:
     _, arn = deployed(batch)
     job = batch.state.add_job(arn, "RUNNING", {G5: 1})
-    gateway = MonitoringGateway(batch_gateway.create_batch_client())
+    gateway = MonitoringGateway(batch.connection.client(), batch.connection.policy)
 
     assert gateway.describe_job("job-unknown") is None
     batch.state.deny_next("DescribeServiceJob", as_client_exception=as_client_exception)
@@ -203,7 +208,7 @@ def test_the_live_commands_say_a_denied_describe_instead_of_skipping_the_share(
     batch: Batch, as_client_exception: bool
 ) -> None:
     deployed(batch)
-    reader = QueueReader(batch_gateway.create_batch_client(), batch_gateway.RETRY_POLICY)
+    reader = QueueReader(batch.connection.client(), batch.connection.policy)
     assert [share.name for share in reader.shares(batch.training, with_tags=True)] == ["team-a"]
     batch.state.deny_next("DescribeQuotaShare", as_client_exception=as_client_exception)
 

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from types import SimpleNamespace
 from typing import Any
 
 import botocore
 import pytest
 
-from quota_constructs.runtime import batch_gateway, quota_share_handler, wait_budget
+from quota_constructs.runtime import batch_gateway, wait_budget
 from quota_constructs.runtime.service_models import REQUIRED_BATCH_OPERATIONS
+from quota_constructs.wire import custom_resource
 
 from .cloudformation import StackResource, cfn_event, share_properties
 from .conftest import Batch
@@ -31,7 +33,9 @@ def test_throttling_and_server_errors_are_retried_with_backoff(
 ) -> None:
     batch.state.fail_next("CreateQuotaShare", 3, code=code, status=status, message=message)
 
-    outcome = StackResource().create(share_properties(share_spec(), batch.training))
+    outcome = StackResource(
+        handler=batch.handler,
+    ).create(share_properties(share_spec(), batch.training))
 
     assert outcome.ok, outcome.reason
     assert batch.state.count("CreateQuotaShare") == 4
@@ -40,7 +44,7 @@ def test_throttling_and_server_errors_are_retried_with_backoff(
 
 
 def test_every_operation_is_retried_not_only_create(batch: Batch) -> None:
-    resource = StackResource()
+    resource = StackResource(handler=batch.handler)
     resource.create(share_properties(share_spec(limits={G5: 8}, borrow=0), batch.training))
     for operation in ("DescribeQuotaShare", "ListQuotaShares", "GetJobQueueSnapshot",
                       "ListServiceJobs", "UpdateQuotaShare", "TagResource"):
@@ -57,7 +61,7 @@ def test_every_operation_is_retried_not_only_create(batch: Batch) -> None:
 
 
 def test_retries_are_bounded_and_the_failure_says_batch_is_unavailable(batch: Batch) -> None:
-    resource = StackResource()
+    resource = StackResource(handler=batch.handler)
     resource.create(share_properties(share_spec(), batch.training))
     batch.state.fail_next("DescribeQuotaShare", 50, code="ServerException", status=500)
 
@@ -72,7 +76,9 @@ def test_retries_are_bounded_and_the_failure_says_batch_is_unavailable(batch: Ba
 
 def test_client_errors_are_not_retried(batch: Batch) -> None:
     batch.state.fail_next("CreateQuotaShare", code="ClientException", message="queue is INVALID")
-    outcome = StackResource().create(share_properties(share_spec(), batch.training))
+    outcome = StackResource(
+        handler=batch.handler,
+    ).create(share_properties(share_spec(), batch.training))
     assert not outcome.ok
     assert outcome.reason == (
         "AWS Batch CreateQuotaShare failed: ClientException: queue is INVALID"
@@ -83,9 +89,11 @@ def test_client_errors_are_not_retried(batch: Batch) -> None:
 def test_a_slow_answer_times_out_and_is_retried(
     batch: Batch, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(batch_gateway, "CLIENT_TIMEOUTS", batch_gateway.ClientTimeouts(1, 3))
+    batch.with_timeouts(1, 3)
     batch.state.slow_next("ListQuotaShares", 8.0)  # far past the read timeout, on any machine
-    outcome = StackResource().create(share_properties(share_spec(), batch.training))
+    outcome = StackResource(
+        handler=batch.handler,
+    ).create(share_properties(share_spec(), batch.training))
     assert outcome.ok, outcome.reason
     assert batch.state.count("ListQuotaShares") == 2
     assert len(batch.sleeps) == 1
@@ -95,7 +103,9 @@ def test_an_unreachable_endpoint_fails_after_bounded_retries(
     batch: Batch, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("AWS_ENDPOINT_URL_BATCH", "http://127.0.0.1:9")  # discard port: refused
-    outcome = StackResource().create(share_properties(share_spec(), batch.training))
+    outcome = StackResource(
+        handler=batch.handler,
+    ).create(share_properties(share_spec(), batch.training))
     assert not outcome.ok
     assert outcome.reason.startswith(
         "AWS Batch ListQuotaShares could not be reached after retries"
@@ -109,7 +119,7 @@ def test_retries_stop_when_the_lambda_is_about_to_time_out(batch: Batch) -> None
     event = cfn_event("Create", share_properties(share_spec(), batch.training))
 
     with pytest.raises(Exception, match="kept failing after retries") as caught:
-        quota_share_handler.on_event(event, context)
+        batch.handler.on_event(event, context)
 
     assert "ThrottlingException" in str(caught.value)
     assert batch.state.count("ListQuotaShares") == 1 and batch.sleeps == []
@@ -127,9 +137,11 @@ def test_an_outdated_botocore_is_reported_with_the_version_needed(
     # What a botocore from before the quota-share API knows of the operations the runtime uses.
     known = ("ListServiceJobs", "TagResource", "UntagResource", "ListTagsForResource",
              "DescribeJobQueues")
-    monkeypatch.setattr(batch_gateway, "create_batch_client", lambda: fake_client(known))
+    batch.connection = replace(batch.connection, make_client=lambda _: fake_client(known))
 
-    outcome = StackResource().create(share_properties(share_spec(), batch.training))
+    outcome = StackResource(
+        handler=batch.handler,
+    ).create(share_properties(share_spec(), batch.training))
 
     assert not outcome.ok
     assert f"botocore in this Lambda ({botocore.__version__})" in outcome.reason
@@ -146,7 +158,7 @@ def test_the_installed_botocore_has_every_operation_the_runtime_uses() -> None:
 def test_an_unexpected_error_still_reaches_cloudformation_readably(
     batch: Batch, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    resource = StackResource()
+    resource = StackResource(handler=batch.handler)
     resource.create(share_properties(share_spec(), batch.training))
 
     def broken(*_: object) -> None:
@@ -172,8 +184,8 @@ class SteppingClock:
 
 
 def give_the_provider(monkeypatch: pytest.MonkeyPatch, total: int, interval: int) -> None:
-    monkeypatch.setenv(wait_budget.TOTAL_TIMEOUT_ENV, str(total))
-    monkeypatch.setenv(wait_budget.QUERY_INTERVAL_ENV, str(interval))
+    monkeypatch.setenv(custom_resource.TOTAL_TIMEOUT_ENV, str(total))
+    monkeypatch.setenv(custom_resource.QUERY_INTERVAL_ENV, str(interval))
     monkeypatch.setattr(wait_budget, "clock", SteppingClock(interval))
 
 
@@ -183,7 +195,9 @@ def test_a_stuck_create_fails_with_its_own_reason_before_the_provider_times_out(
     give_the_provider(monkeypatch, total=300, interval=15)
     batch.state.stick("team-a")
 
-    outcome = StackResource(max_polls=20).create(share_properties(share_spec(), batch.training))
+    outcome = StackResource(
+        max_polls=20, handler=batch.handler,
+    ).create(share_properties(share_spec(), batch.training))
 
     assert not outcome.ok and outcome.polls < 20
     assert outcome.reason.startswith(
@@ -195,7 +209,7 @@ def test_a_stuck_create_fails_with_its_own_reason_before_the_provider_times_out(
 def test_a_stuck_delete_fails_with_its_own_reason(
     batch: Batch, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    resource = StackResource(max_polls=20)
+    resource = StackResource(max_polls=20, handler=batch.handler)
     resource.create(share_properties(share_spec(), batch.training))
     give_the_provider(monkeypatch, total=300, interval=15)
     batch.state.stick("team-a", "DELETING")
@@ -211,5 +225,7 @@ def test_without_the_providers_timing_the_runtime_just_keeps_polling(
 ) -> None:
     monkeypatch.setattr(wait_budget, "clock", SteppingClock(3600))
     batch.state.stick("team-a")
-    outcome = StackResource(max_polls=12).create(share_properties(share_spec(), batch.training))
+    outcome = StackResource(
+        max_polls=12, handler=batch.handler,
+    ).create(share_properties(share_spec(), batch.training))
     assert outcome.reason == "Operation timed out" and outcome.polls == 12

@@ -25,7 +25,7 @@ LEND = SharingStrategy.LEND
 
 
 def deployed(batch: Batch, **spec: Any) -> tuple[StackResource, str]:
-    resource = StackResource()
+    resource = StackResource(handler=batch.handler)
     outcome = resource.create(share_properties(share_spec(**spec), batch.training))
     assert outcome.ok, outcome.reason
     return resource, outcome.physical_id
@@ -197,7 +197,7 @@ def test_an_adoption_that_turns_it_on_is_guarded_and_leaves_the_share_as_it_was(
     batch.state.add_job(arn, "RUNNABLE", {G5: 1}, priority=50)
     before = dict(batch.state.shares[arn].tags)
 
-    outcome = StackResource().create(share_properties(
+    outcome = StackResource(handler=batch.handler).create(share_properties(
         share_spec(strategy=LEND, limits={G5: 4}, in_share_preemption=True, tags={}),
         batch.training, adopt_existing=True))
 

@@ -29,7 +29,7 @@ DESTRUCTIVE = ("UpdateQuotaShare", "DeleteQuotaShare")
 
 def original(batch: Batch) -> tuple[StackResource, str]:
     """Resource A: creates team-a, and so owns it."""
-    resource = StackResource("TeamShare")
+    resource = StackResource("TeamShare", handler=batch.handler)
     outcome = resource.create(share_properties(share_spec(), batch.training))
     assert outcome.ok, outcome.reason
     assert outcome.physical_id is not None
@@ -38,7 +38,7 @@ def original(batch: Batch) -> tuple[StackResource, str]:
 
 def adopter(batch: Batch, *, stack_id: str = STACK_ID) -> StackResource:
     """Resource B: the same declaration at another construct path, told to adopt the share."""
-    resource = StackResource("MovedTeamShare", stack_id=stack_id)
+    resource = StackResource("MovedTeamShare", stack_id=stack_id, handler=batch.handler)
     outcome = resource.create(
         share_properties(share_spec(), batch.training, adopt_existing=True)
     )
@@ -112,12 +112,12 @@ def test_a_rolled_back_move_hands_the_share_back_to_the_original(
 
 
 def test_the_rollback_of_a_rename_onto_an_adopted_share_gives_it_back(batch: Batch) -> None:
-    owner = StackResource("Owner", stack_id=OTHER_STACK)
+    owner = StackResource("Owner", stack_id=OTHER_STACK, handler=batch.handler)
     assert owner.create(share_properties(share_spec("shared"), batch.training)).ok
     taken = owner.physical_id
     assert taken is not None
     job = batch.state.add_job(taken, "RUNNING", {G5: 1})
-    resource = StackResource()
+    resource = StackResource(handler=batch.handler)
     assert resource.create(share_properties(share_spec("team-a"), batch.training)).ok
 
     outcome = resource.update(
@@ -141,7 +141,7 @@ def test_a_share_without_an_owner_marker_is_released(
 ) -> None:
     _, arn = original(batch)
     del batch.state.shares[arn].tags[OWNER_TAG_KEY]  # stripped by hand or by other tooling
-    resource = StackResource()
+    resource = StackResource(handler=batch.handler)
     resource.properties = share_properties(share_spec(), batch.training)
     resource.physical_id = arn
 
@@ -195,7 +195,7 @@ def test_a_rolled_back_move_gives_the_previous_owner_its_configuration_and_lifec
 ) -> None:
     from quota_constructs.runtime.ownership import LIFECYCLE_TAG_KEY
 
-    first = StackResource("TeamShare")
+    first = StackResource("TeamShare", handler=batch.handler)
     assert first.create(share_properties(
         share_spec(limits={G5: 2}, tags={"team": "a"}), batch.training,
         terminate_active_jobs_on_delete=True,
@@ -203,7 +203,7 @@ def test_a_rolled_back_move_gives_the_previous_owner_its_configuration_and_lifec
     arn = first.physical_id
     assert arn is not None
     before = batch.state.shares[arn].summary(), dict(batch.state.shares[arn].tags)
-    moved = StackResource("MovedTeamShare")
+    moved = StackResource("MovedTeamShare", handler=batch.handler)
     properties = share_properties(
         share_spec(limits={G5: 5}, tags={"team": "b", "cost": "x"}), batch.training,
         adopt_existing=True,

@@ -11,8 +11,6 @@ from typing import Any
 
 import pytest
 
-from quota_constructs.runtime import quota_share_handler
-
 from .cloudformation import STACK_ID, StackResource, cfn_event, run_provider, share_properties
 from .conftest import Batch
 from .declarations import G5, share_spec
@@ -31,7 +29,7 @@ def test_properties_arrive_as_strings_and_are_understood(batch: Batch) -> None:
     assert properties["AdoptExisting"] == "false"
     assert "ServiceToken" in properties
 
-    outcome = StackResource().create(properties)
+    outcome = StackResource(handler=batch.handler).create(properties)
 
     assert outcome.ok, outcome.reason
     assert batch.state.shares[outcome.physical_id].limits == {G5: 4}
@@ -60,26 +58,26 @@ def test_properties_arrive_as_strings_and_are_understood(batch: Batch) -> None:
 def test_bad_properties_fail_with_the_model_reason_before_any_call(
     batch: Batch, override: dict[str, Any], expected: str
 ) -> None:
-    outcome = StackResource().create(props(batch, **override))
+    outcome = StackResource(handler=batch.handler).create(props(batch, **override))
     assert not outcome.ok
     assert outcome.reason.startswith(expected), outcome.reason
     assert batch.state.calls == []
 
 
 def test_absent_opt_ins_mean_every_guard_stays_on(batch: Batch) -> None:
-    StackResource("Other", stack_id=STACK_ID + "-other").create(props(batch))
+    StackResource("Other", stack_id=STACK_ID + "-other", handler=batch.handler).create(props(batch))
     bare = {k: v for k, v in props(batch).items()
             if k not in ("AdoptExisting", "AllowPreemptionOnShrink", "TerminateActiveJobsOnDelete")}
-    outcome = StackResource().create(bare)
+    outcome = StackResource(handler=batch.handler).create(bare)
     assert not outcome.ok and "ShareLifecycle(adopt_existing=True)" in outcome.reason
 
 
 def test_a_bad_opt_in_on_delete_fails_readably_and_deletes_nothing(batch: Batch) -> None:
-    resource = StackResource()
+    resource = StackResource(handler=batch.handler)
     resource.create(props(batch))
     event = cfn_event("Delete", props(batch, TerminateActiveJobsOnDelete="sure"),
                       physical_id=resource.physical_id)
-    outcome = run_provider(event)
+    outcome = run_provider(event, handler=batch.handler)
     assert not outcome.ok and "TerminateActiveJobsOnDelete got 'sure'" in outcome.reason
     assert batch.state.mutations() == ["CreateQuotaShare"]
 
@@ -88,14 +86,14 @@ def test_an_unknown_request_type_is_rejected_readably(batch: Batch) -> None:
     event = cfn_event("Create", props(batch))
     event["RequestType"] = "Replace"
     with pytest.raises(ValueError, match="RequestType got 'Replace'"):
-        quota_share_handler.on_event(event, None)
+        batch.handler.on_event(event, None)
 
 
 def test_log_lines_are_json_and_never_carry_the_response_url(
     batch: Batch, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="quota_constructs.runtime")
-    resource = StackResource()
+    resource = StackResource(handler=batch.handler)
     resource.create(props(batch))
     resource.delete()
     lines = [json.loads(record.getMessage()) for record in caplog.records

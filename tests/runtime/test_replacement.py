@@ -12,7 +12,7 @@ def names_on(batch: Batch, queue: str) -> list[str]:
 
 
 def test_rename_creates_the_new_share_and_deletes_the_old_one(batch: Batch) -> None:
-    resource = StackResource()
+    resource = StackResource(handler=batch.handler)
     resource.create(share_properties(share_spec("team-a"), batch.training))
     old_arn = resource.physical_id
 
@@ -27,7 +27,7 @@ def test_rename_creates_the_new_share_and_deletes_the_old_one(batch: Batch) -> N
 
 
 def test_rename_leaves_the_old_share_with_active_jobs_in_place(batch: Batch) -> None:
-    resource = StackResource()
+    resource = StackResource(handler=batch.handler)
     resource.create(share_properties(share_spec("team-a"), batch.training))
     assert resource.physical_id is not None
     job = batch.state.add_job(resource.physical_id, "RUNNING", {G5: 2}, name="still-training")
@@ -45,7 +45,7 @@ def test_rename_leaves_the_old_share_with_active_jobs_in_place(batch: Batch) -> 
 
 
 def test_rename_rolled_back_by_a_later_failure_keeps_the_original(batch: Batch) -> None:
-    resource = StackResource()
+    resource = StackResource(handler=batch.handler)
     resource.create(share_properties(share_spec("team-a"), batch.training))
     original = resource.physical_id
     assert original is not None
@@ -66,10 +66,10 @@ def test_rename_rolled_back_by_a_later_failure_keeps_the_original(batch: Batch) 
 
 
 def test_rename_onto_a_name_someone_else_uses_fails_and_rolls_back_cleanly(batch: Batch) -> None:
-    StackResource("Other", stack_id=STACK_ID + "-other").create(
+    StackResource("Other", stack_id=STACK_ID + "-other", handler=batch.handler).create(
         share_properties(share_spec("taken", limits={G5: 1}), batch.training)
     )
-    resource = StackResource()
+    resource = StackResource(handler=batch.handler)
     resource.create(share_properties(share_spec("team-a"), batch.training))
     original = resource.physical_id
 
@@ -84,7 +84,7 @@ def test_rename_onto_a_name_someone_else_uses_fails_and_rolls_back_cleanly(batch
 
 
 def test_rename_to_an_invalid_share_is_cleaned_up_by_the_rollback(batch: Batch) -> None:
-    resource = StackResource()
+    resource = StackResource(handler=batch.handler)
     resource.create(share_properties(share_spec("team-a"), batch.training))
     original = resource.physical_id
 
@@ -100,7 +100,7 @@ def test_rename_to_an_invalid_share_is_cleaned_up_by_the_rollback(batch: Batch) 
 
 
 def test_moving_a_share_to_another_queue_replaces_it(batch: Batch) -> None:
-    resource = StackResource()
+    resource = StackResource(handler=batch.handler)
     resource.create(share_properties(share_spec("team-a"), batch.training))
 
     outcome = resource.update(share_properties(share_spec("team-a"), batch.research))
@@ -113,7 +113,7 @@ def test_moving_a_share_to_another_queue_replaces_it(batch: Batch) -> None:
 
 
 def test_a_queue_given_by_name_is_the_same_queue_as_by_arn(batch: Batch) -> None:
-    resource = StackResource()
+    resource = StackResource(handler=batch.handler)
     resource.create(share_properties(share_spec("team-a"), batch.training))
     arn = resource.physical_id
 
@@ -124,7 +124,7 @@ def test_a_queue_given_by_name_is_the_same_queue_as_by_arn(batch: Batch) -> None
 
 
 def test_queue_move_rolled_back_keeps_the_original_and_removes_the_copy(batch: Batch) -> None:
-    resource = StackResource()
+    resource = StackResource(handler=batch.handler)
     resource.create(share_properties(share_spec("team-a"), batch.training))
     original = resource.physical_id
 

@@ -54,7 +54,9 @@ def assert_no_job_harmed(batch: Batch) -> None:
 
 
 def test_the_reference_stack_lives_and_dies_without_harming_a_job(batch: Batch) -> None:
-    qs1, qs2 = StackResource("TrainingQueueQS1A897FA29"), StackResource("TrainingQueueQS2F59BEABB")
+    qs1, qs2 = StackResource(
+        "TrainingQueueQS1A897FA29", handler=batch.handler,
+    ), StackResource("TrainingQueueQS2F59BEABB", handler=batch.handler)
     assert qs1.create(template_properties(qs1.logical_id, batch.training)).ok
     assert qs2.create(template_properties(qs2.logical_id, batch.training)).ok
     assert qs1.physical_id is not None and qs2.physical_id is not None
@@ -91,7 +93,7 @@ def test_a_full_life_under_constant_faults_loses_and_duplicates_nothing(
             batch.state.fail_next(operation, 2, code=fault, status=status)
 
     batch.state.transition_polls = 2
-    share = StackResource("TrainingQueueQS1A897FA29")
+    share = StackResource("TrainingQueueQS1A897FA29", handler=batch.handler)
     storm()
     assert share.create(template_properties(share.logical_id, batch.training)).ok
     assert share.physical_id is not None

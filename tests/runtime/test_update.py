@@ -16,7 +16,7 @@ from .declarations import G5, G5_2X, share_spec
 
 
 def deployed(batch: Batch, **spec: Any) -> tuple[StackResource, str]:
-    resource = StackResource()
+    resource = StackResource(handler=batch.handler)
     outcome = resource.create(share_properties(share_spec(**spec), batch.training))
     assert outcome.ok, outcome.reason
     return resource, outcome.physical_id

@@ -13,6 +13,8 @@ from quota_constructs.model import (
     QuotaConfigError,
     QuotaShareSpec,
     SharingStrategy,
+)
+from quota_constructs.wire.share_codec import (
     api_configuration,
     parse_bool,
     parse_int,

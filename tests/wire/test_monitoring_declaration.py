@@ -15,13 +15,15 @@ from quota_constructs.model import (
     QuotaShareSpec,
     ShareAgreement,
     SharingStrategy,
+)
+from quota_constructs.wire.monitoring_declaration import (
     monitoring_declaration,
     monitoring_declaration_json,
     parse_monitoring_declaration,
-    resource_properties,
 )
+from quota_constructs.wire.share_codec import resource_properties
 
-from .test_wire import specs, stringify
+from .test_share_codec import specs, stringify
 
 G5 = "ml.g5.xlarge"
 

@@ -13,31 +13,21 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from .capacity import CapacityLimit
-from .errors import QuotaConfigError
-from .share import QuotaShareSpec, SharingStrategy, share_subject
+from quota_constructs.model.capacity import CapacityLimit
+from quota_constructs.model.errors import QuotaConfigError
+from quota_constructs.model.share import QuotaShareSpec, share_subject
 
-ENABLED, DISABLED = "ENABLED", "DISABLED"
+from .share_config import DISABLED, ENABLED, Casing, ShareConfig, borrow_limit_percent
+
 _INTEGER = re.compile(r"-?[0-9]+")
 
 
 def resource_properties(spec: QuotaShareSpec, job_queue: str) -> dict[str, Any]:
     """The ``AWS::Batch::QuotaShare`` properties (PascalCase) for ``spec`` on ``job_queue``."""
-    sharing: dict[str, Any] = {"Strategy": spec.strategy.value}
-    if spec.borrow_limit is not None:
-        sharing["BorrowLimit"] = spec.borrow_limit
     props: dict[str, Any] = {
         "QuotaShareName": spec.name,
         "JobQueue": job_queue,
-        "CapacityLimits": [
-            {"CapacityUnit": limit.capacity_unit, "MaxCapacity": limit.max_capacity}
-            for limit in spec.capacity_limits
-        ],
-        "ResourceSharingConfiguration": sharing,
-        "PreemptionConfiguration": {
-            "InSharePreemption": ENABLED if spec.in_share_preemption else DISABLED
-        },
-        "State": ENABLED if spec.enabled else DISABLED,
+        **ShareConfig.declared(spec).fields(Casing.CLOUDFORMATION),
     }
     if spec.tags:
         props["Tags"] = dict(spec.tags)
@@ -46,21 +36,7 @@ def resource_properties(spec: QuotaShareSpec, job_queue: str) -> dict[str, Any]:
 
 def api_configuration(spec: QuotaShareSpec) -> dict[str, Any]:
     """The configuration fields shared by CreateQuotaShare and UpdateQuotaShare (camelCase)."""
-    sharing: dict[str, Any] = {"strategy": spec.strategy.value}
-    if spec.borrow_limit is not None:
-        # 0 means "never borrow" and must be sent; only None may be left out.
-        sharing["borrowLimit"] = spec.borrow_limit
-    return {
-        "capacityLimits": [
-            {"capacityUnit": limit.capacity_unit, "maxCapacity": limit.max_capacity}
-            for limit in spec.capacity_limits
-        ],
-        "resourceSharingConfiguration": sharing,
-        "preemptionConfiguration": {
-            "inSharePreemption": ENABLED if spec.in_share_preemption else DISABLED
-        },
-        "state": ENABLED if spec.enabled else DISABLED,
-    }
+    return ShareConfig.declared(spec).fields(Casing.API)
 
 
 def spec_from_properties(props: Mapping[str, Any]) -> tuple[QuotaShareSpec, str]:
@@ -96,11 +72,9 @@ def spec_from_properties(props: Mapping[str, Any]) -> tuple[QuotaShareSpec, str]
     borrow_raw = sharing.get("BorrowLimit")
     borrow: int | None = None
     if borrow_raw is not None:
-        borrow = parse_int(
+        borrow = borrow_limit_percent(str(strategy), parse_int(
             borrow_raw, subject=subject, field="ResourceSharingConfiguration.BorrowLimit"
-        )
-        if borrow == -1 and strategy == SharingStrategy.LEND_AND_BORROW.value:
-            borrow = None
+        ))
     preemption = _mapping(
         props.get("PreemptionConfiguration", {}), subject, "PreemptionConfiguration"
     )

@@ -25,12 +25,13 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .agreement import ShareAgreement
-from .errors import QuotaConfigError
-from .queue import check_share_set
-from .share import QuotaShareSpec, share_subject
-from .tokens import is_unresolved
-from .wire import parse_bool, parse_int, resource_properties, spec_from_properties
+from quota_constructs.model.agreement import ShareAgreement
+from quota_constructs.model.errors import QuotaConfigError
+from quota_constructs.model.queue import check_share_set
+from quota_constructs.model.share import QuotaShareSpec, share_subject
+from quota_constructs.model.tokens import is_unresolved
+
+from .share_codec import parse_bool, parse_int, resource_properties, spec_from_properties
 
 DECLARATION_VERSION = 1
 DECLARATION_SUBJECT = "monitoring declaration"
