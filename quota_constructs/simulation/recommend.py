@@ -79,7 +79,7 @@ from ..model import (
     QuotaShareSpec,
     SharingStrategy,
 )
-from .arrangements import _subset
+from .arrangements import subset
 from .durations import human_duration
 from .environment_advice import EnvironmentSearch
 from .inputs import PriorityChange, SimJob, SimulationOptions
@@ -408,7 +408,7 @@ class _Search:
             # The middle of the history: a stretch long enough to hold every share's busy
             # and quiet times, short enough to replay many candidates.
             first = (n - screen_jobs) // 2
-            self.screen = _subset(self.problem, list(range(first, first + screen_jobs)))
+            self.screen = subset(self.problem, list(range(first, first + screen_jobs)))
         for s, k, count in zip(self.problem.job_share, self.problem.job_unit,
                                self.problem.job_count, strict=True):
             if count > self.largest.get((s, k), 0):

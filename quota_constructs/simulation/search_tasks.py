@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import cast, overload
 
-from .arrangements import _subset
+from .arrangements import subset
 from .engine import run
 from .figures import share_figures
 from .inputs import SimulationOptions
@@ -140,7 +140,7 @@ def alone(problem: Problem, share: int, capacity: dict[int, int]) -> Problem:
         j for j, (s, k) in enumerate(zip(problem.job_share, problem.job_unit, strict=True))
         if s == share and k in capacity
     ]
-    sub = _subset(problem, keep)
+    sub = subset(problem, keep)
     n_shares, n_units = len(problem.share_names), problem.n_units
     limit = [0] * (n_shares * n_units)
     for unit, count in capacity.items():
