@@ -68,6 +68,11 @@ SearchAt = Callable[[tuple[int, ...]], tuple[Found | None, list[str]]]
 when it meets every reachable target (else None), and the targets it misses."""
 
 
+def _sized(sizes: tuple[int, ...], k: int, size: int) -> tuple[int, ...]:
+    """``sizes`` with type ``k`` at ``size``."""
+    return (*sizes[:k], size, *sizes[k + 1:])
+
+
 @dataclass(frozen=True)
 class Advice:
     sizes: tuple[int, ...]
@@ -200,7 +205,7 @@ class EnvironmentSearch:
             span = passing - failing
             points = sorted({failing + max(1, round(span * i / (POINTS_PER_ROUND + 1)))
                              for i in range(1, POINTS_PER_ROUND + 1)} - {passing})
-            envs = [(*sizes[:k], point, *sizes[k + 1:]) for point in points]
+            envs = [_sized(sizes, k, point) for point in points]
             results = self.probe(envs)
             met = [(point, result) for point, result in zip(points, results, strict=True)
                    if result is not None]
@@ -209,7 +214,7 @@ class EnvironmentSearch:
             failing = max([failing, *(point for point, result in zip(points, results,
                                                                     strict=True)
                                       if result is None and point < passing)])
-        return (*sizes[:k], passing, *sizes[k + 1:]), found
+        return _sized(sizes, k, passing), found
 
     def one_less(
         self, k: int, sizes: tuple[int, ...], found: Found, lower: int
@@ -219,7 +224,7 @@ class EnvironmentSearch:
         for _ in range(SEARCHED_STEPS):
             if sizes[k] - 1 < lower:
                 break
-            fewer = (*sizes[:k], sizes[k] - 1, *sizes[k + 1:])
+            fewer = _sized(sizes, k, sizes[k] - 1)
             met, _ = self.search_at(fewer)
             if met is None:
                 break
@@ -237,7 +242,7 @@ class EnvironmentSearch:
         for k, unit in enumerate(self.space.units):
             if sizes[k] <= self.today[k]:
                 continue
-            at_today = (*sizes[:k], self.today[k], *sizes[k + 1:])
+            at_today = _sized(sizes, k, self.today[k])
             (mine,) = self.probe([at_today])
             missed: list[str] = []
             if mine is None:
@@ -260,7 +265,7 @@ class EnvironmentSearch:
                 continue
             if sum(row.limits[k] for row in found[0]) > self.today[k]:
                 continue
-            at_today = (*sizes[:k], self.today[k], *sizes[k + 1:])
+            at_today = _sized(sizes, k, self.today[k])
             (scores,) = self.replayer.evaluate_all([(found[0], at_today)])
             if scores is not None and not self.reachable_missed(scores):
                 sizes, found = at_today, (found[0], scores)
@@ -279,7 +284,7 @@ class EnvironmentSearch:
             runners = set(self.runners(k)) & set(self.ranking.goals)
             if sizes[k] <= self.today[k] or runners & missed:
                 continue
-            at_today = (*sizes[:k], self.today[k], *sizes[k + 1:])
+            at_today = _sized(sizes, k, self.today[k])
             mixed = tuple(row.with_limit(k, mine.limits[k])
                           for row, mine in zip(found[0], self.base, strict=True))
             (replayed,) = self.replayer.evaluate_all([(mixed, at_today)])
