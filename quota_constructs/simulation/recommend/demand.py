@@ -23,6 +23,9 @@ from .tasks import Demand, Scores, ShareColumns, alone, demand, evaluate, meets
 
 @dataclass(frozen=True)
 class DemandAnalysis:
+    """What the rest of the search starts from: today's replay, each share's demand per type,
+    the partition those demands make, and the targets no allocation can meet."""
+
     today_scores: Scores
     """Today's declaration replayed ({} when it cannot be: a job could never start)."""
     today_replayed: bool

@@ -17,8 +17,8 @@ Key = tuple[int, float, int]
 
 @dataclass(frozen=True)
 class Ranking:
-    """Every share's targets (``goals``, by name), and the space whose today change counts
-    from."""
+    """Ranks replays against every share's targets (``goals``, by name); change is counted
+    against ``space``'s today."""
 
     space: SearchSpace
     goals: Mapping[str, ServiceTarget]
