@@ -30,7 +30,7 @@ def hard_partition(problem: Problem) -> tuple[Problem, list[int]]:
         (keep if count <= problem.limit[share * n_units + unit] else dropped).append(j)
     n_shares = len(problem.share_names)
     partition = replace(
-        _subset(problem, keep),
+        subset(problem, keep),
         ceiling=[float(v) for v in problem.limit],
         reserve=[False] * n_shares,
         borrows=[False] * n_shares,
@@ -69,7 +69,10 @@ def shared_pool(problem: Problem) -> Problem:
     )
 
 
-def _subset(problem: Problem, keep: list[int]) -> Problem:
+def subset(problem: Problem, keep: list[int]) -> Problem:
+    """Only the jobs at the indexes ``keep`` (in that order) of ``problem``, their priority
+    changes renumbered; ``problem`` itself when every job is kept. The arrangements and the
+    recommend search both replay parts of one compiled history this way."""
     if len(keep) == len(problem.job_ids):
         return problem
     new_index = {old: new for new, old in enumerate(keep)}

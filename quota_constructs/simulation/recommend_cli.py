@@ -43,10 +43,10 @@ from .recommend import (
     DEFAULT_SCREEN_JOBS,
     Pin,
     Recommendation,
+    ShareScore,
     recommend,
 )
 from .report import write_report
-from .search_tasks import ShareScore
 from .targets import TargetOutcome, parse_target, targets_of
 from .workloads import read_workload
 

@@ -30,7 +30,20 @@ def simulate(
     when given, is called as ``progress(jobs_ended, jobs_total)`` about a hundred times.
     """
     _check_options(options)
-    problem = compile_problem(
+    problem = _compile(capacity_limits, shares, jobs, priority_changes, options)
+    return _result("declared", problem, run(problem, options, progress))
+
+
+def _compile(
+    capacity_limits: Sequence[CapacityLimit],
+    shares: Sequence[QuotaShareSpec],
+    jobs: Iterable[SimJob],
+    priority_changes: Iterable[PriorityChange],
+    options: SimulationOptions,
+) -> Problem:
+    """The declared problem, compiled as ``options`` say (borrowing unowned capacity, what
+    to do with a job that can never run)."""
+    return compile_problem(
         capacity_limits=capacity_limits,
         shares=shares,
         jobs=jobs,
@@ -38,7 +51,6 @@ def simulate(
         unowned_capacity_borrowable=options.unowned_capacity_borrowable,
         never_runnable=options.never_runnable,
     )
-    return _result("declared", problem, run(problem, options, progress))
 
 
 def compare_policies(
@@ -67,14 +79,7 @@ def compare_policies(
         if name in ("declared", "hard_partition", "shared_pool") or not name:
             raise QuotaConfigError("compare", "alternative name", name,
                                    "a name other than declared, hard_partition, shared_pool")
-    problem = compile_problem(
-        capacity_limits=capacity_limits,
-        shares=shares,
-        jobs=jobs,
-        priority_changes=priority_changes,
-        unowned_capacity_borrowable=options.unowned_capacity_borrowable,
-        never_runnable=options.never_runnable,
-    )
+    problem = _compile(capacity_limits, shares, jobs, priority_changes, options)
     partition, dropped = hard_partition(problem)
     pool = shared_pool(problem)
     runs = {

@@ -85,6 +85,19 @@ def _text(x: float, y: float, body: str, *, size: int = 12, anchor: str = "start
     )
 
 
+def _y_grid(
+    ticks: list[float], left: float, plot_w: float, py: Callable[[float], float],
+    label: Callable[[float], str],
+) -> list[str]:
+    """A horizontal grid line and its label at each tick of the y axis."""
+    out = []
+    for tick in ticks:
+        out.append(f"<line x1='{left}' y1='{py(tick):.1f}' x2='{left + plot_w}' "
+                   f"y2='{py(tick):.1f}' stroke='{GRID}'/>")
+        out.append(_text(left - 6, py(tick) + 4, label(tick), size=11, anchor="end"))
+    return out
+
+
 def _svg(width: float, height: float, title: str, body: list[str]) -> str:
     return (
         f"<svg xmlns='http://www.w3.org/2000/svg' width='{width:.0f}' height='{height:.0f}' "
@@ -203,12 +216,9 @@ class AreaChart:
         def py(y: float) -> float:
             return top + plot_h * (1 - y / y_top)
 
-        body = [_text(left, 20, self.title, size=14, weight="bold")]
+        body = [_text(left, 20, self.title, size=14, weight="bold"),
+                *_y_grid(ticks, left, plot_w, py, fmt)]
         defs = []
-        for tick in ticks:
-            body.append(f"<line x1='{left}' y1='{py(tick):.1f}' x2='{left + plot_w}' "
-                        f"y2='{py(tick):.1f}' stroke='{GRID}'/>")
-            body.append(_text(left - 6, py(tick) + 4, fmt(tick), size=11, anchor="end"))
         for tick in self._x_ticks(x_end):
             if tick > x_end + 1e-9:
                 break
@@ -364,13 +374,11 @@ class BarChart:
         def py(y: float) -> float:
             return top + plot_h * (1 - y / y_top)
 
-        body = [_text(left, 20, self.title, size=14, weight="bold")]
+        percent = self.percent
+        body = [_text(left, 20, self.title, size=14, weight="bold"),
+                *_y_grid(ticks, left, plot_w, py,
+                         lambda tick: f"{fmt(tick)}%" if percent else fmt(tick))]
         defs = []
-        for tick in ticks:
-            body.append(f"<line x1='{left}' y1='{py(tick):.1f}' x2='{left + plot_w}' "
-                        f"y2='{py(tick):.1f}' stroke='{GRID}'/>")
-            label = f"{fmt(tick)}%" if self.percent else fmt(tick)
-            body.append(_text(left - 6, py(tick) + 4, label, size=11, anchor="end"))
         slot = plot_w / max(len(self.groups), 1)
         for g_index, group in enumerate(self.groups):
             x0 = left + slot * g_index + (slot - n_series * bar_w) / 2

@@ -15,12 +15,12 @@ The search (:meth:`EnvironmentSearch.advise`):
 2. *Smallest per type*: each type in turn (the environment's order) is lowered to the
    smallest size on which a replay still meets every reachable target, the other types as
    found so far. A size is met when the recommended allocation, its limits of that type
-   scaled with it (:meth:`_Search.resized`), or a RESERVE partition at each share's demand
-   with the room left toward those limits, meets the targets; then one instance less is
-   tried with ``recommend``'s own search there (it may find an allocation the scaled ones
-   miss), and the search goes on from what it finds. Lowering a type later never helps one
-   settled before (more capacity never lengthens a wait), so each size is the smallest
-   given the final sizes of the others.
+   scaled with it (:meth:`.space.SearchSpace.resized`), or a RESERVE partition at each
+   share's demand with the room left toward those limits, meets the targets; then one
+   instance less is tried with ``recommend``'s own search there (it may find an allocation
+   the scaled ones miss), and the search goes on from what it finds. Lowering a type later
+   never helps one settled before (more capacity never lengthens a wait), so each size is
+   the smallest given the final sizes of the others.
 3. *Every growth necessary*: for each type advised to grow, the same search ``recommend``
    runs is run on the advised environment with that type back at today's size; when it
    meets every target there the type is not grown. What remains is what a re-run of
@@ -35,18 +35,21 @@ The search (:meth:`EnvironmentSearch.advise`):
    recommendation's limits of that type, when a replay confirms it.
 
 "Reachable" targets leave out a share whose jobs miss even when every one starts on
-submission (:attr:`Demand.met` false): no environment meets it, so it is not a reason to grow.
+submission (:attr:`.tasks.Demand.met` false): no environment meets it, so it is not a
+reason to grow.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from .recommend import Allocation, _Search
-    from .search_tasks import Scores
+from .candidates import partition
+from .demand import DemandAnalysis
+from .ranking import Ranking
+from .replays import Replayer
+from .space import Allocation, SearchSpace
+from .tasks import Scores
 
 POINTS_PER_ROUND = 3
 """Sizes of one type replayed in parallel per round of the search (fixed, not the number of
@@ -54,12 +57,20 @@ workers, so that the answer does not depend on the executor)."""
 GROWTH_ROUNDS = 4
 """Times the environment is doubled while even a partition at every share's demand misses."""
 ROUNDS = 2
-SEARCHED_STEPS = 2
-"""Times one instance less of a type is tried with recommend's own search, per round."""
 """Searches of the sizes: from the recommendation, then once more from what recommend finds
 on the sizes found (it may fit smaller ones)."""
+SEARCHED_STEPS = 2
+"""Times one instance less of a type is tried with recommend's own search, per round."""
 
-Found = tuple["Allocation", "Scores"]
+Found = tuple[Allocation, Scores]
+SearchAt = Callable[[tuple[int, ...]], tuple[Found | None, list[str]]]
+"""recommend's own search on an environment of that many instances per type: what it finds
+when it meets every reachable target (else None), and the targets it misses."""
+
+
+def _sized(sizes: tuple[int, ...], k: int, size: int) -> tuple[int, ...]:
+    """``sizes`` with type ``k`` at ``size``."""
+    return (*sizes[:k], size, *sizes[k + 1:])
 
 
 @dataclass(frozen=True)
@@ -75,10 +86,16 @@ class Advice:
 class EnvironmentSearch:
     """One environment search around the recommended allocation (see the module docs)."""
 
-    def __init__(self, search: _Search, max_simulations: int) -> None:
-        self.search = search
-        self.max_simulations = max_simulations
-        self.today = tuple(search.capacity)
+    def __init__(
+        self, space: SearchSpace, ranking: Ranking, replayer: Replayer, analysis: DemandAnalysis,
+        search_at: SearchAt,
+    ) -> None:
+        self.space = space
+        self.ranking = ranking
+        self.replayer = replayer
+        self.analysis = analysis
+        self.search_elsewhere = search_at
+        self.today = tuple(space.capacity)
         self.cache: dict[tuple[Allocation, tuple[int, ...]], Found | None] = {}
         self.base: Allocation = ()
         self.origin: tuple[int, ...] = self.today
@@ -92,7 +109,7 @@ class EnvironmentSearch:
         if found is None:
             grown = self.grow()
             if grown is None:
-                return Advice(tuple(self.search.needed), False,
+                return Advice(tuple(self.analysis.needed), False,
                               "a RESERVE partition giving every share what it needs alone "
                               "(no replay confirmed it)", None)
             sizes, found = grown
@@ -117,7 +134,7 @@ class EnvironmentSearch:
         if sizes != self.today:
             sizes, found = self.unneeded_growth(sizes, found, reasons)
             sizes, found = self.keep_met_types(sizes, found, scores, reasons)
-        for k, unit in enumerate(self.search.units):
+        for k, unit in enumerate(self.space.units):
             if sizes[k] < self.today[k]:
                 reasons.setdefault(unit, self.why_shrink(k, sizes))
         return Advice(sizes, True, basis, found[0], reasons)
@@ -126,16 +143,20 @@ class EnvironmentSearch:
     def candidates(self, env: tuple[int, ...]) -> list[Allocation]:
         """The recommended allocation on ``env`` and a RESERVE partition at every share's
         demand, the room left going toward the former's limits."""
-        search = self.search
         out: list[Allocation] = []
-        scaled = search.resized(self.base, env, self.origin)
+        scaled = self.space.resized(self.base, env, self.origin)
         if scaled is not None:
             out.append(scaled)
-        wanted = [list(limits) for limits, _, _ in (scaled or self.base)]
-        partition = search._partition(self.base, search.floors, wanted, env)
-        if partition is not None and partition not in out:
-            out.append(partition)
+        wanted = [list(row.limits) for row in (scaled or self.base)]
+        reserved = partition(self.space, self.base, self.analysis.floors, wanted, env)
+        if reserved is not None and reserved not in out:
+            out.append(reserved)
         return out
+
+    def reachable_missed(self, scores: Scores) -> list[str]:
+        """Targets missed, leaving out those no environment meets."""
+        unreachable = self.analysis.unreachable
+        return [name for name in self.ranking.missed(scores) if name not in unreachable]
 
     def probe(self, envs: Sequence[tuple[int, ...]]) -> list[Found | None]:
         """Per environment, the first candidate whose replay meets every reachable target
@@ -143,24 +164,24 @@ class EnvironmentSearch:
         base = self.base
         todo = [env for env in dict.fromkeys(envs) if (base, env) not in self.cache]
         pairs = [(env, allocation) for env in todo for allocation in self.candidates(env)]
-        scored = self.search.evaluate_all([(allocation, env) for env, allocation in pairs])
+        scored = self.replayer.evaluate_all([(allocation, env) for env, allocation in pairs])
         for env in todo:
             self.cache[(base, env)] = None
         for (env, allocation), scores in zip(pairs, scored, strict=True):
             if self.cache[(base, env)] is None and scores is not None \
-                    and not self.search.reachable_missed(scores):
+                    and not self.reachable_missed(scores):
                 self.cache[(base, env)] = (allocation, scores)
         return [self.cache[(base, env)] for env in envs]
 
     def search_at(self, env: tuple[int, ...]) -> tuple[Found | None, list[str]]:
         """recommend's own search on ``env`` (once per environment)."""
         if env not in self.searched:
-            self.searched[env] = self.search.search_at(env, self.max_simulations)
+            self.searched[env] = self.search_elsewhere(env)
         return self.searched[env]
 
     # --- the steps -------------------------------------------------------------------------
     def grow(self) -> tuple[tuple[int, ...], Found] | None:
-        upper = tuple(max(now, need) for now, need in zip(self.today, self.search.needed,
+        upper = tuple(max(now, need) for now, need in zip(self.today, self.analysis.needed,
                                                            strict=True))
         for _ in range(GROWTH_ROUNDS):
             (found,) = self.probe([upper])
@@ -171,9 +192,8 @@ class EnvironmentSearch:
 
     def lower_bounds(self) -> list[int]:
         """Per type, the least size any allocation fits in (AWS's ``maxCapacity >= 1``)."""
-        search = self.search
-        lowest = search.lowest(search.allocation_of(search.today))
-        return [max(1, sum(row[k] for row in lowest)) for k in range(len(search.units))]
+        lowest = self.space.lowest(self.space.today_allocation)
+        return [max(1, sum(row[k] for row in lowest)) for k in range(len(self.space.units))]
 
     def shrink(
         self, k: int, sizes: tuple[int, ...], found: Found, lower: int
@@ -185,7 +205,7 @@ class EnvironmentSearch:
             span = passing - failing
             points = sorted({failing + max(1, round(span * i / (POINTS_PER_ROUND + 1)))
                              for i in range(1, POINTS_PER_ROUND + 1)} - {passing})
-            envs = [(*sizes[:k], point, *sizes[k + 1:]) for point in points]
+            envs = [_sized(sizes, k, point) for point in points]
             results = self.probe(envs)
             met = [(point, result) for point, result in zip(points, results, strict=True)
                    if result is not None]
@@ -194,7 +214,7 @@ class EnvironmentSearch:
             failing = max([failing, *(point for point, result in zip(points, results,
                                                                     strict=True)
                                       if result is None and point < passing)])
-        return (*sizes[:k], passing, *sizes[k + 1:]), found
+        return _sized(sizes, k, passing), found
 
     def one_less(
         self, k: int, sizes: tuple[int, ...], found: Found, lower: int
@@ -204,7 +224,7 @@ class EnvironmentSearch:
         for _ in range(SEARCHED_STEPS):
             if sizes[k] - 1 < lower:
                 break
-            fewer = (*sizes[:k], sizes[k] - 1, *sizes[k + 1:])
+            fewer = _sized(sizes, k, sizes[k] - 1)
             met, _ = self.search_at(fewer)
             if met is None:
                 break
@@ -219,10 +239,10 @@ class EnvironmentSearch:
         """Each type advised to grow, put back to today's size when a replay there (or
         recommend's own search there) meets every target; the reason it must grow otherwise."""
         reasons: dict[str, str] = {}
-        for k, unit in enumerate(self.search.units):
+        for k, unit in enumerate(self.space.units):
             if sizes[k] <= self.today[k]:
                 continue
-            at_today = (*sizes[:k], self.today[k], *sizes[k + 1:])
+            at_today = _sized(sizes, k, self.today[k])
             (mine,) = self.probe([at_today])
             missed: list[str] = []
             if mine is None:
@@ -240,14 +260,14 @@ class EnvironmentSearch:
         back at today's size: where its own limits still fit there (recommend's rule: every
         guarantee honoured at once) and it still meets every target, that type is not grown,
         so the declaration given never contradicts a growth."""
-        for k, unit in enumerate(self.search.units):
+        for k, unit in enumerate(self.space.units):
             if sizes[k] <= self.today[k]:
                 continue
-            if sum(limits[k] for limits, _, _ in found[0]) > self.today[k]:
+            if sum(row.limits[k] for row in found[0]) > self.today[k]:
                 continue
-            at_today = (*sizes[:k], self.today[k], *sizes[k + 1:])
-            (scores,) = self.search.evaluate_all([(found[0], at_today)])
-            if scores is not None and not self.search.reachable_missed(scores):
+            at_today = _sized(sizes, k, self.today[k])
+            (scores,) = self.replayer.evaluate_all([(found[0], at_today)])
+            if scores is not None and not self.reachable_missed(scores):
                 sizes, found = at_today, (found[0], scores)
                 reasons.pop(unit, None)
         return sizes, found
@@ -259,20 +279,16 @@ class EnvironmentSearch:
         (the recommendation's replay, ``scores``) goes back to today's size, with the
         recommendation's limits of that type, when a replay confirms every target is still
         met: its shares need nothing more of it."""
-        search = self.search
-        missed = set(search.missed(scores))
-        for k, unit in enumerate(search.units):
-            runners = set(self.runners(k)) & set(search.goals)
+        missed = set(self.ranking.missed(scores))
+        for k, unit in enumerate(self.space.units):
+            runners = set(self.runners(k)) & set(self.ranking.goals)
             if sizes[k] <= self.today[k] or runners & missed:
                 continue
-            at_today = (*sizes[:k], self.today[k], *sizes[k + 1:])
-            mixed = tuple(
-                ((*limits[:k], mine[k], *limits[k + 1:]), strategy, borrow)
-                for (limits, strategy, borrow), (mine, _, _) in zip(found[0], self.base,
-                                                                      strict=True)
-            )
-            (replayed,) = search.evaluate_all([(mixed, at_today)])
-            if replayed is not None and not search.reachable_missed(replayed):
+            at_today = _sized(sizes, k, self.today[k])
+            mixed = tuple(row.with_limit(k, mine.limits[k])
+                          for row, mine in zip(found[0], self.base, strict=True))
+            (replayed,) = self.replayer.evaluate_all([(mixed, at_today)])
+            if replayed is not None and not self.reachable_missed(replayed):
                 sizes, found = at_today, (mixed, replayed)
                 reasons.pop(unit, None)
         return sizes, found
@@ -280,11 +296,11 @@ class EnvironmentSearch:
     # --- reasons ---------------------------------------------------------------------------
     def runners(self, k: int) -> list[str]:
         """Shares with jobs of type ``k``."""
-        search = self.search
-        return [search.today[s].name for (s, unit) in sorted(search.largest) if unit == k]
+        space = self.space
+        return [space.today[s].name for (s, unit) in sorted(space.largest) if unit == k]
 
     def why_grow(self, k: int, missed: Sequence[str]) -> str:
-        unit = self.search.units[k]
+        unit = self.space.units[k]
         runners = self.runners(k)
         named = [name for name in missed if name in runners] or list(missed)
         return (f"with {self.today[k]} x {unit} (today's size) and the other types as advised, "
@@ -292,6 +308,6 @@ class EnvironmentSearch:
                 f"{', '.join(named)}")
 
     def why_shrink(self, k: int, sizes: tuple[int, ...]) -> str:
-        unit = self.search.units[k]
+        unit = self.space.units[k]
         return (f"{sizes[k]} x {unit} is the smallest size on which a replay met every target "
                 f"(today {self.today[k]})")

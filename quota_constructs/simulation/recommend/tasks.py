@@ -12,12 +12,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import cast, overload
 
-from .arrangements import _subset
-from .engine import run
-from .figures import share_figures
-from .inputs import SimulationOptions
-from .problem import Problem
-from .results import ShareFigures
+from ..arrangements import subset
+from ..engine import run
+from ..figures import share_figures
+from ..inputs import SimulationOptions
+from ..problem import Problem
+from ..results import RunData, ShareFigures
 
 
 class JobNumbers(Sequence[str]):
@@ -110,10 +110,7 @@ Scores = dict[str, ShareScore]
 
 def evaluate(problem: Problem, columns: ShareColumns, options: SimulationOptions) -> Scores:
     """Replay ``problem`` under the allocation ``columns``; every share's score."""
-    candidate = columns.apply(problem)
-    data = run(candidate, options)
-    figures = share_figures(data, candidate)
-    return {name: ShareScore.of(f) for name, f in figures.items()}
+    return _replay(problem, columns, options)[0]
 
 
 def evaluate_with_digest(
@@ -122,15 +119,21 @@ def evaluate_with_digest(
     """:func:`evaluate`, and a digest of every job's outcome (each attempt's start, end and
     how it ended; each job's end and status): two allocations with the same digest make no
     difference to any job."""
-    candidate = columns.apply(problem)
-    data = run(candidate, options)
-    figures = share_figures(data, candidate)
-    scores = {name: ShareScore.of(f) for name, f in figures.items()}
+    scores, data = _replay(problem, columns, options)
     digest = hashlib.blake2b(digest_size=16)
     digest.update(repr(data.attempts).encode())
     digest.update(data.finished.tobytes())
     digest.update(bytes(data.status_failed))
     return scores, digest.hexdigest()
+
+
+def _replay(
+    problem: Problem, columns: ShareColumns, options: SimulationOptions
+) -> tuple[Scores, RunData]:
+    candidate = columns.apply(problem)
+    data = run(candidate, options)
+    figures = share_figures(data, candidate)
+    return {name: ShareScore.of(f) for name, f in figures.items()}, data
 
 
 def alone(problem: Problem, share: int, capacity: dict[int, int]) -> Problem:
@@ -140,7 +143,7 @@ def alone(problem: Problem, share: int, capacity: dict[int, int]) -> Problem:
         j for j, (s, k) in enumerate(zip(problem.job_share, problem.job_unit, strict=True))
         if s == share and k in capacity
     ]
-    sub = _subset(problem, keep)
+    sub = subset(problem, keep)
     n_shares, n_units = len(problem.share_names), problem.n_units
     limit = [0] * (n_shares * n_units)
     for unit, count in capacity.items():
