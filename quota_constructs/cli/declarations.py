@@ -53,6 +53,7 @@ from types import ModuleType
 from typing import Any
 
 from ..model import CapacityLimit, QuotaConfigError, QuotaShareSpec
+from ..runtime.share_request import GuardOptIns
 from ..wire.custom_resource import GUARD_PROPERTIES, RENDERED_WHEN_SET
 
 ENVIRONMENTS = "stacks.environments:ENVIRONMENTS"
@@ -69,17 +70,6 @@ REFERENCE = "path/to/file.py:attribute or package.module:attribute"
 
 
 @dataclass(frozen=True)
-class Lifecycle:
-    """A share's guard switches, as its ``ShareLifecycle`` sets them (all False: guarded)."""
-
-    adopt_existing: bool = False
-    allow_preemption_on_shrink: bool = False
-    terminate_active_jobs_on_delete: bool = False
-    allow_preemption_on_in_share_enable: bool = False
-    delete_adopted_share_on_delete: bool = False
-
-
-@dataclass(frozen=True)
 class Declaration:
     """What a command reads from ``--declaration`` (or ``--env``): see the module docs."""
 
@@ -87,12 +77,12 @@ class Declaration:
     capacity_limits: Sequence[CapacityLimit]
     shares: Sequence[QuotaShareSpec]
     queue_name: str | None = None
-    lifecycles: Mapping[str, Lifecycle] = field(default_factory=dict)
+    lifecycles: Mapping[str, GuardOptIns] = field(default_factory=dict)
     """Per share name; every share has one."""
     provisioning: str = CUSTOM_RESOURCE
 
-    def lifecycle_of(self, share: str) -> Lifecycle:
-        return self.lifecycles.get(share, Lifecycle())
+    def lifecycle_of(self, share: str) -> GuardOptIns:
+        return self.lifecycles.get(share, GuardOptIns())
 
 
 class NoDeclarationError(QuotaConfigError):
@@ -331,8 +321,8 @@ def _is_share_list(target: Any) -> bool:
 
 
 def _lifecycles(default: Any, by_share: Any, names: Sequence[str], refuse: Any
-                ) -> dict[str, Lifecycle]:
-    base = Lifecycle() if default is None else _lifecycle(default, "lifecycle", refuse)
+                ) -> dict[str, GuardOptIns]:
+    base = GuardOptIns() if default is None else _lifecycle(default, "lifecycle", refuse)
     chosen = {name: base for name in names}
     if by_share is None:
         return chosen
@@ -346,7 +336,7 @@ def _lifecycles(default: Any, by_share: Any, names: Sequence[str], refuse: Any
     return chosen
 
 
-def _lifecycle(value: Any, where: str, refuse: Any) -> Lifecycle:
+def _lifecycle(value: Any, where: str, refuse: Any) -> GuardOptIns:
     switches = {}
     for switch in SWITCHES:
         absent = False if switch in OPTIONAL_SWITCHES else None
@@ -356,7 +346,7 @@ def _lifecycle(value: Any, where: str, refuse: Any) -> Lifecycle:
             raise refuse(f"{where}.{switch}", flag,
                          "True or False (a ShareLifecycle, or a mapping of its switches)")
         switches[switch] = flag
-    return Lifecycle(**switches)
+    return GuardOptIns(**switches)
 
 
 def _provisioning(value: Any, refuse: Any) -> str:

@@ -21,7 +21,6 @@ from types import FrameType
 from ..cli.declarations import add_declaration_arguments, load
 from ..cli.parsing import OneLineParser
 from ..model import QuotaConfigError
-from ..runtime.share_request import GuardOptIns
 from ..simulation.options_cli import add_option_arguments, options_from
 from .api import DEFAULT_QUEUE_NAME
 from .clock import Clock
@@ -70,11 +69,7 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "quota-constructs emu
             queue_name=args.queue_name or declaration.queue_name or DEFAULT_QUEUE_NAME,
             clock=Clock(args.clock, speed=args.speed), options=options_from(args),
             region=args.region,
-            lifecycles={name: GuardOptIns(
-                adopt_existing=lifecycle.adopt_existing,
-                allow_preemption_on_shrink=lifecycle.allow_preemption_on_shrink,
-                terminate_active_jobs_on_delete=lifecycle.terminate_active_jobs_on_delete,
-            ) for name, lifecycle in declaration.lifecycles.items()},
+            lifecycles=dict(declaration.lifecycles),
         )
         server = EmulatorServer(service, args.port)
     except (QuotaConfigError, ApiError) as error:

@@ -450,8 +450,7 @@ def declared_from_declaration(declaration: Declaration, job_queue: str) -> list[
         return [DeclaredShare(resource_properties(spec, job_queue), guarded=False)
                 for spec in declaration.shares]
     return [
-        DeclaredShare.of_spec(spec, job_queue, opt_ins=GuardOptIns(
-            **asdict(declaration.lifecycle_of(spec.name))))
+        DeclaredShare.of_spec(spec, job_queue, opt_ins=declaration.lifecycle_of(spec.name))
         for spec in declaration.shares
     ]
 

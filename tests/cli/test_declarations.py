@@ -12,12 +12,12 @@ import pytest
 
 from quota_constructs.cli.declarations import (
     CLOUDFORMATION,
-    Lifecycle,
     NoDeclarationError,
     declaration_of,
     environment,
 )
 from quota_constructs.model import QuotaConfigError
+from quota_constructs.runtime.share_request import GuardOptIns
 
 ROOT = Path(__file__).parents[2]
 
@@ -63,8 +63,8 @@ def test_a_file_with_a_postponed_annotation_dataclass_loads(tmp_path: Path) -> N
     assert [(c.unit, c.max_capacity) for c in declaration.capacity_limits] == [
         ("ml.g5.xlarge", 4)]
     assert declaration.queue_name == "gpu-prod"
-    assert declaration.lifecycle_of("nlp") == Lifecycle(allow_preemption_on_shrink=True)
-    assert declaration.lifecycle_of("vision") == Lifecycle()
+    assert declaration.lifecycle_of("nlp") == GuardOptIns(allow_preemption_on_shrink=True)
+    assert declaration.lifecycle_of("vision") == GuardOptIns()
     # Read twice (--declaration and --compare of one file): one module, not two.
     assert declaration_of(f"{path}:PROD", "prod").shares == declaration.shares
 
@@ -110,7 +110,7 @@ def test_lifecycle_and_provisioning_read_by_their_switches() -> None:
         "lifecycle": ShareLifecycle(terminate_active_jobs_on_delete=True,
                                     removal_policy=RemovalPolicy.RETAIN),
     }, "d")
-    assert declaration.lifecycle_of("a") == Lifecycle(terminate_active_jobs_on_delete=True)
+    assert declaration.lifecycle_of("a") == GuardOptIns(terminate_active_jobs_on_delete=True)
     plain = read_declaration({"capacity_limits": [], "shares": [share],
                               "provisioning": ShareProvisioning.CLOUDFORMATION}, "d")
     assert plain.provisioning == CLOUDFORMATION
