@@ -74,15 +74,7 @@ class BatchProtocol:
     ) -> dict[str, Any]:
         """The request's parameters, checked against the operation's input shape."""
         shape = operation.input_shape
-        params: dict[str, Any] = {}
-        if body.strip():
-            try:
-                loaded = json.loads(body)
-            except ValueError:
-                raise ApiError("the request body is not valid JSON") from None
-            if not isinstance(loaded, dict):
-                raise ApiError("the request body must be a JSON object")
-            params.update(loaded)
+        params = json_object(body)
         if shape is None:
             return params
         given = parse_qs(query, keep_blank_values=True)
@@ -190,3 +182,17 @@ def _shaped(value: Any, shape: Shape) -> Any:
     if shape.type_name == "map":
         return {k: _shaped(v, shape.value) for k, v in value.items()}
     return value
+
+
+def json_object(body: bytes) -> dict[str, Any]:
+    """A request body as a JSON object (empty body: ``{}``); anything else is a ClientException.
+    Batch's operations and the control API read their bodies alike."""
+    if not body.strip():
+        return {}
+    try:
+        loaded = json.loads(body)
+    except ValueError:
+        raise ApiError("the request body is not valid JSON") from None
+    if not isinstance(loaded, dict):
+        raise ApiError("the request body must be a JSON object")
+    return loaded

@@ -19,7 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from .protocol import ApiError, BatchProtocol, bad_value
+from .protocol import ApiError, BatchProtocol, bad_value, json_object
 from .service import QueueService
 
 CONTROL = "/_emulator/"
@@ -114,7 +114,7 @@ class EmulatorServer:
     def control(
         self, method: str, path: str, query: str, body: bytes
     ) -> dict[str, Any] | list[dict[str, Any]]:
-        payload = _json_object(body)
+        payload = json_object(body)
         service = self.service
         if method == "POST" and path.rstrip("/") == "/_emulator/advance":
             now = service.advance(payload.get("seconds", 0))
@@ -143,14 +143,3 @@ class EmulatorServer:
         request.end_headers()
         request.wfile.write(body)
 
-
-def _json_object(body: bytes) -> dict[str, Any]:
-    if not body.strip():
-        return {}
-    try:
-        loaded = json.loads(body)
-    except ValueError:
-        raise ApiError("the request body is not valid JSON") from None
-    if not isinstance(loaded, dict):
-        raise ApiError("the request body must be a JSON object")
-    return loaded

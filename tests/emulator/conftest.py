@@ -11,20 +11,14 @@ import pytest
 
 from quota_constructs.emulator import Emulator
 
-from .support import QUEUE, training_payload
+from .support import QUEUE, point_boto3_at, training_payload
 from .walkthrough_declaration import WALKTHROUGH
 
 
 @pytest.fixture
 def emu(monkeypatch: pytest.MonkeyPatch) -> Iterator[Emulator]:
     with Emulator(WALKTHROUGH, queue_name=QUEUE) as emulator:
-        for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL"):
-            monkeypatch.delenv(name, raising=False)
-        monkeypatch.setenv("AWS_ENDPOINT_URL_BATCH", emulator.endpoint_url)
-        monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-        monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-        monkeypatch.setattr(boto3, "DEFAULT_SESSION", None)
+        point_boto3_at(monkeypatch, emulator.endpoint_url)
         yield emulator
 
 

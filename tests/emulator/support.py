@@ -12,6 +12,9 @@ import urllib.request
 from collections.abc import Sequence
 from typing import Any
 
+import boto3
+import pytest
+
 from stacks.launch import PROJECT_ROOT
 
 QUEUE = "my-sm-training-qm-jq"
@@ -94,3 +97,16 @@ def statuses(batch: Any, job_ids: dict[str, str]) -> dict[str, str]:
 
 def names(summaries: Sequence[dict[str, Any]]) -> set[str]:
     return {summary["jobName"] for summary in summaries}
+
+
+def point_boto3_at(monkeypatch: pytest.MonkeyPatch, endpoint_url: str) -> None:
+    """Every boto3 client of the test talks to the emulator at ``endpoint_url``, whatever the
+    machine's own AWS configuration (unlike ``Emulator(set_environment=True)``, which keeps
+    variables a user already set)."""
+    for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_ENDPOINT_URL_BATCH", endpoint_url)
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setattr(boto3, "DEFAULT_SESSION", None)

@@ -18,6 +18,8 @@ from quota_constructs.cli import main as console
 from quota_constructs.emulator import Emulator
 from tests.documentation import documentation_text
 
+from .support import point_boto3_at
+
 SECTION = documentation_text().split(
     "## Try it locally: `quota-constructs emulate`", 1)[1].split("\n## ", 1)[0]
 """The emulator's section, wherever the documentation keeps it (the operator's guide)."""
@@ -55,13 +57,7 @@ def local(reference_quotas: types.ModuleType, monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(TrainDefaults, "get_role",
                         staticmethod(lambda role=None, sagemaker_session=None: role))
     with Emulator(reference_quotas.REFERENCE, queue_name="gpu-prod") as emu:
-        for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL"):
-            monkeypatch.delenv(name, raising=False)
-        monkeypatch.setenv("AWS_ENDPOINT_URL_BATCH", emu.endpoint_url)
-        monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-        monkeypatch.setenv("AWS_ACCESS_KEY_ID", "local")
-        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "local")
-        monkeypatch.setattr(boto3, "DEFAULT_SESSION", None)
+        point_boto3_at(monkeypatch, emu.endpoint_url)
         yield emu
 
 
