@@ -14,6 +14,7 @@ from quota_constructs.model import (
 from quota_constructs.wire.custom_resource import (
     GUARD_PROPERTIES,
     MAX_DECLARED_TAGS,
+    RENDERED_WHEN_SET,
     RUNTIME_TAG_KEYS,
 )
 from quota_constructs.wire.share_arn import QuotaShareArn, is_job_queue_arn, quota_share_arn
@@ -26,19 +27,10 @@ from .ownership import (
     stack_marker,
 )
 
-_TAG_FIELDS = {
-    # GuardOptIns field -> its word in the lifecycle tag's value (tag values allow [a-z=_ ]).
-    "adopt_existing": "adopt_existing",
-    "allow_preemption_on_shrink": "allow_preemption_on_shrink",
-    "terminate_active_jobs_on_delete": "terminate_active_jobs_on_delete",
-    "allow_preemption_on_in_share_enable": "allow_preemption_on_in_share_enable",
-    "delete_adopted_share_on_delete": "delete_adopted_share_on_delete",
-}
-_RECORDED_WHEN_SET = frozenset(
-    {"allow_preemption_on_in_share_enable", "delete_adopted_share_on_delete"}
-)
-"""Opt-ins the lifecycle tag names only when on (absent reads as off), so that the record of
-every share deployed without them is unchanged."""
+_TAG_FIELDS = {field: field for field in GUARD_PROPERTIES}
+"""GuardOptIns field -> its word in the lifecycle tag's value (tag values allow [a-z=_ ]): the
+field's own name. The opt-ins rendered only when set are recorded only when set too (absent
+reads as off), so the record of every share deployed without them is unchanged."""
 _STACK_WORD = "stack"
 """The lifecycle tag's word for the deploying stack's :func:`~.ownership.stack_marker`."""
 _DISABLED_FOR_DELETE_WORD = "disabled_for_delete"
@@ -73,7 +65,7 @@ class GuardOptIns:
         lifecycle tag (``stack`` only when given)."""
         words = [f"{word}={'true' if getattr(self, name) else 'false'}"
                  for name, word in _TAG_FIELDS.items()
-                 if getattr(self, name) or name not in _RECORDED_WHEN_SET]
+                 if getattr(self, name) or name not in RENDERED_WHEN_SET]
         if stack:
             words.append(f"{_STACK_WORD}={stack}")
         return " ".join(words)
