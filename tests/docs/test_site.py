@@ -114,6 +114,11 @@ def test_the_site_builds_strictly_with_search(tmp_path: Path) -> None:
     assert 'id="quota_constructs.quota_share.QuotaShare"' in constructs
     # Inherited from the base shared with imported shares, still on the class's page.
     assert 'id="quota_constructs.quota_share.QuotaShare.grant_team"' in constructs
+    # The docstrings' Sphinx roles are links (or code), never literal ``:class:`` text.
+    for page in (site / "reference").glob("*.html"):
+        assert not re.search(r":(class|meth|func|attr|data|mod|exc):<code>", page.read_text()), page
+    monitoring = (site / "reference" / "monitoring.html").read_text()
+    assert 'href="#quota_constructs.monitoring.stack_preemptions.StackPreemptions"' in monitoring
 
 
 @pytest.mark.slow
