@@ -170,7 +170,8 @@ class ShareDeleter:
     def _check_jobs(self) -> None:
         # Checked at every step: a job submitted between on_event's check and the share being
         # disabled would be terminated by the deletion.
-        check_no_active_jobs(self.gateway, self.arn, terminate_active_jobs=self.terminate_active_jobs)
+        check_no_active_jobs(self.gateway, self.arn,
+                             terminate_active_jobs=self.terminate_active_jobs)
 
     def _guarded(self, share: LiveShare, step: Callable[[], None]) -> None:
         """Run ``step``; if it refuses or fails, put back the state from before the delete.
