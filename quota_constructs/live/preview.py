@@ -58,6 +58,7 @@ from quota_constructs.model import (
     QuotaShareSpec,
 )
 from quota_constructs.runtime.guards import (
+    ShareUpdate,
     assess_delete,
     assess_in_share_enable,
     assess_shrink,
@@ -250,13 +251,14 @@ def _judge_update(
     opt_ins = declaration.opt_ins
     # In the handler's order: the shrink guard, then the in-share preemption guard; the first
     # that refuses is the deployment's failure.
-    shrink = assess_shrink(reader, arn, share.config, target, read_when_waived=True,
+    update = ShareUpdate(arn, share.config, target)
+    shrink = assess_shrink(reader, update, read_when_waived=True,
                            allow_preemption=opt_ins.allow_preemption_on_shrink or not guarded)
     shrink_jobs = tuple(job.job_id for job in shrink.at_risk)
     if shrink.refused:
         return Change(name, action, True, str(shrink.error(arn)), shrink_jobs)
     in_share = assess_in_share_enable(
-        reader, arn, share.config, target, read_when_waived=True,
+        reader, update, read_when_waived=True,
         allow_preemption=opt_ins.allow_preemption_on_in_share_enable or not guarded)
     in_share_jobs = tuple(ranked.job.job_id for ranked in in_share.at_risk)
     if in_share.refused:

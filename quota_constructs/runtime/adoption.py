@@ -16,7 +16,7 @@ from quota_constructs.wire.share_arn import QuotaShareArn
 from quota_constructs.wire.share_config import ShareConfig
 
 from .batch_gateway import BatchGateway
-from .guards import assess_shrink, list_jobs
+from .guards import ShareUpdate, assess_shrink, list_jobs
 from .structured_log import log
 
 _CAPACITY_FIELDS = ("capacityLimits", "resourceSharingConfiguration")
@@ -37,7 +37,8 @@ def give_back_configuration(
     target = recorded_config(share, entry)
     fields = share.config.update_fields(target)
     if any(key in fields for key in _CAPACITY_FIELDS):
-        assessment = assess_shrink(gateway, arn, share.config, target, allow_preemption=False)
+        assessment = assess_shrink(gateway, ShareUpdate(arn, share.config, target),
+                                   allow_preemption=False)
         if assessment.refused:
             for key in _CAPACITY_FIELDS:
                 fields.pop(key, None)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import KW_ONLY, dataclass, field, replace
 from enum import Enum
 from typing import Any
 
@@ -134,21 +134,30 @@ class BatchConnection:
         return self.make_client(self.timeouts)
 
 
+# Not eq or repr: an error compares by identity and shows its message, as other exceptions do.
+@dataclass(eq=False, repr=False)
 class BatchRequestError(QuotaShareLifecycleError):
     """AWS Batch refused a request (after retries, when it was worth retrying)."""
 
-    def __init__(
-        self, operation: str, code: str, message: str, text: str, *, ambiguous: bool = False,
-        status: int | None = None,
-    ) -> None:
-        self.operation = operation
-        self.code = code
-        self.detail = message
-        self.ambiguous = ambiguous
-        """The request may or may not have taken effect (5xx, timeout, throttling)."""
-        self.status = status
-        self.refusal = Refusal.OTHER if ambiguous else classify_refusal(code, message, status)
-        super().__init__(text)
+    operation: str
+    code: str
+    detail: str
+    """AWS Batch's own message."""
+    text: str
+    """The error's message, as CloudFormation shows it."""
+    _: KW_ONLY
+    ambiguous: bool = False
+    """The request may or may not have taken effect (5xx, timeout, throttling)."""
+    status: int | None = None
+
+    def __post_init__(self) -> None:
+        super().__init__(self.text)
+
+    @property
+    def refusal(self) -> Refusal:
+        if self.ambiguous:
+            return Refusal.OTHER
+        return classify_refusal(self.code, self.detail, self.status)
 
     @property
     def busy_refusal(self) -> bool:

@@ -15,6 +15,7 @@ record falls back to the properties CloudFormation sends with the Delete.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import KW_ONLY, dataclass, field
 
 from quota_constructs.wire.live_share import LiveShare
 from quota_constructs.wire.share_arn import QuotaShareArn
@@ -31,6 +32,7 @@ from .structured_log import log
 DISABLED, ENABLED = "DISABLED", "ENABLED"
 
 
+@dataclass(eq=False)
 class ShareDeleter:
     """One Delete of one share, resumed from the share itself at every step.
 
@@ -40,26 +42,20 @@ class ShareDeleter:
     stays disabled.
     """
 
-    def __init__(
-        self,
-        gateway: BatchGateway,
-        arn: QuotaShareArn,
-        *,
-        owner: str,
-        terminate_active_jobs: bool,
-        delete_adopted_share: bool = False,
-    ) -> None:
-        self._gateway = gateway
-        self._arn = arn
-        self._owner = owner
-        self._terminate = terminate_active_jobs
-        self._delete_adopted = delete_adopted_share
-        self.last_status = "unknown"
+    gateway: BatchGateway
+    arn: QuotaShareArn
+    _: KW_ONLY
+    owner: str
+    # The opt-ins as the Delete's properties give them; the share's lifecycle record, read at
+    # every step, overrides them (see the module docs).
+    terminate_active_jobs: bool
+    delete_adopted_share: bool = False
+    last_status: str = field(default="unknown", init=False)
 
     def start(self) -> None:
         """``on_event``: check the guard, then disable the share (the step before deletion)."""
         try:
-            share = self._gateway.describe(self._arn)
+            share = self.gateway.describe(self.arn)
         except BatchRequestError as error:
             if error.ambiguous:
                 raise  # AWS Batch kept failing for every attempt: another read would too
@@ -70,7 +66,7 @@ class ShareDeleter:
         try:
             self._start(share)
         except _Deferred:
-            log("quota_share_refusal_deferred", quota_share=self._arn.arn)
+            log("quota_share_refusal_deferred", quota_share=self.arn.arn)
         except QuotaShareLifecycleError as error:
             self._fail(error)
 
@@ -79,7 +75,7 @@ class ShareDeleter:
         try:
             return self._step()
         except _Deferred:
-            log("quota_share_refusal_deferred", quota_share=self._arn.arn)
+            log("quota_share_refusal_deferred", quota_share=self.arn.arn)
             return False
         except QuotaShareLifecycleError as error:
             return self._fail(error)
@@ -90,7 +86,7 @@ class ShareDeleter:
         try:
             restored = self._put_back(None)
         except QuotaShareLifecycleError as again:
-            log("quota_share_put_back_failed", quota_share=self._arn.arn, reason=str(again))
+            log("quota_share_put_back_failed", quota_share=self.arn.arn, reason=str(again))
             raise error from None
         if restored is None:
             return False
@@ -100,7 +96,7 @@ class ShareDeleter:
 
     def _start(self, share: LiveShare | None) -> None:
         if share is None:
-            log("quota_share_already_gone", quota_share=self._arn.arn)
+            log("quota_share_already_gone", quota_share=self.arn.arn)
             return
         self._read_lifecycle_record(share)
         if share.status == "DELETING" or self._released(share) is not None:
@@ -108,23 +104,23 @@ class ShareDeleter:
         if not share.enabled and disabled_for_delete(share.tags):
             # A previous delivery of this Delete got that far; the polls check the jobs again
             # and put the share back if one slipped in.
-            log("quota_share_delete_resumed", quota_share=self._arn.arn, status=share.status)
+            log("quota_share_delete_resumed", quota_share=self.arn.arn, status=share.status)
             return
         self._guarded(share, lambda: self._check_jobs())
         if share.settled and share.enabled:
             self._guarded(share, lambda: self._disable(share))
 
     def _step(self) -> bool:
-        share = self._gateway.describe(self._arn)
+        share = self.gateway.describe(self.arn)
         if share is None:
-            log("quota_share_deleted", quota_share=self._arn.arn)
+            log("quota_share_deleted", quota_share=self.arn.arn)
             return True
         self._read_lifecycle_record(share)
         released = self._released(share)
         if released is not None:
             return released
         self.last_status = share.status
-        log("quota_share_status", quota_share=self._arn.arn, status=share.status,
+        log("quota_share_status", quota_share=self.arn.arn, status=share.status,
             state=share.config.state)
         if not share.settled:
             return False
@@ -140,8 +136,8 @@ class ShareDeleter:
     def _read_lifecycle_record(self, share: LiveShare) -> None:
         recorded = GuardOptIns.from_tags(share.tags)
         if recorded is not None:
-            self._terminate = recorded.terminate_active_jobs_on_delete
-            self._delete_adopted = recorded.delete_adopted_share_on_delete
+            self.terminate_active_jobs = recorded.terminate_active_jobs_on_delete
+            self.delete_adopted_share = recorded.delete_adopted_share_on_delete
 
     def _released(self, share: LiveShare) -> bool | None:
         """Give back a share this resource may not delete; only what the release says moves.
@@ -151,22 +147,22 @@ class ShareDeleter:
         """
         if share.status == "DELETING":
             return None
-        release = release_on_delete(share.tags, self._owner,
-                                    delete_adopted=self._delete_adopted)
+        release = release_on_delete(share.tags, self.owner,
+                                    delete_adopted=self.delete_adopted_share)
         if release is None:
             return None
         if release.restore is not None and not give_back_configuration(
-            self._gateway, self._arn, share, release.restore,
+            self.gateway, self.arn, share, release.restore,
         ):
             self.last_status = f"{share.status} (being given back)"
             return False
         # Idempotent: a repeated delivery finds the tags already moved and changes nothing.
         changed, removed = release.tag_changes(share.tags)
         if changed:
-            self._gateway.tag(self._arn, changed)
+            self.gateway.tag(self.arn, changed)
         if removed:
-            self._gateway.untag(self._arn, removed)
-        log("quota_share_released", quota_share=self._arn.arn, reason=release.reason,
+            self.gateway.untag(self.arn, removed)
+        log("quota_share_released", quota_share=self.arn.arn, reason=release.reason,
             tags_set=sorted(changed) or None, tags_removed=removed or None,
             detail="the share's jobs are left as they are; the Delete succeeds")
         return True
@@ -174,7 +170,8 @@ class ShareDeleter:
     def _check_jobs(self) -> None:
         # Checked at every step: a job submitted between on_event's check and the share being
         # disabled would be terminated by the deletion.
-        check_no_active_jobs(self._gateway, self._arn, terminate_active_jobs=self._terminate)
+        check_no_active_jobs(self.gateway, self.arn,
+                             terminate_active_jobs=self.terminate_active_jobs)
 
     def _guarded(self, share: LiveShare, step: Callable[[], None]) -> None:
         """Run ``step``; if it refuses or fails, put back the state from before the delete.
@@ -193,16 +190,16 @@ class ShareDeleter:
 
     def _put_back(self, seen: LiveShare | None) -> str | None:
         """Undo this delete's disabling; the sentence saying so, None when deferred."""
-        share = self._gateway.describe(self._arn) or seen  # the step may have moved it on
+        share = self.gateway.describe(self.arn) or seen  # the step may have moved it on
         if share is None or not disabled_for_delete(share.tags):
             return ""
         said = ""
         if not share.enabled:
-            progress = self._gateway.update(self._arn, {"state": ENABLED})
-            log("quota_share_reenabled", quota_share=self._arn.arn, progress=progress.value)
+            progress = self.gateway.update(self.arn, {"state": ENABLED})
+            log("quota_share_reenabled", quota_share=self.arn.arn, progress=progress.value)
             if progress is not Progress.APPLIED:
                 return None
-            said = (f" Quota share {self._arn.share_name!r} was enabled again, as it was "
+            said = (f" Quota share {self.arn.share_name!r} was enabled again, as it was "
                     "before this delete began.")
         self._mark(share, marked=False)
         return said
@@ -210,21 +207,21 @@ class ShareDeleter:
     def _disable(self, share: LiveShare) -> None:
         # Marked first: a retried or repeated delivery then knows this delete disabled it.
         self._mark(share, marked=True)
-        progress = self._gateway.update(self._arn, {"state": DISABLED})
-        log("quota_share_disabled", quota_share=self._arn.arn, progress=progress.value)
+        progress = self.gateway.update(self.arn, {"state": DISABLED})
+        log("quota_share_disabled", quota_share=self.arn.arn, progress=progress.value)
 
     def _mark(self, share: LiveShare, *, marked: bool) -> None:
         if disabled_for_delete(share.tags) == marked:
             return
         value = lifecycle_with_delete_mark(share.tags, marked)
         if value:
-            self._gateway.tag(self._arn, {LIFECYCLE_TAG_KEY: value})
+            self.gateway.tag(self.arn, {LIFECYCLE_TAG_KEY: value})
         else:
-            self._gateway.untag(self._arn, [LIFECYCLE_TAG_KEY])
+            self.gateway.untag(self.arn, [LIFECYCLE_TAG_KEY])
 
     def _delete(self) -> None:
-        progress = self._gateway.delete(self._arn)
-        log("quota_share_delete_requested", quota_share=self._arn.arn, progress=progress.value)
+        progress = self.gateway.delete(self.arn)
+        log("quota_share_delete_requested", quota_share=self.arn.arn, progress=progress.value)
 
 
 class _Deferred(Exception):

@@ -11,9 +11,10 @@ deployment.
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Protocol
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from quota_constructs.model import (
     BorrowingRules,
@@ -26,10 +27,51 @@ from quota_constructs.wire.share_config import ShareConfig
 from .batch_reads import QueueSnapshot, ServiceJobDetail
 from .errors import QuotaShareLifecycleError
 from .service_job import ACTIVE_STATUSES, DISPATCHED_STATUSES, ServiceJob
+from .share_request import GuardOptIns
 from .structured_log import log
 
 JOBS_SHOWN = 10
 JOBS_READ = 1000
+
+
+@dataclass(frozen=True)
+class ShareUpdate:
+    """One share's change from its live configuration to the declared one: what both update
+    guards judge."""
+
+    arn: QuotaShareArn
+    live: ShareConfig
+    target: ShareConfig
+
+
+@dataclass(frozen=True)
+class GuardAssessment(ABC):
+    """One guard's decision, read the same way for every guard by the custom resource (which
+    raises the refusal) and ``preview`` (which reports it)."""
+
+    waived: bool = field(default=False, kw_only=True)
+    """The share's opt-in waives the guard for a change it judges (a lowered limit, in-share
+    preemption turned on, a delete)."""
+
+    @property
+    @abstractmethod
+    def objections(self) -> Sequence[object]:
+        """What the guard refuses the change for; empty when the change is safe."""
+
+    @abstractmethod
+    def error(self, arn: QuotaShareArn) -> QuotaShareLifecycleError:
+        """The refusal, worded for whoever reads the stack events."""
+
+    @property
+    def refused(self) -> bool:
+        return bool(self.objections) and not self.waived
+
+    def enforce(self, arn: QuotaShareArn, waived_event: str, **logged: Any) -> None:
+        """The custom resource's part: log a waiver, raise a refusal."""
+        if self.waived:
+            log(waived_event, quota_share=arn.arn, **logged)
+        if self.refused:
+            raise self.error(arn)
 
 
 @dataclass(frozen=True)
@@ -91,7 +133,7 @@ class GuardReader(Protocol):
 
 
 @dataclass(frozen=True)
-class ShrinkAssessment:
+class ShrinkAssessment(GuardAssessment):
     """What lowering a share's limits would do, and whether the shrink guard refuses it."""
 
     lowered: Sequence[Shrink] = ()
@@ -99,11 +141,10 @@ class ShrinkAssessment:
     at_risk: Sequence[ServiceJob] = ()
     """Dispatched jobs using a unit whose usage exceeds its new allowance."""
     usage_source: str = ""
-    waived: bool = False
 
     @property
-    def refused(self) -> bool:
-        return bool(self.exceeded) and not self.waived
+    def objections(self) -> Sequence[tuple[Shrink, float]]:
+        return self.exceeded
 
     def error(self, arn: QuotaShareArn) -> QuotaShareLifecycleError:
         changes = "; ".join(s.describe(used) for s, used in self.exceeded)
@@ -119,22 +160,23 @@ class ShrinkAssessment:
 
 def assess_shrink(
     reader: GuardReader,
-    arn: QuotaShareArn,
-    live: ShareConfig,
-    target: ShareConfig,
+    update: ShareUpdate,
     *,
     allow_preemption: bool,
     read_when_waived: bool = False,
 ) -> ShrinkAssessment:
-    """Which of the share's dispatched jobs a change from ``live`` to ``target`` puts at risk.
+    """Which of the share's dispatched jobs ``update`` puts at risk by lowering its limits.
 
-    The custom resource (through :func:`check_shrink`) and ``quota-constructs preview`` both
+    The custom resource (through :func:`check_update`) and ``quota-constructs preview`` both
     decide with this function. A waived guard reads nothing unless ``read_when_waived`` (preview
     still names the jobs that become preemptible).
     """
-    lowered = shrinks(live, target)
-    if not lowered or (allow_preemption and not read_when_waived):
-        return ShrinkAssessment(lowered, waived=allow_preemption)
+    arn = update.arn
+    lowered = shrinks(update.live, update.target)
+    if not lowered:
+        return ShrinkAssessment()
+    if allow_preemption and not read_when_waived:
+        return ShrinkAssessment(lowered, waived=True)
     usage = reader.snapshot_usage(arn)
     source = "GetJobQueueSnapshot"
     dispatched: list[ServiceJob] | None = None
@@ -156,24 +198,19 @@ def assess_shrink(
         dispatched, _ = reader.jobs(arn, DISPATCHED_STATUSES, limit=JOBS_READ)
     units = {s.unit for s, _ in exceeded}
     at_risk = [job for job in dispatched if units & set(job.capacity_usage)]
-    return ShrinkAssessment(lowered, exceeded, at_risk, source, allow_preemption)
+    return ShrinkAssessment(lowered, exceeded, at_risk, source, waived=allow_preemption)
 
 
-def check_shrink(
-    gateway: GuardReader,
-    arn: QuotaShareArn,
-    live: ShareConfig,
-    target: ShareConfig,
-    *,
-    allow_preemption: bool,
-) -> None:
-    """Refuse to lower a limit or ceiling below what the share's dispatched jobs hold."""
-    assessment = assess_shrink(gateway, arn, live, target, allow_preemption=allow_preemption)
-    if assessment.waived and assessment.lowered:
-        log("shrink_guard_waived", quota_share=arn.arn,
-            units=[s.unit for s in assessment.lowered])
-    if assessment.refused:
-        raise assessment.error(arn)
+def check_update(gateway: GuardReader, update: ShareUpdate, opt_ins: GuardOptIns) -> None:
+    """Refuse an update that would make the share's jobs preemptible, guard by guard in the
+    order ``preview`` follows too: first lowering a limit or ceiling below what the share's
+    dispatched jobs hold, then turning in-share preemption on while it would preempt at once."""
+    shrink = assess_shrink(gateway, update,
+                           allow_preemption=opt_ins.allow_preemption_on_shrink)
+    shrink.enforce(update.arn, "shrink_guard_waived", units=[s.unit for s in shrink.lowered])
+    in_share = assess_in_share_enable(
+        gateway, update, allow_preemption=opt_ins.allow_preemption_on_in_share_enable)
+    in_share.enforce(update.arn, "in_share_guard_waived")
 
 
 # -- turning in-share preemption on -------------------------------------------------------------
@@ -231,7 +268,7 @@ class RankedJob:
 
 
 @dataclass(frozen=True)
-class InShareAssessment:
+class InShareAssessment(GuardAssessment):
     """What turning in-share preemption on would preempt now, and whether the guard refuses."""
 
     turned_on: bool = False
@@ -241,11 +278,10 @@ class InShareAssessment:
     """Lower-priority dispatched jobs they may preempt at once (assumption 2)."""
     incomplete: str = ""
     """Why the reads could not rule out every job (assumption 3), "" when they could."""
-    waived: bool = False
 
     @property
-    def refused(self) -> bool:
-        return bool(self.at_risk) and not self.waived
+    def objections(self) -> Sequence[RankedJob]:
+        return self.at_risk
 
     def error(self, arn: QuotaShareArn) -> QuotaShareLifecycleError:
         waiting = "; ".join(part for part in (
@@ -270,22 +306,20 @@ class InShareAssessment:
 
 def assess_in_share_enable(
     reader: GuardReader,
-    arn: QuotaShareArn,
-    live: ShareConfig,
-    target: ShareConfig,
+    update: ShareUpdate,
     *,
     allow_preemption: bool,
     read_when_waived: bool = False,
 ) -> InShareAssessment:
-    """Which dispatched jobs turning in-share preemption on (``live`` → ``target``) would
-    expose to preemption right away (the assumptions above).
+    """Which dispatched jobs ``update`` would expose to preemption right away by turning
+    in-share preemption on (the assumptions above).
 
-    Shared by the custom resource (:func:`check_in_share_enable`) and ``preview``. Reads only
-    when the change turns the switch on: the share's RUNNABLE jobs, then (if any wait) its
-    dispatched jobs, their priorities, and for a borrowing share the queue's shares and
-    snapshot.
+    Shared by the custom resource (:func:`check_update`) and ``preview``. Reads only when the
+    change turns the switch on: the share's RUNNABLE jobs, then (if any wait) its dispatched
+    jobs, their priorities, and for a borrowing share the queue's shares and snapshot.
     """
-    if not turns_in_share_preemption_on(live, target):
+    arn, target = update.arn, update.target
+    if not turns_in_share_preemption_on(update.live, target):
         return InShareAssessment()
     if allow_preemption and not read_when_waived:
         return InShareAssessment(True, waived=True)
@@ -310,24 +344,7 @@ def assess_in_share_enable(
     log("in_share_guard", quota_share=arn.arn, waiting=len(waiting), running=len(running),
         free_left=free, preemptors=[p.job.job_id for p in preemptors],
         at_risk=[j.job.job_id for j in at_risk], incomplete=incomplete)
-    return InShareAssessment(True, preemptors, at_risk, incomplete, allow_preemption)
-
-
-def check_in_share_enable(
-    gateway: GuardReader,
-    arn: QuotaShareArn,
-    live: ShareConfig,
-    target: ShareConfig,
-    *,
-    allow_preemption: bool,
-) -> None:
-    """Refuse to turn in-share preemption on while it would preempt running jobs at once."""
-    assessment = assess_in_share_enable(gateway, arn, live, target,
-                                        allow_preemption=allow_preemption)
-    if assessment.waived:
-        log("in_share_guard_waived", quota_share=arn.arn)
-    if assessment.refused:
-        raise assessment.error(arn)
+    return InShareAssessment(True, preemptors, at_risk, incomplete, waived=allow_preemption)
 
 
 def _ranked(reader: GuardReader, jobs: Sequence[ServiceJob]) -> list[RankedJob]:
@@ -432,16 +449,15 @@ def _borrowable_now(reader: GuardReader, arn: QuotaShareArn, target: ShareConfig
 
 
 @dataclass(frozen=True)
-class DeleteAssessment:
+class DeleteAssessment(GuardAssessment):
     """The active jobs deleting a share would terminate, and whether the delete guard refuses."""
 
     active: Sequence[ServiceJob] = ()
     truncated: bool = False
-    waived: bool = False
 
     @property
-    def refused(self) -> bool:
-        return bool(self.active) and not self.waived
+    def objections(self) -> Sequence[ServiceJob]:
+        return self.active
 
     def error(self, arn: QuotaShareArn) -> QuotaShareLifecycleError:
         count = f"at least {len(self.active)}" if self.truncated else str(len(self.active))
@@ -473,18 +489,15 @@ def assess_delete(
         return DeleteAssessment(waived=True)
     active, truncated = reader.jobs(arn, ACTIVE_STATUSES, limit=JOBS_READ)
     log("delete_guard", quota_share=arn.arn, active_jobs=len(active), truncated=truncated)
-    return DeleteAssessment(active, truncated, terminate_active_jobs)
+    return DeleteAssessment(active, truncated, waived=terminate_active_jobs)
 
 
 def check_no_active_jobs(
     gateway: GuardReader, arn: QuotaShareArn, *, terminate_active_jobs: bool
 ) -> None:
     """Refuse to delete a share whose SUBMITTED..RUNNING jobs the deletion would terminate."""
-    if terminate_active_jobs:
-        log("delete_guard_waived", quota_share=arn.arn)
-    assessment = assess_delete(gateway, arn, terminate_active_jobs=terminate_active_jobs)
-    if assessment.refused:
-        raise assessment.error(arn)
+    assess_delete(gateway, arn, terminate_active_jobs=terminate_active_jobs).enforce(
+        arn, "delete_guard_waived")
 
 
 def list_jobs(jobs: Sequence[ServiceJob], *, truncated: bool) -> str:

@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from quota_constructs.wire.monitoring_contract import (
     BLOCKED_JOBS,
@@ -80,10 +80,7 @@ def preemptions_handler(event: Mapping[str, Any], context: Any,
                         connection: BatchConnection | None = None) -> dict[str, Any]:
     """Preemption events of every queue monitored in one stack: one lookup per preemption,
     then the monitor of the job's queue acts as :func:`handler` would."""
-    detail_type = event.get("detail-type")
-    job_arn = _job_arn(event)
-    fields = {"event_id": event.get("id"), "detail_type": detail_type, "job_arn": job_arn}
-    log("job_event", **fields)
+    detail_type, job_arn, fields = _received(event)
     if detail_type == PREEMPTION_STARTED_DETAIL_TYPE:
         return _outcome("logged", fields)
     if detail_type != PREEMPTION_COMPLETED_DETAIL_TYPE:
@@ -99,7 +96,7 @@ def preemptions_handler(event: Mapping[str, Any], context: Any,
     if settings is None:
         return _outcome("ignored: another job queue", fields, job_queue=job.get("jobQueue"))
     monitor = _Monitor(settings, context, connection, batch=batch, known_job=job)
-    return monitor.preemption_completed(event, _arn_of(job, job_arn), fields)
+    return monitor.act(detail_type, event, _arn_of(job, job_arn), fields)
 
 
 def monitored_queues() -> list[MonitorSettings]:
@@ -127,10 +124,7 @@ def monitored_queues() -> list[MonitorSettings]:
 def handler(event: Mapping[str, Any], context: Any,
             connection: BatchConnection | None = None) -> dict[str, Any]:
     """Lambda's entry point (``connection``: how to reach AWS; the default in Lambda)."""
-    detail_type = event.get("detail-type")
-    job_arn = _job_arn(event)
-    fields = {"event_id": event.get("id"), "detail_type": detail_type, "job_arn": job_arn}
-    log("job_event", **fields)
+    detail_type, job_arn, fields = _received(event)
     if detail_type == PREEMPTION_STARTED_DETAIL_TYPE:
         # Counted and reported once, from the Completed event that follows.
         return _outcome("logged", fields)
@@ -140,11 +134,35 @@ def handler(event: Mapping[str, Any], context: Any,
     if not job_arn:
         return _outcome("ignored: no service job ARN", fields)
     monitor = _Monitor(MonitorSettings.from_environment(), context, connection)
-    if detail_type == PREEMPTION_COMPLETED_DETAIL_TYPE:
-        return monitor.preemption_completed(event, job_arn, fields)
-    if detail_type == QUEUE_BLOCKED_DETAIL_TYPE:
-        return monitor.queue_blocked(event, job_arn, fields)
-    return monitor.state_changed(event, job_arn, fields)
+    return monitor.act(detail_type, event, job_arn, fields)
+
+
+def _received(event: Mapping[str, Any]) -> tuple[Any, str, dict[str, Any]]:
+    """What both entry points read and log first: the event's type, its service job's ARN, and
+    the fields every outcome carries."""
+    detail_type = event.get("detail-type")
+    job_arn = _job_arn(event)
+    fields = {"event_id": event.get("id"), "detail_type": detail_type, "job_arn": job_arn}
+    log("job_event", **fields)
+    return detail_type, job_arn, fields
+
+
+class _NothingToDo(Exception):
+    """The event asks nothing of this monitor (another queue, a job AWS Batch does not know, a
+    repeated delivery): raised by the steps every event kind shares, answered in
+    :meth:`_Monitor.act` with the outcome that says why."""
+
+    def __init__(self, outcome: str) -> None:
+        super().__init__(outcome)
+        self.outcome = outcome
+
+
+class _ShareJob(NamedTuple):
+    """The event's job, as AWS Batch describes it, with its own ARN and its quota share."""
+
+    job: dict[str, Any]
+    arn: str
+    share: str
 
 
 class _Monitor:
@@ -169,15 +187,24 @@ class _Monitor:
             self._notifier = Notifier(create_sns_client(), self._connection.policy)
         return self._notifier
 
+    def act(self, detail_type: str, event: Mapping[str, Any], job_arn: str,
+            fields: dict[str, Any]) -> dict[str, Any]:
+        """The outcome of this monitor's step for the event's type (one it acts on)."""
+        step = {
+            PREEMPTION_COMPLETED_DETAIL_TYPE: self.preemption_completed,
+            QUEUE_BLOCKED_DETAIL_TYPE: self.queue_blocked,
+            STATE_CHANGE_DETAIL_TYPE: self.state_changed,
+        }[detail_type]
+        try:
+            return step(event, job_arn, fields)
+        except _NothingToDo as nothing:
+            return _outcome(nothing.outcome, fields)
+
     # -- preemptions ----------------------------------------------------------------------------
 
     def preemption_completed(self, event: Mapping[str, Any], job_arn: str,
                              fields: dict[str, Any]) -> dict[str, Any]:
-        job = self._job_of_this_queue(job_ids(event, job_arn), fields)
-        if job is None:
-            return _outcome(fields.pop("outcome"), fields)
-        job_arn = _arn_of(job, job_arn)
-        share = str(job.get("quotaShareName") or "")
+        job, job_arn, share = self._job_of_this_queue(event, job_arn, fields)
         detail = event.get("detail") or {}
         summary = detail.get("preemptionSummary") or job.get("preemptionSummary") or {}
         preemption = Preemption.from_summary(summary) if isinstance(summary, Mapping) else None
@@ -185,8 +212,7 @@ class _Monitor:
             return _outcome("ignored: no preemption recorded for the job", fields)
         fields.update(quota_share=share, attempt=preemption.attempt_count, kind=preemption.kind)
         key = f"preemption/{job_arn}/{job.get('createdAt')}/{preemption.attempt_count}"
-        if MEMORY.seen(self._memory_key(key)):
-            return _outcome("duplicate", fields)
+        self._unless_handled(key)
 
         agreement = self.settings.agreement_of(share)
         budget = agreement.interruption_budget if agreement is not None else None
@@ -234,17 +260,12 @@ class _Monitor:
     def queue_blocked(self, event: Mapping[str, Any], job_arn: str,
                       fields: dict[str, Any]) -> dict[str, Any]:
         detail = event.get("detail") or {}
-        job = self._job_of_this_queue(job_ids(event, job_arn), fields,
-                                      reported_queue=detail.get("jobQueue"))
-        if job is None:
-            return _outcome(fields.pop("outcome"), fields)
-        job_arn = _arn_of(job, job_arn)
-        share = str(job.get("quotaShareName") or "")
+        job, job_arn, share = self._job_of_this_queue(event, job_arn, fields,
+                                                      reported_queue=detail.get("jobQueue"))
         fields.update(quota_share=share)
         # Once per job (AWS may report a blocked queue again while the job stays at the front).
         key = f"blocked/{job_arn}/{job.get('createdAt')}"
-        if MEMORY.seen(self._memory_key(key)):
-            return _outcome("duplicate", fields)
+        self._unless_handled(key)
         reason = str(detail.get("statusReason") or job.get("statusReason") or "no reason given")
         self._notify(topic=self.settings.topic_of(self.settings.agreement_of(share)),
                      fields=fields,
@@ -272,16 +293,11 @@ class _Monitor:
             return _outcome("ignored: nothing for an owner", fields)
         if TERMINATION_REASON_PREFIX in reason:
             return _outcome("ignored: terminated by this monitor, owner already told", fields)
-        job = self._job_of_this_queue(job_ids(event, job_arn), fields,
-                                      reported_queue=detail.get("jobQueue"))
-        if job is None:
-            return _outcome(fields.pop("outcome"), fields)
-        job_arn = _arn_of(job, job_arn)
-        share = str(job.get("quotaShareName") or "")
+        job, job_arn, share = self._job_of_this_queue(event, job_arn, fields,
+                                                      reported_queue=detail.get("jobQueue"))
         fields.update(quota_share=share)
         key = f"{status}/{job_arn}/{job.get('createdAt')}/{event.get('time')}/{reason}"
-        if MEMORY.seen(self._memory_key(key)):
-            return _outcome("duplicate", fields)
+        self._unless_handled(key)
         topic = self.settings.topic_of(self.settings.agreement_of(share))
         queue_name = self.settings.queue.name
         preemption = Preemption.from_summary(job.get("preemptionSummary") or {})
@@ -307,30 +323,33 @@ class _Monitor:
     # -- shared steps ---------------------------------------------------------------------------
 
     def _job_of_this_queue(
-        self, ids: Sequence[str], fields: dict[str, Any], *, reported_queue: Any = None
-    ) -> dict[str, Any] | None:
-        """The job, or None (with ``fields["outcome"]`` saying why) to ignore the event. An event
-        that names another queue (``reported_queue``, its ``detail.jobQueue``) is ignored
-        without looking the job up."""
+        self, event: Mapping[str, Any], job_arn: str, fields: dict[str, Any], *,
+        reported_queue: Any = None,
+    ) -> _ShareJob:
+        """The event's job, or :class:`_NothingToDo` (``fields`` naming what was found) to ignore
+        the event. An event that names another queue (``reported_queue``, its
+        ``detail.jobQueue``) is ignored without looking the job up."""
         if reported_queue and not self.settings.queue.holds(reported_queue):
-            fields["outcome"] = "ignored: another job queue"
             fields["job_queue"] = reported_queue
-            return None
+            raise _NothingToDo("ignored: another job queue")
+        ids = job_ids(event, job_arn)
         job = self._known_job if self._known_job is not None else describe_first(self.batch, ids)
         if job is None:
-            fields["outcome"] = "ignored: AWS Batch does not know the job"
             fields["job_ids"] = list(ids)
-            return None
+            raise _NothingToDo("ignored: AWS Batch does not know the job")
         if not self.settings.queue.holds(job.get("jobQueue")):
-            fields["outcome"] = "ignored: another job queue"
             fields["job_queue"] = job.get("jobQueue")
-            return None
+            raise _NothingToDo("ignored: another job queue")
         if not job.get("quotaShareName"):
             # Every job of a quota-share queue has a share; a botocore too old to know the
             # field drops it, and a metric without its share would mislead.
-            fields["outcome"] = "ignored: AWS Batch names no quota share for the job"
-            return None
-        return job
+            raise _NothingToDo("ignored: AWS Batch names no quota share for the job")
+        return _ShareJob(job, _arn_of(job, job_arn), str(job["quotaShareName"]))
+
+    def _unless_handled(self, key: str) -> None:
+        """Go on only with the first delivery of the event remembered by ``key``."""
+        if MEMORY.seen(self._memory_key(key)):
+            raise _NothingToDo("duplicate")
 
     def _notify(self, *, topic: str | None, fields: Mapping[str, Any],
                 message: OwnerMessage) -> None:

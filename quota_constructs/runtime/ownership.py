@@ -155,16 +155,20 @@ def release_on_delete(
     adopting = tags.get(ADOPTING_TAG_KEY)
     own_adopting = [ADOPTING_TAG_KEY] if adopting == marker else []
     record = AdoptionRecord.from_tags(tags)
+
+    def undo_adoption(reason: str, set_tags: Mapping[str, str] | None = None) -> Release:
+        """The release that undoes this resource's own adoption (finished or not): its adopting
+        marker goes, and the share gets back what the adoption recorded it was."""
+        return Release(reason, set_tags or {}, own_adopting,
+                       restore=record.entry_by(marker), record=record.without(marker))
+
     if owner == marker:
         if previous is not None and previous != marker:
-            return Release(
+            return undo_adoption(
                 "this resource adopted the share from another resource, which still declares "
                 "it: handed back to that resource with its own configuration, state and "
                 "lifecycle record",
                 {OWNER_TAG_KEY: previous},
-                own_adopting,
-                restore=record.entry_by(marker),
-                record=record.without(marker),
             )
         if adopting is not None and adopting != marker:
             return Release("another resource is adopting the share")
@@ -181,12 +185,9 @@ def release_on_delete(
         return None
     if owner is None:
         if own_adopting:
-            return Release(
+            return undo_adoption(
                 "this resource never finished adopting the pre-existing share: given back as "
-                "it was",
-                remove_tags=own_adopting,
-                restore=record.entry_by(marker),
-                record=record.without(marker),
+                "it was"
             )
         return Release(
             f"the share carries no owner marker ({OWNER_TAG_KEY}): it was not created or "
@@ -201,11 +202,8 @@ def release_on_delete(
             record=record.settled_on(owner) if record.entries else None,
         )
     if own_adopting:
-        return Release(
+        return undo_adoption(
             "another quota-constructs resource owns the share, which this resource never "
-            "finished adopting: given back to it as it was",
-            remove_tags=own_adopting,
-            restore=record.entry_by(marker),
-            record=record.without(marker),
+            "finished adopting: given back to it as it was"
         )
     return Release("another quota-constructs resource owns the share (it adopted it)")

@@ -15,7 +15,7 @@ from quota_constructs.wire.share_config import ShareConfig
 from .adoption import give_back_configuration, recorded_config
 from .batch_gateway import BatchGateway, BatchRequestError
 from .errors import QuotaShareLifecycleError
-from .guards import check_in_share_enable, check_shrink
+from .guards import ShareUpdate, check_update
 from .ownership import (
     ADOPTING_TAG_KEY,
     MARKER_TAG_KEYS,
@@ -214,17 +214,8 @@ class ShareProvisioner:
         """
         fields = share.config.update_fields(self._target)
         if fields:
-            check_shrink(
-                self._gateway,
-                arn,
-                share.config,
-                self._target,
-                allow_preemption=self._declaration.opt_ins.allow_preemption_on_shrink,
-            )
-            check_in_share_enable(
-                self._gateway, arn, share.config, self._target,
-                allow_preemption=self._declaration.opt_ins.allow_preemption_on_in_share_enable,
-            )
+            check_update(self._gateway, ShareUpdate(arn, share.config, self._target),
+                         self._declaration.opt_ins)
         return fields
 
     def _apply(self, share: LiveShare, arn: QuotaShareArn, fields: dict[str, Any],
