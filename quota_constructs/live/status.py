@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from quota_constructs.runtime.preemption import two_clock_units
 from quota_constructs.runtime.share_request import GuardOptIns
 from quota_constructs.wire.live_share import LiveShare
 
@@ -337,12 +338,4 @@ def _text(value: float) -> str:
 
 
 def _age(seconds: float) -> str:
-    whole = int(seconds)
-    days, rest = divmod(whole, 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes, secs = divmod(rest, 60)
-    if days:
-        return f"{days}d {hours}h"
-    if hours:
-        return f"{hours}h {minutes}m"
-    return f"{minutes}m {secs}s" if minutes else f"{secs}s"
+    return two_clock_units(int(seconds), ((86400, "d"), (3600, "h"), (60, "m"), (1, "s")))
