@@ -200,19 +200,14 @@ class QueueReader(MonitoringGateway):
         if not environments:
             return {}
         try:
-            answer = self.read("DescribeServiceEnvironments", serviceEnvironments=environments)
-        except LiveQueueError as error:
+            return self.capacity_of_environments(environments)
+        except BatchRequestError as error:
             # Only the queue's totals and what a share can reach need the environment; every
             # other figure stands without it, so its absence is said, not fatal.
-            self._progress(f"note: the service environment's capacity is unknown ({error}); "
-                           "queue totals and what a share can reach are left out")
+            self._progress(f"note: the service environment's capacity is unknown "
+                           f"({_readable(error)}); queue totals and what a share can reach "
+                           "are left out")
             return {}
-        limits: dict[str, int] = {}
-        for environment in answer.get("serviceEnvironments") or []:
-            for item in environment.get("capacityLimits") or []:
-                unit = str(item.get("capacityUnit", ""))
-                limits[unit] = limits.get(unit, 0) + int(item.get("maxCapacity") or 0)
-        return limits
 
     def shares(self, queue_arn: str, *, with_tags: bool = False) -> list[LiveShare]:
         """Every share on the queue (ListQuotaShares); ``with_tags`` describes each (tags)."""
