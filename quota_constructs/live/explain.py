@@ -137,7 +137,7 @@ def explain(
     snapshot = reader.snapshot_of(facts.arn)
     if job_id is None:
         assert share is not None
-        front = snapshot.front_of_shares.get(share)
+        front = snapshot.head_of(share)
         if front is None:
             return Explanation(
                 None, share, None, "NO_WAITING_JOB",
@@ -272,7 +272,7 @@ class _Explainer:
 
     def _ahead_in_share(self, share: LiveShare) -> Explanation | None:
         job = self.job
-        front = self.snapshot.front_of_shares.get(share.name)
+        front = self.snapshot.head_of(share.name)
         if front is None or front.job_id == job.job_id:
             return None
         waiting = self.reader.runnable(self.facts.arn, share.name,

@@ -184,10 +184,11 @@ def queue_status(
                 idle_own=max(0.0, limit - in_use),
                 reach=_reach(uses.get(unit), share.name),
             ))
-        front = snapshot.front_of_shares.get(share.name)
+        front = snapshot.head_of(share.name)
         head = None
         if front is not None:
-            waited = None if front.since_ms is None else max(0.0, (now_ms - front.since_ms) / 1e3)
+            since = front.at_position_since_ms
+            waited = None if since is None else max(0.0, (now_ms - since) / 1e3)
             head = HeadJob(front.job_id, None if waited is None else round(waited, 3))
         count = runnable.get(share.name, RunnableCount(0, False))
         share_rows.append(ShareStatus(
@@ -199,8 +200,8 @@ def queue_status(
             unit,
             facts.environment_limits.get(unit, 0),
             sum(share.config.limit_of(unit) for share in shares),
-            snapshot.total.get(unit, sum(snapshot.usage_of(s.name).get(unit, 0.0)
-                                         for s in shares)),
+            snapshot.total_usage.get(unit, sum(snapshot.usage_of(s.name).get(unit, 0.0)
+                                               for s in shares)),
             uses[unit].unowned if unit in uses else None,
         )
         for unit in unit_names
