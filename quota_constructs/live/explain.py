@@ -67,18 +67,7 @@ class Explanation:
     details: Mapping[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        result: dict[str, Any] = {
-            "job_id": self.job_id,
-            "share": self.share,
-            "status": self.status,
-            "reason_code": self.reason_code,
-            "reason": self.reason,
-            "inferred": self.inferred,
-        }
-        if self.history is not None:
-            result["history"] = dict(self.history)
-        result.update(self.details)
-        return result
+        return command_line.json_of(self, when_set={"history"}, spread="details")
 
 
 @dataclass(frozen=True)
