@@ -27,7 +27,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from quota_constructs.model import SharingStrategy
 from quota_constructs.runtime.preemption import two_clock_units
 from quota_constructs.runtime.share_request import GuardOptIns
 from quota_constructs.wire.live_share import LiveShare
@@ -36,8 +35,7 @@ from . import command_line
 from .queue_reader import RUNNABLE_PAGES, QueueFacts, QueueReader, RunnableCount, Snapshot
 from .rules import UnitUse, rules_of
 
-LENDING_STRATEGIES = frozenset(strategy.value for strategy in SharingStrategy if strategy.lends)
-"""Read from the model, which alone says which strategies lend."""
+LENDING_STRATEGIES = frozenset({"LEND", "LEND_AND_BORROW"})
 
 
 @dataclass(frozen=True)
