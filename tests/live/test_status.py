@@ -231,3 +231,25 @@ def test_shares_the_snapshot_leaves_out_are_counted_from_their_jobs(batch: Batch
     read_status("training", reader=QueueReader.connect())
     # When the listed shares add up to the total, nobody's jobs are listed for usage.
     assert batch.state.count("ListServiceJobs") - before == 3  # the RUNNABLE counts only
+
+
+def test_a_denied_environment_read_is_noted_and_leaves_only_its_figures_out(
+    batch: Batch,
+) -> None:
+    arrange_borrowing(batch)
+    batch.state.fail_next("DescribeServiceEnvironments", code="AccessDeniedException",
+                          status=403, message="not authorized")
+    notes: list[str] = []
+
+    status = read_status("training", reader=QueueReader.connect(progress=notes.append)).to_json()
+
+    assert notes == [
+        "note: the service environment's capacity is unknown (access denied: these credentials "
+        "may not call batch:DescribeServiceEnvironments (not authorized); grant the read-only "
+        "status policy (TrainingJobQueue.grant_read_status, or the README's JSON policy)); "
+        "queue totals and what a share can reach are left out"
+    ]
+    assert {t["instance_type"]: (t["capacity"], t["unowned"]) for t in status["totals"]} == {
+        G5: (0, None), G5_2X: (0, None)}
+    shares = {share["name"]: share for share in status["shares"]}
+    assert shares["research"]["units"][0]["lent"] == 2  # by strategy alone
