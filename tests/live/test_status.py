@@ -9,7 +9,7 @@ import pytest
 
 from quota_constructs.cli import main as cli
 from quota_constructs.live.queue_reader import QueueReader
-from quota_constructs.live.status import read_status
+from quota_constructs.live.status import read_status, render_table
 
 from ..runtime.cloudformation import StackResource, share_properties
 from ..runtime.conftest import G5, G5_2X, Batch
@@ -253,3 +253,15 @@ def test_a_denied_environment_read_is_noted_and_leaves_only_its_figures_out(
         G5: (0, None), G5_2X: (0, None)}
     shares = {share["name"]: share for share in status["shares"]}
     assert shares["research"]["units"][0]["lent"] == 2  # by strategy alone
+
+
+@pytest.mark.parametrize(("waited", "shown"), [
+    (0.4, "0s"), (59.9, "59s"), (61, "1m 1s"), (3600, "1h 0m"), (90_061, "1d 1h"),
+])
+def test_the_table_shows_the_head_jobs_wait_in_its_two_largest_units(
+    batch: Batch, waited: float, shown: str
+) -> None:
+    arranged = arrange_borrowing(batch)
+    now_ms = 1_000 + int(waited * 1000)
+    status = read_status("training", reader=QueueReader.connect(), now_ms=now_ms)
+    assert f"{arranged['head']} ({shown})" in render_table(status)
