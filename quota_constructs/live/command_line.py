@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import fields
+from typing import TYPE_CHECKING, Any
 
 from quota_constructs.cli.parsing import OneLineParser
 from quota_constructs.model import QuotaConfigError
 from quota_constructs.runtime.batch_gateway import BatchRequestError
 
 from .queue_reader import LiveQueueError, QueueReader, _readable
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 OK, REFUSED, ERROR = 0, 1, 2
 
@@ -44,6 +49,27 @@ def progress(message: str) -> None:
 
 def connect(options: argparse.Namespace) -> QueueReader:
     return QueueReader.connect(profile=options.profile, region=options.region, progress=progress)
+
+
+def json_of(record: DataclassInstance, *, when_set: Collection[str] = (),
+            spread: str | None = None) -> dict[str, Any]:
+    """A result record as ``--json`` prints it: its fields in order, tuples as lists, the
+    ``when_set`` fields only when not None, and the ``spread`` field's keys in its place.
+    One rule for every command's records, so their JSON is shaped alike."""
+    result: dict[str, Any] = {}
+    for item in fields(record):
+        value = getattr(record, item.name)
+        if item.name == spread:
+            result.update(value)
+        elif value is not None or item.name not in when_set:
+            result[item.name] = _plain(value)
+    return result
+
+
+def _plain(value: object) -> object:
+    if isinstance(value, tuple):
+        return list(value)
+    return dict(value) if isinstance(value, Mapping) else value
 
 
 def run(prog: str, command: Callable[[], int]) -> int:

@@ -67,18 +67,7 @@ class Explanation:
     details: Mapping[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        result: dict[str, Any] = {
-            "job_id": self.job_id,
-            "share": self.share,
-            "status": self.status,
-            "reason_code": self.reason_code,
-            "reason": self.reason,
-            "inferred": self.inferred,
-        }
-        if self.history is not None:
-            result["history"] = dict(self.history)
-        result.update(self.details)
-        return result
+        return command_line.json_of(self, when_set={"history"}, spread="details")
 
 
 @dataclass(frozen=True)
@@ -137,7 +126,7 @@ def explain(
     snapshot = reader.snapshot_of(facts.arn)
     if job_id is None:
         assert share is not None
-        front = snapshot.front_of_shares.get(share)
+        front = snapshot.head_of(share)
         if front is None:
             return Explanation(
                 None, share, None, "NO_WAITING_JOB",
@@ -272,7 +261,7 @@ class _Explainer:
 
     def _ahead_in_share(self, share: LiveShare) -> Explanation | None:
         job = self.job
-        front = self.snapshot.front_of_shares.get(share.name)
+        front = self.snapshot.head_of(share.name)
         if front is None or front.job_id == job.job_id:
             return None
         waiting = self.reader.runnable(self.facts.arn, share.name,

@@ -123,17 +123,7 @@ class Change:
     renamed_from: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        result: dict[str, Any] = {
-            "share": self.share,
-            "action": self.action,
-            "refused": self.refused,
-            "reason": self.reason,
-            "preemptible_jobs": list(self.preemptible_jobs),
-            "terminated_jobs": list(self.terminated_jobs),
-        }
-        if self.renamed_from is not None:
-            result["renamed_from"] = self.renamed_from
-        return result
+        return command_line.json_of(self, when_set={"renamed_from"})
 
 
 @dataclass(frozen=True)

@@ -18,14 +18,14 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from quota_constructs.runtime.batch_gateway import BatchRequestError
 from quota_constructs.runtime.batch_reads import (
+    QueueSnapshot,
     parse_queue_snapshot,
     runnable_jobs,
-    shares_left_out,
 )
 from quota_constructs.runtime.errors import QuotaShareLifecycleError
 from quota_constructs.runtime.monitoring_gateway import MonitoringGateway
@@ -85,24 +85,9 @@ class QueueFacts:
     """Per instance type, the service environment's capacity (empty if it could not be read)."""
 
 
-@dataclass(frozen=True)
-class FrontJob:
-    job_id: str
-    since_ms: int | None
-    """``earliestTimeAtPosition``: since when the job has held this place."""
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """GetJobQueueSnapshot, parsed: usage per share and unit, the front of each share and queue."""
-
-    usage: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
-    total: Mapping[str, float] = field(default_factory=dict)
-    front_of_shares: Mapping[str, FrontJob] = field(default_factory=dict)
-    front_of_queue: tuple[FrontJob, ...] = ()
-
-    def usage_of(self, share: str) -> Mapping[str, float]:
-        return self.usage.get(share, {})
+Snapshot = QueueSnapshot
+"""GetJobQueueSnapshot as the runtime parses it: the live commands read the same usage and
+front jobs the custom resource's guards and the monitoring read."""
 
 
 @dataclass(frozen=True)
@@ -200,19 +185,14 @@ class QueueReader(MonitoringGateway):
         if not environments:
             return {}
         try:
-            answer = self.read("DescribeServiceEnvironments", serviceEnvironments=environments)
-        except LiveQueueError as error:
+            return self.capacity_of_environments(environments)
+        except BatchRequestError as error:
             # Only the queue's totals and what a share can reach need the environment; every
             # other figure stands without it, so its absence is said, not fatal.
-            self._progress(f"note: the service environment's capacity is unknown ({error}); "
-                           "queue totals and what a share can reach are left out")
+            self._progress(f"note: the service environment's capacity is unknown "
+                           f"({_readable(error)}); queue totals and what a share can reach "
+                           "are left out")
             return {}
-        limits: dict[str, int] = {}
-        for environment in answer.get("serviceEnvironments") or []:
-            for item in environment.get("capacityLimits") or []:
-                unit = str(item.get("capacityUnit", ""))
-                limits[unit] = limits.get(unit, 0) + int(item.get("maxCapacity") or 0)
-        return limits
 
     def shares(self, queue_arn: str, *, with_tags: bool = False) -> list[LiveShare]:
         """Every share on the queue (ListQuotaShares); ``with_tags`` describes each (tags)."""
@@ -236,16 +216,7 @@ class QueueReader(MonitoringGateway):
         return sorted(shares, key=lambda share: share.name)
 
     def snapshot_of(self, queue_arn: str) -> Snapshot:
-        # Parsed by the runtime's one read layer (the monitoring and the custom resource's).
-        parsed = parse_queue_snapshot(self.read("GetJobQueueSnapshot", jobQueue=queue_arn))
-        return Snapshot(
-            {share: dict(units) for share, units in parsed.usage.items()},
-            dict(parsed.total_usage),
-            {share: FrontJob(job.job_id, job.at_position_since_ms)
-             for share, job in parsed.heads.items()},
-            tuple(FrontJob(job.job_id, job.at_position_since_ms)
-                  for job in parsed.front_of_queue),
-        )
+        return parse_queue_snapshot(self.read("GetJobQueueSnapshot", jobQueue=queue_arn))
 
     def complete_usage(self, snapshot: Snapshot, shares: Iterable[LiveShare]) -> Snapshot:
         """The snapshot with the usage of shares it leaves out, when it leaves any out.
@@ -256,7 +227,7 @@ class QueueReader(MonitoringGateway):
         the custom resource's shrink guard does.
         """
         by_name = {share.name: share for share in shares}
-        left_out = shares_left_out(snapshot.usage, snapshot.total, by_name)
+        left_out = snapshot.left_out(by_name)
         if not left_out:
             return snapshot
         usage = {name: dict(units) for name, units in snapshot.usage.items()}
@@ -273,7 +244,7 @@ class QueueReader(MonitoringGateway):
                     held[unit] = held.get(unit, 0.0) + quantity
             if held:
                 usage[share.name] = held
-        return Snapshot(usage, snapshot.total, snapshot.front_of_shares, snapshot.front_of_queue)
+        return replace(snapshot, usage=usage)
 
     def runnable(self, queue_arn: str, share: str, *, max_pages: int = RUNNABLE_PAGES,
                  keep_ids: bool = False) -> RunnableCount:

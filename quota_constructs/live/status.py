@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from quota_constructs.runtime.preemption import two_clock_units
 from quota_constructs.runtime.share_request import GuardOptIns
 from quota_constructs.wire.live_share import LiveShare
 
@@ -183,10 +184,11 @@ def queue_status(
                 idle_own=max(0.0, limit - in_use),
                 reach=_reach(uses.get(unit), share.name),
             ))
-        front = snapshot.front_of_shares.get(share.name)
+        front = snapshot.head_of(share.name)
         head = None
         if front is not None:
-            waited = None if front.since_ms is None else max(0.0, (now_ms - front.since_ms) / 1e3)
+            since = front.at_position_since_ms
+            waited = None if since is None else max(0.0, (now_ms - since) / 1e3)
             head = HeadJob(front.job_id, None if waited is None else round(waited, 3))
         count = runnable.get(share.name, RunnableCount(0, False))
         share_rows.append(ShareStatus(
@@ -198,8 +200,8 @@ def queue_status(
             unit,
             facts.environment_limits.get(unit, 0),
             sum(share.config.limit_of(unit) for share in shares),
-            snapshot.total.get(unit, sum(snapshot.usage_of(s.name).get(unit, 0.0)
-                                         for s in shares)),
+            snapshot.total_usage.get(unit, sum(snapshot.usage_of(s.name).get(unit, 0.0)
+                                               for s in shares)),
             uses[unit].unowned if unit in uses else None,
         )
         for unit in unit_names
@@ -337,12 +339,4 @@ def _text(value: float) -> str:
 
 
 def _age(seconds: float) -> str:
-    whole = int(seconds)
-    days, rest = divmod(whole, 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes, secs = divmod(rest, 60)
-    if days:
-        return f"{days}d {hours}h"
-    if hours:
-        return f"{hours}h {minutes}m"
-    return f"{minutes}m {secs}s" if minutes else f"{secs}s"
+    return two_clock_units(int(seconds), ((86400, "d"), (3600, "h"), (60, "m"), (1, "s")))

@@ -77,19 +77,9 @@ def instance_types(spec: QuotaShareSpec) -> list[str]:
 def where_markdown(names: QueueNames, place: QueuePlace) -> str:
     """The queue's name, account, region and ARN in one sentence; where a value is set only at
     deployment, the stack output that holds it (the ARN names the account and region)."""
-    name, arn = names.name, names.arn
-    if name.value is not None:
-        queue = f"job queue `{name.value}`"
-    elif name.output is not None:
-        queue = f"job queue named at deployment ({name.output.describe()})"
-    else:
-        queue = "job queue (name unknown in this app)"
-    if arn.value is not None:
-        arn_text = f"ARN `{arn.value}`"
-    elif arn.output is not None:
-        arn_text = f"ARN: {arn.output.describe()}"
-    else:
-        arn_text = "ARN unknown in this app"
+    queue = names.name.describe("job queue `{}`", "job queue named at deployment ({})",
+                                "job queue (name unknown in this app)")
+    arn_text = names.arn.describe("ARN `{}`", "ARN: {}", "ARN unknown in this app")
     if place.account and place.region:
         return f"{queue} in account `{place.account}`, region `{place.region}`; {arn_text}."
     known = [f"account `{place.account}`"] if place.account else []

@@ -28,12 +28,16 @@ class DeployedName:
     value: str | None = None
     output: OutputRef | None = None
 
-    def describe(self) -> str:
+    def describe(self, known: str = "`{}`", held: str = "generated at deployment; {}",
+                 unknown: str = "unknown in this app") -> str:
+        """The value, else the output that holds it, else that it is unknown, in the caller's
+        words: ``known`` and ``held`` are templates for the value and the output's description.
+        Shared so that every sentence naming a deployed value picks among the three alike."""
         if self.value is not None:
-            return f"`{self.value}`"
+            return known.format(self.value)
         if self.output is not None:
-            return f"generated at deployment; {self.output.describe()}"
-        return "unknown in this app"
+            return held.format(self.output.describe())
+        return unknown
 
     def as_json(self) -> dict[str, Any]:
         return {"value": self.value, "output": self.output.as_json() if self.output else None}

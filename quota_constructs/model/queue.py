@@ -17,6 +17,8 @@ MIN_QUEUE_PRIORITY, MAX_QUEUE_PRIORITY = 0, 1000
 MIN_TIME_LIMIT_SECONDS, MAX_TIME_LIMIT_SECONDS = 600, 86400
 TIME_LIMIT_ACTION = "TERMINATE"
 TIME_LIMIT_STATE = "RUNNABLE"
+TIME_LIMIT_FIXED_FIELDS = (("action", TIME_LIMIT_ACTION), ("state", TIME_LIMIT_STATE))
+"""The time-limit action's fields a SAGEMAKER_TRAINING queue allows one value of, checked alike."""
 
 
 def queue_subject(name: str | None) -> str:
@@ -54,20 +56,15 @@ def validate_time_limit_actions(
         where = f"job_state_time_limit_actions[{index}]"
         if not isinstance(item, JobStateTimeLimitAction):
             raise QuotaConfigError(subject, where, item, "a JobStateTimeLimitAction")
-        if item.action != TIME_LIMIT_ACTION and not is_unresolved(item.action):
-            raise QuotaConfigError(
-                subject,
-                f"{where}.action",
-                item.action,
-                f"{TIME_LIMIT_ACTION!r} (the only action for SAGEMAKER_TRAINING queues)",
-            )
-        if item.state != TIME_LIMIT_STATE and not is_unresolved(item.state):
-            raise QuotaConfigError(
-                subject,
-                f"{where}.state",
-                item.state,
-                f"{TIME_LIMIT_STATE!r} (the only state for SAGEMAKER_TRAINING queues)",
-            )
+        for name, only in TIME_LIMIT_FIXED_FIELDS:
+            value = getattr(item, name)
+            if value != only and not is_unresolved(value):
+                raise QuotaConfigError(
+                    subject,
+                    f"{where}.{name}",
+                    value,
+                    f"{only!r} (the only {name} for SAGEMAKER_TRAINING queues)",
+                )
         check_count(
             item.max_time_seconds,
             subject=subject,

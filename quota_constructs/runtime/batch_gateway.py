@@ -369,9 +369,12 @@ class BatchGateway:
         environments = [str(item["serviceEnvironment"]) for queue in queues
                         for item in queue.get("serviceEnvironmentOrder") or []
                         if item.get("serviceEnvironment")]
-        if not environments:
-            return {}
-        answer = self._call("DescribeServiceEnvironments", serviceEnvironments=environments)
+        return self.capacity_of_environments(environments) if environments else {}
+
+    def capacity_of_environments(self, environments: Sequence[str]) -> dict[str, int]:
+        """DescribeServiceEnvironments: the instances of each type ``environments`` may run
+        together (one reading of the answer for the guards and ``status``)."""
+        answer = self._call("DescribeServiceEnvironments", serviceEnvironments=list(environments))
         capacity: dict[str, int] = {}
         for environment in answer.get("serviceEnvironments") or []:
             for item in environment.get("capacityLimits") or []:

@@ -8,8 +8,9 @@ in-share / priority wording; anything else is UNKNOWN rather than a guess.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 from quota_constructs.wire.monitoring_contract import CROSS_SHARE, IN_SHARE, UNKNOWN_KIND
@@ -76,14 +77,18 @@ class Preemption:
 
 def describe_duration(seconds: float) -> str:
     """``2 h 5 min``, ``3 min 20 s``, ``45 s``."""
-    whole = round(seconds)
-    hours, rest = divmod(whole, 3600)
-    minutes, secs = divmod(rest, 60)
-    if hours:
-        return f"{hours} h {minutes} min"
-    if minutes:
-        return f"{minutes} min {secs} s"
-    return f"{secs} s"
+    return two_clock_units(round(seconds), ((3600, " h"), (60, " min"), (1, " s")))
+
+
+def two_clock_units(whole_seconds: int, units: Sequence[tuple[int, str]]) -> str:
+    """``whole_seconds`` in its largest unit that is not zero and the next one down
+    (``2 h 5 min``); ``units`` (size in seconds, label) run from the largest to seconds.
+    Shared by the owner messages and ``status``, which spell their units differently."""
+    for (size, label), (next_size, next_label) in pairwise(units):
+        count, rest = divmod(whole_seconds, size)
+        if count:
+            return f"{count}{label} {rest // next_size}{next_label}"
+    return f"{whole_seconds}{units[-1][1]}"
 
 
 def _ms(value: object) -> int | None:

@@ -9,7 +9,7 @@ import pytest
 
 from quota_constructs.cli import main as cli
 from quota_constructs.live.queue_reader import QueueReader
-from quota_constructs.live.status import read_status
+from quota_constructs.live.status import read_status, render_table
 
 from ..runtime.cloudformation import StackResource, share_properties
 from ..runtime.conftest import G5, G5_2X, Batch
@@ -231,3 +231,37 @@ def test_shares_the_snapshot_leaves_out_are_counted_from_their_jobs(batch: Batch
     read_status("training", reader=QueueReader.connect())
     # When the listed shares add up to the total, nobody's jobs are listed for usage.
     assert batch.state.count("ListServiceJobs") - before == 3  # the RUNNABLE counts only
+
+
+def test_a_denied_environment_read_is_noted_and_leaves_only_its_figures_out(
+    batch: Batch,
+) -> None:
+    arrange_borrowing(batch)
+    batch.state.fail_next("DescribeServiceEnvironments", code="AccessDeniedException",
+                          status=403, message="not authorized")
+    notes: list[str] = []
+
+    status = read_status("training", reader=QueueReader.connect(progress=notes.append)).to_json()
+
+    assert notes == [
+        "note: the service environment's capacity is unknown (access denied: these credentials "
+        "may not call batch:DescribeServiceEnvironments (not authorized); grant the read-only "
+        "status policy (TrainingJobQueue.grant_read_status, or the README's JSON policy)); "
+        "queue totals and what a share can reach are left out"
+    ]
+    assert {t["instance_type"]: (t["capacity"], t["unowned"]) for t in status["totals"]} == {
+        G5: (0, None), G5_2X: (0, None)}
+    shares = {share["name"]: share for share in status["shares"]}
+    assert shares["research"]["units"][0]["lent"] == 2  # by strategy alone
+
+
+@pytest.mark.parametrize(("waited", "shown"), [
+    (0.4, "0s"), (59.9, "59s"), (61, "1m 1s"), (3600, "1h 0m"), (90_061, "1d 1h"),
+])
+def test_the_table_shows_the_head_jobs_wait_in_its_two_largest_units(
+    batch: Batch, waited: float, shown: str
+) -> None:
+    arranged = arrange_borrowing(batch)
+    now_ms = 1_000 + int(waited * 1000)
+    status = read_status("training", reader=QueueReader.connect(), now_ms=now_ms)
+    assert f"{arranged['head']} ({shown})" in render_table(status)
