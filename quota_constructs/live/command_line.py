@@ -12,7 +12,7 @@ from quota_constructs.cli.parsing import OneLineParser
 from quota_constructs.model import QuotaConfigError
 from quota_constructs.runtime.batch_gateway import BatchRequestError
 
-from .queue_reader import LiveQueueError, QueueReader, _readable
+from .queue_reader import LiveQueueError, QueueReader, readable_error
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -77,7 +77,7 @@ def run(prog: str, command: Callable[[], int]) -> int:
     try:
         return command()
     except BatchRequestError as error:
-        message = str(_readable(error))
+        message = str(readable_error(error))
     except (LiveQueueError, QuotaConfigError) as error:
         message = str(error)
     except KeyboardInterrupt:

@@ -66,7 +66,7 @@ from ..runtime.batch_gateway import BatchRequestError
 from ..runtime.batch_reads import paginate
 from ..runtime.retry import THROTTLING_CODES, RetryPolicy
 from . import command_line
-from .queue_reader import LiveQueueError, QueueReader, _readable
+from .queue_reader import LiveQueueError, QueueReader, readable_error
 
 STATUSES = ("SUBMITTED", "PENDING", "RUNNABLE", "SCHEDULED", "STARTING", "RUNNING",
             "SUCCEEDED", "FAILED")
@@ -347,7 +347,7 @@ def export_history(
         details = describe_jobs(attempt, [job_id for job_id, _, _ in listed],
                                 pace=pace, rate=rate, note=note)
     except BatchRequestError as error:
-        raise _readable(error) from error
+        raise readable_error(error) from error
     cutoff = since.timestamp() if since else None
     moment = now()
     jobs = [job for job in (describe_job(detail, moment) for detail in details)

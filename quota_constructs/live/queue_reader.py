@@ -190,7 +190,7 @@ class QueueReader(MonitoringGateway):
             # Only the queue's totals and what a share can reach need the environment; every
             # other figure stands without it, so its absence is said, not fatal.
             self._progress(f"note: the service environment's capacity is unknown "
-                           f"({_readable(error)}); queue totals and what a share can reach "
+                           f"({readable_error(error)}); queue totals and what a share can reach "
                            "are left out")
             return {}
 
@@ -208,7 +208,7 @@ class QueueReader(MonitoringGateway):
                 except BatchRequestError as error:
                     # A denied describe is said (naming the permission), never taken for a
                     # share that is gone.
-                    raise _readable(error) from error
+                    raise readable_error(error) from error
                 if described is not None:
                     shares.append(described)
                 continue
@@ -280,7 +280,7 @@ class QueueReader(MonitoringGateway):
         try:
             return self.jobs(arn, statuses, limit)
         except BatchRequestError as error:
-            raise _readable(error) from error
+            raise readable_error(error) from error
 
     # -- plumbing -----------------------------------------------------------------------------
 
@@ -289,13 +289,13 @@ class QueueReader(MonitoringGateway):
         try:
             return self._call(operation, **params)
         except BatchRequestError as error:
-            raise _readable(error) from error
+            raise readable_error(error) from error
 
     def pages(self, operation: str, key: str, **params: Any) -> list[dict[str, Any]]:
         try:
             return self._pages(operation, key, **params)
         except BatchRequestError as error:
-            raise _readable(error) from error
+            raise readable_error(error) from error
         except QuotaShareLifecycleError as error:
             raise LiveQueueError(str(error)) from error
 
@@ -310,7 +310,7 @@ class QueueReader(MonitoringGateway):
         return super()._call(operation, **params)
 
 
-def _readable(error: BatchRequestError) -> LiveQueueError:
+def readable_error(error: BatchRequestError) -> LiveQueueError:
     action = f"batch:{error.operation}"
     if error.denied:
         return LiveQueueError(
