@@ -56,6 +56,12 @@ class CreatedBatchResource(BatchResource):
         """The ARN attribute of the ``Cfn*`` child."""
         raise NotImplementedError
 
+    def _arn_resource_name(self) -> str | None:
+        """What follows ``<type>/`` in the ARN, for a reference from another environment; None
+        when the resource was given no name (its name is then generated only if needed)."""
+        # Read only when named: each read is a round trip to the jsii runtime.
+        return self._physical_name if self._given_name is not None else None
+
     @cached_property
     def _resource_arn(self) -> str:
         # Through the CDK's machinery, so a reference from another environment gets the
@@ -64,8 +70,7 @@ class CreatedBatchResource(BatchResource):
             self._cfn_arn(),
             service="batch",
             resource=self._arn_resource_type,
-            # Read only when named: each read is a round trip to the jsii runtime.
-            resource_name=self._physical_name if self._given_name is not None else None,
+            resource_name=self._arn_resource_name(),
             arn_format=ArnFormat.SLASH_RESOURCE_NAME,
         )
 
