@@ -120,6 +120,23 @@ class ITrainingJobQueue(batch_refs.IJobQueueRef, IResource, Protocol):
         ...
 
 
+def check_queue_settings(
+    *,
+    priority: int,
+    enabled: bool = True,
+    job_state_time_limit_actions: Sequence[JobStateTimeLimitAction],
+    tags: Mapping[str, str] | None,
+    subject: str,
+) -> tuple[tuple[JobStateTimeLimitAction, ...], dict[str, str]]:
+    """A queue's own settings, and its time-limit actions and tags as the resource takes them.
+    Shared with ``QuotaManagedTrainingQueue``, which checks them before it builds anything, so
+    that both fail alike on the same mistake."""
+    check_queue_priority(priority, subject=subject)
+    check_flag(enabled, subject=subject, field="enabled")
+    actions = validate_time_limit_actions(job_state_time_limit_actions, subject=subject)
+    return actions, validate_tags(tags or {}, subject=subject)
+
+
 @runtime_checkable
 class IHasTrainingJobQueue(Protocol):
     """A construct built around one training job queue (``QuotaManagedTrainingQueue`` is one).
@@ -264,10 +281,11 @@ class TrainingJobQueue(_TrainingJobQueueBase, CreatedBatchResource):
                     "a QuotaShareSchedulingPolicy or "
                     "QuotaShareSchedulingPolicy.from_scheduling_policy_arn(...)",
                 )
-            check_queue_priority(priority, subject=subject)
-            check_flag(enabled, subject=subject, field="enabled")
-            actions = validate_time_limit_actions(job_state_time_limit_actions, subject=subject)
-            checked_tags = validate_tags(tags or {}, subject=subject)
+            actions, checked_tags = check_queue_settings(
+                priority=priority, enabled=enabled,
+                job_state_time_limit_actions=job_state_time_limit_actions, tags=tags,
+                subject=subject,
+            )
         self.service_environment = service_environment
         self.scheduling_policy = scheduling_policy
         self.priority = priority
