@@ -2,8 +2,8 @@
 
 aws-cdk-lib's style for a kind of resource: an ``I…`` protocol; a construct that creates one
 around its ``Cfn*`` child; ``from_…_arn`` imports; and both answering ``…_arn`` and ``…_name``.
-The scheduling policy, the service environment and the job queue follow it, and read the two
-here, one way for every kind.
+The scheduling policy, the service environment, the job queue and the quota share follow it,
+and read the two here, one way for every kind.
 """
 
 from __future__ import annotations
@@ -20,21 +20,11 @@ from .model import is_unresolved
 
 class BatchResource(Resource):
     """The ARN and the name of a Batch resource, which each kind publishes under its own names
-    (``job_queue_arn = BatchResource._batch_arn``): shared so that a created resource and an
-    import, of any kind, answer them alike."""
+    (``job_queue_arn``, ``job_queue_name``): shared so that a created resource and an import,
+    of any kind, answer them alike."""
 
     _arn_resource_type: ClassVar[str]
     """The kind's resource type in its ARNs: ``arn:…:batch:<region>:<account>:<type>/<name>``."""
-
-    # Plain properties, so that a kind can publish them under its own names; how they are
-    # read is up to the created or the imported resource.
-    @property
-    def _batch_arn(self) -> str:
-        return self._resource_arn
-
-    @property
-    def _batch_name(self) -> str:
-        return self._resource_name
 
     @property
     def _resource_arn(self) -> str:
@@ -83,8 +73,8 @@ class CreatedBatchResource(BatchResource):
 
 
 class ImportedBatchResource(BatchResource):
-    """A Batch resource imported by its ARN, whose name is ``name`` when the ARN is literal
-    (its caller has checked it) and read from the ARN in the template otherwise."""
+    """A Batch resource imported by its ARN (its caller has checked it); its name is ``name``
+    when the caller knows it, else read from the ARN in the template."""
 
     def __init__(self, scope: Construct, id: str, *, arn: str, name: str | None) -> None:
         super().__init__(scope, id, environment_from_arn=arn)

@@ -157,8 +157,6 @@ class _TrainingJobQueueBase(BatchResource):
     constructs stand for it), ``add_quota_share`` and ``grant_observe``."""
 
     _arn_resource_type = "job-queue"
-    job_queue_arn = BatchResource._batch_arn
-    job_queue_name = BatchResource._batch_name
     _ledger: ShareLedger
 
     @property
@@ -172,6 +170,14 @@ class _TrainingJobQueueBase(BatchResource):
     @property
     def allocation(self) -> QuotaAllocation | None:
         return self._ledger.allocation
+
+    @property
+    def job_queue_arn(self) -> str:
+        return self._resource_arn
+
+    @property
+    def job_queue_name(self) -> str:
+        return self._resource_name
 
     @property
     def job_queue_ref(self) -> batch_refs.JobQueueReference:

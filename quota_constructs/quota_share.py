@@ -278,10 +278,16 @@ class _QuotaShareBase(BatchResource):
 
     # A share's ARN is its queue's followed by /quota-share/<name>.
     _arn_resource_type = "job-queue"
-    quota_share_arn = BatchResource._batch_arn
-    quota_share_name = BatchResource._batch_name
     _subject: str
     _grants: list[ShareGrant]
+
+    @property
+    def quota_share_arn(self) -> str:
+        return self._resource_arn
+
+    @property
+    def quota_share_name(self) -> str:
+        return self._resource_name
 
     @property
     def job_queue_arn(self) -> str:

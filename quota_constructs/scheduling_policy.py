@@ -49,8 +49,14 @@ class IQuotaShareSchedulingPolicy(batch_refs.ISchedulingPolicyRef, IResource, Pr
 
 class _QuotaSharePolicyBase(BatchResource):
     _arn_resource_type = "scheduling-policy"
-    scheduling_policy_arn = BatchResource._batch_arn
-    scheduling_policy_name = BatchResource._batch_name
+
+    @property
+    def scheduling_policy_arn(self) -> str:
+        return self._resource_arn
+
+    @property
+    def scheduling_policy_name(self) -> str:
+        return self._resource_name
 
     @property
     def scheduling_policy_ref(self) -> batch_refs.SchedulingPolicyReference:

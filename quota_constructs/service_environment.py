@@ -45,8 +45,14 @@ class ITrainingServiceEnvironment(batch_refs.IServiceEnvironmentRef, IResource, 
 
 class _TrainingServiceEnvironmentBase(BatchResource):
     _arn_resource_type = "service-environment"
-    service_environment_arn = BatchResource._batch_arn
-    service_environment_name = BatchResource._batch_name
+
+    @property
+    def service_environment_arn(self) -> str:
+        return self._resource_arn
+
+    @property
+    def service_environment_name(self) -> str:
+        return self._resource_name
 
     @property
     def service_environment_ref(self) -> batch_refs.ServiceEnvironmentReference:
