@@ -274,12 +274,13 @@ def grant_queue_observe(grantee: iam.IGrantable, queue_arn: str) -> iam.Grant:
 
 
 class _QuotaShareBase(BatchResource):
-    """The grants, shared by created and imported shares."""
+    """What created and imported shares have alike: ARN, name, queue and the grants."""
 
     # A share's ARN is its queue's followed by /quota-share/<name>.
     _arn_resource_type = "job-queue"
     _subject: str
     _grants: list[ShareGrant]
+    _job_queue_arn: str
 
     @property
     def quota_share_arn(self) -> str:
@@ -291,7 +292,7 @@ class _QuotaShareBase(BatchResource):
 
     @property
     def job_queue_arn(self) -> str:
-        raise NotImplementedError
+        return self._job_queue_arn
 
     @property
     def quota_share_ref(self) -> batch_refs.QuotaShareReference:
@@ -669,10 +670,6 @@ class QuotaShare(_QuotaShareBase, CreatedBatchResource):
         # The declared name, even a token: the ARN's last part is not the share's name alone.
         return self.spec.name
 
-    @property
-    def job_queue_arn(self) -> str:
-        return self._job_queue_arn
-
     def _home_account(self) -> str:
         queue_account = self.job_queue.env.account
         return self.env.account if is_unresolved(queue_account) else queue_account
@@ -701,13 +698,9 @@ class _ImportedQuotaShare(_QuotaShareBase, ImportedBatchResource):
             queue_arn, name = parsed
             subject = share_subject(name)
         super().__init__(scope, id, arn=arn, name=name)
-        self._queue_arn = queue_arn
+        self._job_queue_arn = queue_arn
         self._subject = subject
         self._grants = []
-
-    @property
-    def job_queue_arn(self) -> str:
-        return self._queue_arn
 
 
 @jsii.implements(IAnyProducer)
