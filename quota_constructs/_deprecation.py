@@ -3,7 +3,15 @@ them (the same release the changelog lists)."""
 
 from __future__ import annotations
 
+import functools
 import warnings
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from aws_cdk import Annotations
+from constructs import Construct
+
+_Alias = TypeVar("_Alias", bound=type[Construct])
 
 _warned: set[str] = set()
 
@@ -23,3 +31,30 @@ def warn_deprecated(old: str, new: str, removed_in: str, *, stacklevel: int = 3)
         DeprecationWarning,
         stacklevel=stacklevel,
     )
+
+
+def deprecated_construct(
+    old: str, new: str, removed_in: str, *, warning_id: str
+) -> Callable[[_Alias], _Alias]:
+    """Mark a construct class kept under its former name ``old``: each one created warns
+    (:func:`warn_deprecated`) and carries a CDK warning annotation ``warning_id``.
+
+    The class keeps its replacement's constructor, signature included, so the alias never
+    restates (and never drifts from) the props of the construct it stands for.
+    """
+
+    def decorate(alias: _Alias) -> _Alias:
+        construct = alias.__init__
+
+        @functools.wraps(construct)
+        def __init__(self: Construct, *args: Any, **kwargs: Any) -> None:
+            warn_deprecated(old, new, removed_in)
+            construct(self, *args, **kwargs)
+            Annotations.of(self).add_warning_v2(
+                warning_id, f"{old} is deprecated: use {new} (same construct, same template)."
+            )
+
+        alias.__init__ = __init__  # type: ignore[method-assign]
+        return alias
+
+    return decorate

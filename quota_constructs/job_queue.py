@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from functools import cached_property
 from typing import TYPE_CHECKING, Final
 
 import jsii
-from aws_cdk import ArnFormat, IResource, Resource, Stack
+from aws_cdk import IResource, Stack
 from aws_cdk import aws_batch as batch
 from aws_cdk import aws_iam as iam
 from aws_cdk.interfaces import aws_batch as batch_refs
 from constructs import Construct
 from typing_extensions import Protocol, runtime_checkable
 
+from ._batch_resource import BatchResource, CreatedBatchResource, ImportedBatchResource
 from ._construct_props import (
     arn_environment,
     check_batch_name,
@@ -22,7 +22,6 @@ from ._construct_props import (
     child_path,
     errors_name_path,
     label,
-    name_from_arn,
 )
 from ._share_ledger import (
     ALLOCATION_WARNING_ID,
@@ -121,6 +120,23 @@ class ITrainingJobQueue(batch_refs.IJobQueueRef, IResource, Protocol):
         ...
 
 
+def check_queue_settings(
+    *,
+    priority: int,
+    enabled: bool = True,
+    job_state_time_limit_actions: Sequence[JobStateTimeLimitAction],
+    tags: Mapping[str, str] | None,
+    subject: str,
+) -> tuple[tuple[JobStateTimeLimitAction, ...], dict[str, str]]:
+    """A queue's own settings, and its time-limit actions and tags as the resource takes them.
+    Shared with ``QuotaManagedTrainingQueue``, which checks them before it builds anything, so
+    that both fail alike on the same mistake."""
+    check_queue_priority(priority, subject=subject)
+    check_flag(enabled, subject=subject, field="enabled")
+    actions = validate_time_limit_actions(job_state_time_limit_actions, subject=subject)
+    return actions, validate_tags(tags or {}, subject=subject)
+
+
 @runtime_checkable
 class IHasTrainingJobQueue(Protocol):
     """A construct built around one training job queue (``QuotaManagedTrainingQueue`` is one).
@@ -136,10 +152,11 @@ class IHasTrainingJobQueue(Protocol):
         ...
 
 
-class _TrainingJobQueueBase(Resource):
+class _TrainingJobQueueBase(BatchResource):
     """What created and imported queues share: the share ledger (one per queue, however many
     constructs stand for it), ``add_quota_share`` and ``grant_observe``."""
 
+    _arn_resource_type = "job-queue"
     _ledger: ShareLedger
 
     @property
@@ -156,11 +173,11 @@ class _TrainingJobQueueBase(Resource):
 
     @property
     def job_queue_arn(self) -> str:
-        raise NotImplementedError
+        return self._resource_arn
 
     @property
     def job_queue_name(self) -> str:
-        raise NotImplementedError
+        return self._resource_name
 
     @property
     def job_queue_ref(self) -> batch_refs.JobQueueReference:
@@ -202,7 +219,7 @@ class _TrainingJobQueueBase(Resource):
 
 
 @jsii.implements(batch_refs.IJobQueueRef)
-class TrainingJobQueue(_TrainingJobQueueBase):
+class TrainingJobQueue(_TrainingJobQueueBase, CreatedBatchResource):
     """An ``AWS::Batch::JobQueue`` of type SAGEMAKER_TRAINING managed by a quota-share policy.
 
     Linked to exactly one service environment. Quota shares are added with
@@ -270,11 +287,11 @@ class TrainingJobQueue(_TrainingJobQueueBase):
                     "a QuotaShareSchedulingPolicy or "
                     "QuotaShareSchedulingPolicy.from_scheduling_policy_arn(...)",
                 )
-            check_queue_priority(priority, subject=subject)
-            check_flag(enabled, subject=subject, field="enabled")
-            actions = validate_time_limit_actions(job_state_time_limit_actions, subject=subject)
-            checked_tags = validate_tags(tags or {}, subject=subject)
-        self._given_name = job_queue_name
+            actions, checked_tags = check_queue_settings(
+                priority=priority, enabled=enabled,
+                job_state_time_limit_actions=job_state_time_limit_actions, tags=tags,
+                subject=subject,
+            )
         self.service_environment = service_environment
         self.scheduling_policy = scheduling_policy
         self.priority = priority
@@ -325,26 +342,8 @@ class TrainingJobQueue(_TrainingJobQueueBase):
             self, "Arn", self.job_queue_arn, "ARN of the SageMaker training job queue"
         )
 
-    @cached_property
-    def job_queue_arn(self) -> str:
-        # Through the CDK's machinery, so a reference from another environment gets the
-        # (generated) physical name instead of a reference CloudFormation cannot resolve.
-        return self._get_resource_arn_attribute(
-            self._resource.attr_job_queue_arn,
-            service="batch",
-            resource="job-queue",
-            # Read only when named: each read is a round trip to the jsii runtime.
-            resource_name=self._physical_name if self._given_name is not None else None,
-            arn_format=ArnFormat.SLASH_RESOURCE_NAME,
-        )
-
-    @cached_property
-    def job_queue_name(self) -> str:
-        if self._given_name is not None and not is_unresolved(self._given_name):
-            return self._given_name
-        return self._get_resource_name_attribute(
-            name_from_arn(self, self._resource.attr_job_queue_arn)
-        )
+    def _cfn_arn(self) -> str:
+        return self._resource.attr_job_queue_arn
 
     @staticmethod
     def from_job_queue_arn(scope: Construct, id: str, job_queue_arn: str) -> ITrainingJobQueue:
@@ -385,7 +384,7 @@ class TrainingJobQueue(_TrainingJobQueueBase):
 
 
 @jsii.implements(batch_refs.IJobQueueRef)
-class _ImportedTrainingJobQueue(_TrainingJobQueueBase):
+class _ImportedTrainingJobQueue(_TrainingJobQueueBase, ImportedBatchResource):
     def __init__(
         self,
         scope: Construct,
@@ -395,7 +394,7 @@ class _ImportedTrainingJobQueue(_TrainingJobQueueBase):
     ) -> None:
         name, limits = check_import(
             scope, id, arn,
-            resource_type="job-queue", field="job_queue_arn", subject_of=queue_subject,
+            resource_type=self._arn_resource_type, field="job_queue_arn", subject_of=queue_subject,
             capacity_limits=capacity_limits,
             limits_subject_of=lambda queue: f"service environment of {queue_subject(queue)}",
         )
@@ -405,19 +404,9 @@ class _ImportedTrainingJobQueue(_TrainingJobQueueBase):
         key = arn if environment is None else queue_key(*environment, name)
         ledger = ledger_for(scope, key=key, label=label(name))
         allocation = ledger.check_capacity(limits, queue=lambda: child_path(scope, id))
-        super().__init__(scope, id, environment_from_arn=arn)
-        self._arn = arn
-        self._name = name
+        super().__init__(scope, id, arn=arn, name=name)
         self._ledger = ledger
         ledger.attach(
             self, environment=environment, capacity_limits=limits, allocation=allocation,
             warnings_host=self,
         )
-
-    @property
-    def job_queue_arn(self) -> str:
-        return self._arn
-
-    @cached_property
-    def job_queue_name(self) -> str:
-        return self._name if self._name is not None else name_from_arn(self, self._arn)

@@ -10,19 +10,16 @@ from constructs import Construct
 
 from ._construct_props import check_batch_name, child_path, errors_name_path, label, with_path
 from ._share_ledger import unowned_capacity_borrowable
-from .job_queue import TrainingJobQueue
+from .job_queue import TrainingJobQueue, check_queue_settings
 from .model import (
     CapacityLimit,
     JobStateTimeLimitAction,
     QuotaAllocation,
     QuotaConfigError,
     QuotaShareSpec,
-    check_queue_priority,
     is_unresolved,
     queue_subject,
     share_subject,
-    validate_tags,
-    validate_time_limit_actions,
 )
 from .quota_share import QuotaShare, check_provider, check_share_fits_provisioning
 from .scheduling_policy import QuotaShareSchedulingPolicy
@@ -98,9 +95,10 @@ class QuotaManagedTrainingQueue(Construct):
                 environment_limits=capacity_limits, shares=shares, queue_name=queue_label,
                 unowned_capacity_borrowable=unowned_capacity_borrowable(self),
             )
-            check_queue_priority(priority, subject=subject)
-            validate_time_limit_actions(job_state_time_limit_actions, subject=subject)
-            validate_tags(tags or {}, subject=subject)
+            check_queue_settings(
+                priority=priority, job_state_time_limit_actions=job_state_time_limit_actions,
+                tags=tags, subject=subject,
+            )
             check_provisioning(provisioning, subject=subject)
             if provider is not None:
                 check_provider(provider, provisioning=provisioning, subject=subject)

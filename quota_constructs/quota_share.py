@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import TYPE_CHECKING, Any, Final, Literal
 from weakref import WeakKeyDictionary
 
 import jsii
 from aws_cdk import (
     Annotations,
-    ArnFormat,
     CfnResource,
     CustomResource,
     Fn,
@@ -20,7 +18,6 @@ from aws_cdk import (
     IResource,
     ITaggable,
     Lazy,
-    Resource,
     Stack,
     TagManager,
     TagType,
@@ -31,6 +28,7 @@ from aws_cdk.interfaces import aws_batch as batch_refs
 from constructs import Construct, IValidation
 from typing_extensions import Protocol, runtime_checkable
 
+from ._batch_resource import BatchResource, CreatedBatchResource, ImportedBatchResource
 from ._construct_props import (
     CONSTRUCT_PATH,
     child_path,
@@ -275,23 +273,26 @@ def grant_queue_observe(grantee: iam.IGrantable, queue_arn: str) -> iam.Grant:
     )
 
 
-class _QuotaShareBase(Resource):
-    """The grants, shared by created and imported shares."""
+class _QuotaShareBase(BatchResource):
+    """What created and imported shares have alike: ARN, name, queue and the grants."""
 
+    # A share's ARN is its queue's followed by /quota-share/<name>.
+    _arn_resource_type = "job-queue"
     _subject: str
     _grants: list[ShareGrant]
+    _job_queue_arn: str
 
     @property
     def quota_share_arn(self) -> str:
-        raise NotImplementedError
+        return self._resource_arn
 
     @property
     def quota_share_name(self) -> str:
-        raise NotImplementedError
+        return self._resource_name
 
     @property
     def job_queue_arn(self) -> str:
-        raise NotImplementedError
+        return self._job_queue_arn
 
     @property
     def quota_share_ref(self) -> batch_refs.QuotaShareReference:
@@ -523,7 +524,7 @@ class _QuotaShareBase(Resource):
 
 
 @jsii.implements(batch_refs.IQuotaShareRef, ITaggable)
-class QuotaShare(_QuotaShareBase):
+class QuotaShare(_QuotaShareBase, CreatedBatchResource):
     """A quota share on a training job queue, provisioned as ``provisioning`` says.
 
     The share is checked against the queue when it is created: against the queue's other
@@ -652,31 +653,22 @@ class QuotaShare(_QuotaShareBase):
             self._tags = self._resource.cdk_tag_manager
         return self._tags
 
-    @cached_property
-    def quota_share_arn(self) -> str:
+    def _cfn_arn(self) -> str:
         if isinstance(self._resource, batch.CfnQuotaShare):
-            arn = self._resource.attr_quota_share_arn
-        else:
-            # The provider returns the share's ARN as the physical resource id.
-            arn = self._resource.ref
+            return self._resource.attr_quota_share_arn
+        # The provider returns the share's ARN as the physical resource id.
+        return self._resource.ref
+
+    def _arn_resource_name(self) -> str:
         queue_name = getattr(self.job_queue, "job_queue_name", None)
         if not isinstance(queue_name, str):
             queue_name = name_from_arn(self, self._job_queue_arn)
-        return self._get_resource_arn_attribute(
-            arn,
-            service="batch",
-            resource="job-queue",
-            resource_name=quota_share_arn(queue_name, self.spec.name),
-            arn_format=ArnFormat.SLASH_RESOURCE_NAME,
-        )
+        return quota_share_arn(queue_name, self.spec.name)
 
     @property
-    def quota_share_name(self) -> str:
+    def _resource_name(self) -> str:
+        # The declared name, even a token: the ARN's last part is not the share's name alone.
         return self.spec.name
-
-    @property
-    def job_queue_arn(self) -> str:
-        return self._job_queue_arn
 
     def _home_account(self) -> str:
         queue_account = self.job_queue.env.account
@@ -690,7 +682,7 @@ class QuotaShare(_QuotaShareBase):
 
 
 @jsii.implements(batch_refs.IQuotaShareRef)
-class _ImportedQuotaShare(_QuotaShareBase):
+class _ImportedQuotaShare(_QuotaShareBase, ImportedBatchResource):
     def __init__(self, scope: Construct, id: str, arn: str) -> None:
         # Checked before Resource parses the ARN, whose own error names neither resource
         # nor field.
@@ -698,28 +690,17 @@ class _ImportedQuotaShare(_QuotaShareBase):
             parsed = parse_quota_share_arn(
                 arn, subject=share_subject(CONSTRUCT_PATH), field="quota_share_arn"
             )
-        super().__init__(scope, id, environment_from_arn=arn)
-        self._arn = arn
-        self._grants = []
         if parsed is None:
             # The share ARN is the queue ARN followed by /quota-share/<name>.
-            self._queue_arn, self._name = Fn.split(SHARE_PATH, arn, 2)
-            self._subject = share_subject(CONSTRUCT_PATH)
+            queue_arn, name = Fn.split(SHARE_PATH, arn, 2)
+            subject = share_subject(CONSTRUCT_PATH)
         else:
-            self._queue_arn, self._name = parsed
-            self._subject = share_subject(self._name)
-
-    @property
-    def quota_share_arn(self) -> str:
-        return self._arn
-
-    @property
-    def quota_share_name(self) -> str:
-        return self._name
-
-    @property
-    def job_queue_arn(self) -> str:
-        return self._queue_arn
+            queue_arn, name = parsed
+            subject = share_subject(name)
+        super().__init__(scope, id, arn=arn, name=name)
+        self._job_queue_arn = queue_arn
+        self._subject = subject
+        self._grants = []
 
 
 @jsii.implements(IAnyProducer)

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import jsii
-from aws_cdk import Annotations, ArnFormat, IResource, Resource
+from aws_cdk import IResource
 from aws_cdk import aws_batch as batch
 from aws_cdk.interfaces import aws_batch as batch_refs
 from constructs import Construct
 from typing_extensions import Protocol, runtime_checkable
 
+from ._batch_resource import BatchResource, CreatedBatchResource, ImportedBatchResource
 from ._construct_props import (
     CONSTRUCT_PATH,
     batch_arn_name,
@@ -20,10 +20,9 @@ from ._construct_props import (
     child_path,
     errors_name_path,
     label,
-    name_from_arn,
 )
-from ._deprecation import warn_deprecated
-from .model import is_unresolved, validate_tags
+from ._deprecation import deprecated_construct, warn_deprecated
+from .model import validate_tags
 
 IDLE_RESOURCE_ASSIGNMENT_STRATEGY = "FIFO"
 """The only idle-resource assignment strategy AWS Batch offers for quota-share policies."""
@@ -48,10 +47,16 @@ class IQuotaShareSchedulingPolicy(batch_refs.ISchedulingPolicyRef, IResource, Pr
         ...
 
 
-class _QuotaSharePolicyBase(Resource):
+class _QuotaSharePolicyBase(BatchResource):
+    _arn_resource_type = "scheduling-policy"
+
     @property
     def scheduling_policy_arn(self) -> str:
-        raise NotImplementedError
+        return self._resource_arn
+
+    @property
+    def scheduling_policy_name(self) -> str:
+        return self._resource_name
 
     @property
     def scheduling_policy_ref(self) -> batch_refs.SchedulingPolicyReference:
@@ -61,7 +66,7 @@ class _QuotaSharePolicyBase(Resource):
 
 
 @jsii.implements(batch_refs.ISchedulingPolicyRef)
-class QuotaShareSchedulingPolicy(_QuotaSharePolicyBase):
+class QuotaShareSchedulingPolicy(_QuotaSharePolicyBase, CreatedBatchResource):
     """An ``AWS::Batch::SchedulingPolicy`` with a quota-share policy (FIFO idle assignment).
 
     The name aws-cdk-lib's pending Batch L2 uses; ``QuotaSharePolicy`` is its deprecated alias
@@ -86,7 +91,6 @@ class QuotaShareSchedulingPolicy(_QuotaSharePolicyBase):
         tags: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__(scope, id, physical_name=scheduling_policy_name)
-        self._given_name = scheduling_policy_name
         with errors_name_path(self):
             subject = policy_subject(label(scheduling_policy_name))
             check_batch_name(
@@ -103,24 +107,8 @@ class QuotaShareSchedulingPolicy(_QuotaSharePolicyBase):
             tags=checked_tags or None,
         )
 
-    @cached_property
-    def scheduling_policy_arn(self) -> str:
-        # Through the CDK's machinery, so a reference from another environment gets the
-        # (generated) physical name instead of a reference CloudFormation cannot resolve.
-        return self._get_resource_arn_attribute(
-            self._resource.attr_arn,
-            service="batch",
-            resource="scheduling-policy",
-            resource_name=self._physical_name if self._given_name is not None else None,
-            arn_format=ArnFormat.SLASH_RESOURCE_NAME,
-        )
-
-    @cached_property
-    def scheduling_policy_name(self) -> str:
-        if self._given_name is not None and not is_unresolved(self._given_name):
-            return self._given_name
-        # Ref of AWS::Batch::SchedulingPolicy is its ARN; the name is the ARN's last part.
-        return self._get_resource_name_attribute(name_from_arn(self, self._resource.attr_arn))
+    def _cfn_arn(self) -> str:
+        return self._resource.attr_arn
 
     @staticmethod
     def from_scheduling_policy_arn(
@@ -135,50 +123,28 @@ REMOVED_IN = "0.2.0"
 """The release that removes ``QuotaSharePolicy`` and ``IQuotaSharePolicy`` (CHANGELOG.md)."""
 
 
+@deprecated_construct(
+    "QuotaSharePolicy", "QuotaShareSchedulingPolicy", REMOVED_IN,
+    warning_id=DEPRECATED_POLICY_WARNING_ID,
+)
 class QuotaSharePolicy(QuotaShareSchedulingPolicy):
     """Deprecated (removed in 0.2.0): the former name of :class:`QuotaShareSchedulingPolicy`.
 
     The same construct (same ids, same template). The first one created in a process raises a
     ``DeprecationWarning``; every one gets a CDK warning annotation."""
 
-    def __init__(
-        self,
-        scope: Construct,
-        id: str,
-        *,
-        scheduling_policy_name: str | None = None,
-        tags: Mapping[str, str] | None = None,
-    ) -> None:
-        warn_deprecated("QuotaSharePolicy", "QuotaShareSchedulingPolicy", REMOVED_IN)
-        super().__init__(scope, id, scheduling_policy_name=scheduling_policy_name, tags=tags)
-        Annotations.of(self).add_warning_v2(
-            DEPRECATED_POLICY_WARNING_ID,
-            "QuotaSharePolicy is deprecated: use QuotaShareSchedulingPolicy (same construct, "
-            "same template).",
-        )
-
 
 @jsii.implements(batch_refs.ISchedulingPolicyRef)
-class _ImportedQuotaSharePolicy(_QuotaSharePolicyBase):
+class _ImportedQuotaSharePolicy(_QuotaSharePolicyBase, ImportedBatchResource):
     def __init__(self, scope: Construct, id: str, arn: str) -> None:
         # Checked before Resource parses the ARN, whose own error names neither resource
         # nor field.
         with errors_name_path(lambda: child_path(scope, id)):
             name = batch_arn_name(
-                arn, resource_type="scheduling-policy",
+                arn, resource_type=self._arn_resource_type,
                 subject=policy_subject(CONSTRUCT_PATH), field="scheduling_policy_arn",
             )
-        super().__init__(scope, id, environment_from_arn=arn)
-        self._arn = arn
-        self._name = name
-
-    @property
-    def scheduling_policy_arn(self) -> str:
-        return self._arn
-
-    @cached_property
-    def scheduling_policy_name(self) -> str:
-        return self._name if self._name is not None else name_from_arn(self, self._arn)
+        super().__init__(scope, id, arn=arn, name=name)
 
 
 if TYPE_CHECKING:

@@ -3,24 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from functools import cached_property
 
 import jsii
-from aws_cdk import ArnFormat, IResource, Resource
+from aws_cdk import IResource
 from aws_cdk import aws_batch as batch
 from aws_cdk.interfaces import aws_batch as batch_refs
 from constructs import Construct
 from typing_extensions import Protocol, runtime_checkable
 
-from ._construct_props import (
-    check_batch_name,
-    check_flag,
-    check_import,
-    errors_name_path,
-    label,
-    name_from_arn,
-)
-from .model import CapacityLimit, is_unresolved, validate_capacity_limits, validate_tags
+from ._batch_resource import BatchResource, CreatedBatchResource, ImportedBatchResource
+from ._construct_props import check_batch_name, check_flag, check_import, errors_name_path, label
+from .model import CapacityLimit, validate_capacity_limits, validate_tags
 
 SERVICE_ENVIRONMENT_TYPE = "SAGEMAKER_TRAINING"
 
@@ -50,10 +43,16 @@ class ITrainingServiceEnvironment(batch_refs.IServiceEnvironmentRef, IResource, 
         ...
 
 
-class _TrainingServiceEnvironmentBase(Resource):
+class _TrainingServiceEnvironmentBase(BatchResource):
+    _arn_resource_type = "service-environment"
+
     @property
     def service_environment_arn(self) -> str:
-        raise NotImplementedError
+        return self._resource_arn
+
+    @property
+    def service_environment_name(self) -> str:
+        return self._resource_name
 
     @property
     def service_environment_ref(self) -> batch_refs.ServiceEnvironmentReference:
@@ -63,7 +62,7 @@ class _TrainingServiceEnvironmentBase(Resource):
 
 
 @jsii.implements(batch_refs.IServiceEnvironmentRef)
-class TrainingServiceEnvironment(_TrainingServiceEnvironmentBase):
+class TrainingServiceEnvironment(_TrainingServiceEnvironmentBase, CreatedBatchResource):
     """An ``AWS::Batch::ServiceEnvironment`` of type SAGEMAKER_TRAINING sized in instance types.
 
     The environment is the capacity a quota-managed queue divides between its shares: 1 to 5
@@ -96,7 +95,6 @@ class TrainingServiceEnvironment(_TrainingServiceEnvironmentBase):
             self._capacity_limits = validate_capacity_limits(capacity_limits, subject=subject)
             check_flag(enabled, subject=subject, field="enabled")
             checked_tags = validate_tags(tags or {}, subject=subject)
-        self._given_name = service_environment_name
         self._resource = batch.CfnServiceEnvironment(
             self,
             "Resource",
@@ -118,25 +116,8 @@ class TrainingServiceEnvironment(_TrainingServiceEnvironmentBase):
     def capacity_limits(self) -> tuple[CapacityLimit, ...]:
         return self._capacity_limits
 
-    @cached_property
-    def service_environment_arn(self) -> str:
-        # Through the CDK's machinery, so a reference from another environment gets the
-        # (generated) physical name instead of a reference CloudFormation cannot resolve.
-        return self._get_resource_arn_attribute(
-            self._resource.attr_service_environment_arn,
-            service="batch",
-            resource="service-environment",
-            resource_name=self._physical_name if self._given_name is not None else None,
-            arn_format=ArnFormat.SLASH_RESOURCE_NAME,
-        )
-
-    @cached_property
-    def service_environment_name(self) -> str:
-        if self._given_name is not None and not is_unresolved(self._given_name):
-            return self._given_name
-        return self._get_resource_name_attribute(
-            name_from_arn(self, self._resource.attr_service_environment_arn)
-        )
+    def _cfn_arn(self) -> str:
+        return self._resource.attr_service_environment_arn
 
     @staticmethod
     def from_service_environment_arn(
@@ -162,7 +143,7 @@ class TrainingServiceEnvironment(_TrainingServiceEnvironmentBase):
 
 
 @jsii.implements(batch_refs.IServiceEnvironmentRef)
-class _ImportedTrainingServiceEnvironment(_TrainingServiceEnvironmentBase):
+class _ImportedTrainingServiceEnvironment(_TrainingServiceEnvironmentBase, ImportedBatchResource):
     def __init__(
         self,
         scope: Construct,
@@ -172,22 +153,12 @@ class _ImportedTrainingServiceEnvironment(_TrainingServiceEnvironmentBase):
     ) -> None:
         name, limits = check_import(
             scope, id, arn,
-            resource_type="service-environment", field="service_environment_arn",
+            resource_type=self._arn_resource_type, field="service_environment_arn",
             subject_of=environment_subject,
             capacity_limits=capacity_limits, limits_subject_of=environment_subject,
         )
-        super().__init__(scope, id, environment_from_arn=arn)
-        self._arn = arn
-        self._name = name
+        super().__init__(scope, id, arn=arn, name=name)
         self._capacity_limits = limits
-
-    @property
-    def service_environment_arn(self) -> str:
-        return self._arn
-
-    @cached_property
-    def service_environment_name(self) -> str:
-        return self._name if self._name is not None else name_from_arn(self, self._arn)
 
     @property
     def capacity_limits(self) -> tuple[CapacityLimit, ...] | None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from typing import Final
+from typing import Final, TypeVar
 
 from aws_cdk import Duration, Stack
 from aws_cdk import aws_ec2 as ec2
@@ -505,35 +505,46 @@ class QuotaShareProvider(Construct):
             )
 
     def _waiter_state_machine(self) -> sfn.CfnStateMachine:
-        waiter = self._provider.node.try_find_child(WAITER_ID)
-        machine = waiter.node.try_find_child("Resource") if waiter is not None else None
-        if not isinstance(machine, sfn.CfnStateMachine):
-            raise RuntimeError(
-                f"{self._provider.node.path}: no waiter state machine at {WAITER_ID}/Resource; "
-                "aws-cdk-lib's Provider has changed"
-            )
-        return machine
+        return _framework_part(
+            self._provider, (WAITER_ID, "Resource"), sfn.CfnStateMachine,
+            named_by=self._provider, missing=f"no waiter state machine at {WAITER_ID}/Resource",
+        )
 
     def _framework_function(self, id: str) -> lambda_.Function:
         # Looked up by id: listing the Provider's children would cost a jsii round trip each.
-        function = self._provider.node.try_find_child(id)
-        if not isinstance(function, lambda_.Function):
-            raise RuntimeError(
-                f"{self._provider.node.path}: no framework function {id!r}; aws-cdk-lib's "
-                "Provider has changed"
-            )
-        return function
+        return _framework_part(
+            self._provider, (id,), lambda_.Function,
+            named_by=self._provider, missing=f"no framework function {id!r}",
+        )
 
     @staticmethod
     def _waiter_role(machine: sfn.CfnStateMachine) -> iam.Role:
-        waiter = machine.node.scope
-        role = waiter.node.try_find_child("Role") if waiter is not None else None
-        if not isinstance(role, iam.Role):
-            raise RuntimeError(
-                f"{machine.node.path}: the waiter's role is not where aws-cdk-lib used to put "
-                "it; aws-cdk-lib's Provider has changed"
-            )
-        return role
+        return _framework_part(
+            machine.node.scope, ("Role",), iam.Role,
+            named_by=machine, missing="the waiter's role is not where aws-cdk-lib used to put it",
+        )
+
+
+_Part = TypeVar("_Part", bound=IConstruct)
+
+
+def _framework_part(
+    start: IConstruct | None,
+    path: Sequence[str],
+    kind: type[_Part],
+    *,
+    named_by: IConstruct,
+    missing: str,
+) -> _Part:
+    """The ``kind`` construct at ``path`` below ``start`` in aws-cdk-lib's Provider. Every such
+    lookup relies on the Provider's unpublished layout, so all of them fail the same way — the
+    path of ``named_by``, what is ``missing``, and why — the day that layout changes."""
+    found = start
+    for id in path:
+        found = found.node.try_find_child(id) if found is not None else None
+    if not isinstance(found, kind):
+        raise RuntimeError(f"{named_by.node.path}: {missing}; aws-cdk-lib's Provider has changed")
+    return found
 
 
 def service_timeout_for(total_timeout: Duration) -> Duration:
