@@ -34,7 +34,7 @@ from .model.agreement_report import (
 from .model.agreement_team import AlertEndpoint, QueuePlace, literal_queue_arn
 from .model.deployed_names import DeployedName, OutputRef, QueueNames
 from .model.tokens import is_unresolved
-from .quota_share import QuotaShare, ShareGrant, ShareProvisioning, _QuotaShareBase
+from .quota_share import QuotaShare, QuotaShareBase, ShareGrant, ShareProvisioning
 from .summary import queue_allocations
 
 if TYPE_CHECKING:
@@ -160,7 +160,7 @@ def _collect(app: Stage) -> _AppFacts:
             facts.in_share_guards[key][node.spec.name] = _guard(
                 node, node.lifecycle.allow_preemption_on_in_share_enable)
             facts.declared[key][Stack.of(node).node.path].add(node.spec.name)
-        if isinstance(node, _QuotaShareBase) and node.grants:
+        if isinstance(node, QuotaShareBase) and node.grants:
             queue = getattr(node, "job_queue", None)
             name = getattr(node, "quota_share_name", None)
             if queue is not None and isinstance(name, str):

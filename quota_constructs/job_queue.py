@@ -152,7 +152,7 @@ class IHasTrainingJobQueue(Protocol):
         ...
 
 
-class _TrainingJobQueueBase(BatchResource):
+class TrainingJobQueueBase(BatchResource):
     """What created and imported queues share: the share ledger (one per queue, however many
     constructs stand for it), ``add_quota_share`` and ``grant_observe``."""
 
@@ -219,7 +219,7 @@ class _TrainingJobQueueBase(BatchResource):
 
 
 @jsii.implements(batch_refs.IJobQueueRef)
-class TrainingJobQueue(_TrainingJobQueueBase, CreatedBatchResource):
+class TrainingJobQueue(TrainingJobQueueBase, CreatedBatchResource):
     """An ``AWS::Batch::JobQueue`` of type SAGEMAKER_TRAINING managed by a quota-share policy.
 
     Linked to exactly one service environment. Quota shares are added with
@@ -384,7 +384,7 @@ class TrainingJobQueue(_TrainingJobQueueBase, CreatedBatchResource):
 
 
 @jsii.implements(batch_refs.IJobQueueRef)
-class _ImportedTrainingJobQueue(_TrainingJobQueueBase, ImportedBatchResource):
+class _ImportedTrainingJobQueue(TrainingJobQueueBase, ImportedBatchResource):
     def __init__(
         self,
         scope: Construct,

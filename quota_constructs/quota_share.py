@@ -273,7 +273,7 @@ def grant_queue_observe(grantee: iam.IGrantable, queue_arn: str) -> iam.Grant:
     )
 
 
-class _QuotaShareBase(BatchResource):
+class QuotaShareBase(BatchResource):
     """What created and imported shares have alike: ARN, name, queue and the grants."""
 
     # A share's ARN is its queue's followed by /quota-share/<name>.
@@ -524,7 +524,7 @@ class _QuotaShareBase(BatchResource):
 
 
 @jsii.implements(batch_refs.IQuotaShareRef, ITaggable)
-class QuotaShare(_QuotaShareBase, CreatedBatchResource):
+class QuotaShare(QuotaShareBase, CreatedBatchResource):
     """A quota share on a training job queue, provisioned as ``provisioning`` says.
 
     The share is checked against the queue when it is created: against the queue's other
@@ -682,7 +682,7 @@ class QuotaShare(_QuotaShareBase, CreatedBatchResource):
 
 
 @jsii.implements(batch_refs.IQuotaShareRef)
-class _ImportedQuotaShare(_QuotaShareBase, ImportedBatchResource):
+class _ImportedQuotaShare(QuotaShareBase, ImportedBatchResource):
     def __init__(self, scope: Construct, id: str, arn: str) -> None:
         # Checked before Resource parses the ARN, whose own error names neither resource
         # nor field.

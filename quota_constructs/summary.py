@@ -16,7 +16,7 @@ from aws_cdk import Stack
 from constructs import IConstruct
 
 from ._share_ledger import ShareLedger, ledger_of
-from .job_queue import ITrainingJobQueue, _TrainingJobQueueBase
+from .job_queue import ITrainingJobQueue, TrainingJobQueueBase
 from .model import QuotaAllocation, QuotaShareSpec
 from .model import allocation_summary as summarize_allocation
 from .model.queue import share_warnings
@@ -42,7 +42,7 @@ def queue_allocations(scope: IConstruct) -> list[QueueAllocation]:
     found: list[QueueAllocation] = []
     seen: list[ShareLedger] = []
     for node in scope.node.find_all():
-        if not isinstance(node, _TrainingJobQueueBase):
+        if not isinstance(node, TrainingJobQueueBase):
             continue
         ledger = ledger_of(node)
         if ledger is not None:

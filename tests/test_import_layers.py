@@ -197,3 +197,42 @@ def test_every_kind_of_import_is_seen(source: str, expected: set[str]) -> None:
 
 def test_a_circle_is_found_round_a_longer_loop() -> None:
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def is_module(dotted: str) -> bool:
+    """Whether ``dotted`` names one of the library's modules or packages (not a name in one)."""
+    relative = Path(*dotted.split(".")[1:]) if "." in dotted else Path()
+    return (ROOT / relative).with_suffix(".py").is_file() or (ROOT / relative).is_dir()
+
+
+def private_names_imported(source: str, package: tuple[str, ...]) -> set[str]:
+    """The private names (``_x``, not a module) ``source`` imports from another module."""
+    return {
+        dotted
+        for module, dotted in imported_names(source, package)
+        if module.split(".")[0] == PACKAGE
+        and dotted.rsplit(".", 1)[-1].startswith("_")
+        and not dotted.rsplit(".", 1)[-1].startswith("__")
+        and not is_module(dotted)
+    }
+
+
+def test_no_private_name_is_imported_from_another_module() -> None:
+    """A name with a leading underscore is its module's own business; what another module needs
+    is public, under a name that says what it is."""
+    crossing = {
+        f"{path.relative_to(ROOT)}: {name}"
+        for path in ROOT.rglob("*.py")
+        for name in private_names_imported(
+            path.read_text(encoding="utf-8"), (PACKAGE, *path.relative_to(ROOT).parent.parts)
+        )
+    }
+    assert crossing == set()
+
+
+def test_a_private_name_import_is_seen_and_a_private_module_is_not() -> None:
+    source = "from .metrics import ShareMetrics, _custom\nfrom . import _function\n"
+    found = private_names_imported(source, (PACKAGE, "monitoring"))
+    assert found == {f"{PACKAGE}.monitoring.metrics._custom"}
+    assert private_names_imported("from ._function import LambdaBase\n",
+                                  (PACKAGE, "monitoring")) == set()
