@@ -1,6 +1,7 @@
-"""How the monitoring Lambdas are built: own role, own log group, Python 3.14 on arm64, traced,
-failures to the monitor's dead-letter queue; the grants both event functions need; and when
-the late parts of a monitor (those needing every share of the app) are resolved: at synthesis."""
+"""How the monitoring Lambdas are built: own role, own log group, the library's function
+(:mod:`quota_constructs._library_function`), failures to the monitor's dead-letter queue; the
+grants both event functions need; and when the late parts of a monitor (those needing every
+share of the app) are resolved: at synthesis."""
 
 from __future__ import annotations
 
@@ -16,13 +17,10 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct, IConstruct
 
-from .._l1_resources import cfn_function, default_policy
+from .._l1_resources import default_policy
+from .._library_function import library_function
 from ..nag_acknowledgments import acknowledge, acknowledge_wildcard_resource
 
-RUNTIME: Final = lambda_.Runtime.PYTHON_3_14
-# boto3 imports markedly faster with more memory (Lambda allots CPU in proportion); the work is
-# a handful of API calls, so more would only cost.
-MEMORY_MB: Final = 256
 XRAY_WRITE_ACTIONS: Final = ("xray:PutTelemetryRecords", "xray:PutTraceSegments")
 TERMINATE_ACTIONS: Final = ("batch:TerminateServiceJob",)
 
@@ -51,32 +49,26 @@ def monitoring_function(
     role = iam.Role(scope, "Role", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
     log_group = logs.LogGroup(scope, "LogGroup", retention=log_retention)
     log_group.grant_write(role)
-    function = lambda_.Function(
+    function = library_function(
         scope,
         "Resource",
         code=code,
         handler=handler,
-        runtime=RUNTIME,
-        architecture=lambda_.Architecture.ARM_64,
-        memory_size=MEMORY_MB,
         timeout=timeout,
         role=role,
         log_group=log_group,
-        tracing=lambda_.Tracing.ACTIVE,
-        environment=dict(environment),
-        layers=list(layers) or None,
+        environment=environment,
+        layers=layers,
         description=description,
         retry_attempts=retry_attempts,
         max_event_age=max_event_age,
         on_failure=_SendOnlyQueueDestination(dead_letter_queue),
         reserved_concurrent_executions=reserved_concurrency,
-    )
-    acknowledge(
-        cfn_function(function),
-        "Serverless-LambdaDLQ",
-        "Failed asynchronous invocations go to this monitor's SQS queue as an on-failure "
-        "destination, whose record carries the request, the response and the error; a "
-        "dead-letter queue as well would receive every failure twice.",
+        no_dead_letter_queue=(
+            "Failed asynchronous invocations go to this monitor's SQS queue as an on-failure "
+            "destination, whose record carries the request, the response and the error; a "
+            "dead-letter queue as well would receive every failure twice."
+        ),
     )
     return function, role, log_group
 

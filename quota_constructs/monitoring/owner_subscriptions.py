@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from typing import Final
 
-from aws_cdk import Duration, RemovalPolicy, Stack
+from aws_cdk import Duration, Stack
 from aws_cdk import aws_iam as iam
-from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct, IConstruct
@@ -22,6 +21,7 @@ from constructs import Construct, IConstruct
 from ..model.agreement_team import AlertEndpoint
 from ..model.tokens import is_unresolved
 from ..nag_acknowledgments import acknowledge
+from .owner_topics import notification_key
 
 
 class OwnerSubscriptions(Construct):
@@ -30,13 +30,8 @@ class OwnerSubscriptions(Construct):
 
     def __init__(self, scope: Construct, id: str) -> None:
         super().__init__(scope, id)
-        self.key: Final = kms.Key(
-            self,
-            "Key",
-            enable_key_rotation=True,
-            description=f"Encrypts undeliverable owner notifications of {scope.node.path}",
-            removal_policy=RemovalPolicy.DESTROY,
-            pending_window=Duration.days(7),
+        self.key: Final = notification_key(
+            self, f"Encrypts undeliverable owner notifications of {scope.node.path}"
         )
         # AWS SNS developer guide, "Amazon SNS dead-letter queues": an encrypted queue used as
         # a subscription's dead-letter queue needs a customer managed key whose policy lets
