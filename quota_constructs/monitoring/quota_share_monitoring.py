@@ -229,8 +229,7 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
         )
         self.preemptions: StackPreemptions | None = (
             self._join_stack_preemptions(
-                settings, namespace=namespace,
-                enforce_interruption_budget=enforce_interruption_budget,
+                settings, enforce_interruption_budget=enforce_interruption_budget,
                 concurrency=job_events_concurrency,
             ) if job_events_enabled else None
         )
@@ -282,13 +281,18 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
         return QueueFunctionProps(
             code=self._code.code,
             job_queue_arn=self.job_queue.job_queue_arn,
-            environment=queue_variables(
-                job_queue_arn=self.job_queue.job_queue_arn,
-                job_queue_name=self.job_queue.job_queue_name,
-                declaration_file=DECLARATION_FILE,
-                namespace=self._share_metrics.namespace,
-            ),
+            environment=self._queue_variables(DECLARATION_FILE),
             settings=settings,
+        )
+
+    def _queue_variables(self, declaration_file: str) -> dict[str, str]:
+        """Which queue this monitor watches, where ``declaration_file`` is and the namespace:
+        for its own functions and for its entry in the stack's preemptions function."""
+        return queue_variables(
+            job_queue_arn=self.job_queue.job_queue_arn,
+            job_queue_name=self.job_queue.job_queue_name,
+            declaration_file=declaration_file,
+            namespace=self._share_metrics.namespace,
         )
 
     def _create_metrics_function(
@@ -334,7 +338,6 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
         self,
         settings: FunctionSettings,
         *,
-        namespace: str,
         enforce_interruption_budget: bool,
         concurrency: int | None,
     ) -> StackPreemptions:
@@ -342,9 +345,7 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
             self, settings=settings, concurrency=concurrency
         )
         preemptions.register(MonitoredQueue(
-            job_queue_arn=self.job_queue.job_queue_arn,
-            job_queue_name=self.job_queue.job_queue_name,
-            namespace=namespace,
+            variables=self._queue_variables,
             enforce_interruption_budget=enforce_interruption_budget,
             resolve=self._final_declaration,
         ))

@@ -27,7 +27,6 @@ from ..wire.monitoring_contract import (
     PREEMPTION_STARTED_DETAIL_TYPE,
     PREEMPTIONS_HANDLER,
     notification_variables,
-    queue_variables,
 )
 from ._asset import LateMonitoringCode, asset_directory_with
 from ._function import (
@@ -47,9 +46,9 @@ DECLARATIONS_DIRECTORY: Final = "quota_monitor_declarations"
 class MonitoredQueue:
     """What one monitor hands the stack's preemptions function, read at synthesis."""
 
-    job_queue_arn: str
-    job_queue_name: str
-    namespace: str
+    variables: Callable[[str], dict[str, str]]
+    """The monitor's queue variables (``monitoring_contract.queue_variables``), given where
+    this function stages the monitor's declaration file."""
     enforce_interruption_budget: bool
     resolve: Callable[[], tuple[str, Mapping[str, sns.ITopic]]]
     """The monitor's final declaration (JSON) and owner topics, once its shares are resolved."""
@@ -126,12 +125,7 @@ class StackPreemptions(Construct):
             path = f"{DECLARATIONS_DIRECTORY}/{index}.json"
             files.append((path, declaration))
             self._entries.append({
-                **queue_variables(
-                    job_queue_arn=queue.job_queue_arn,
-                    job_queue_name=queue.job_queue_name,
-                    declaration_file=path,
-                    namespace=queue.namespace,
-                ),
+                **queue.variables(path),
                 **notification_variables(
                     {owner: topic.topic_arn for owner, topic in topics.items()},
                     enforce_budget=queue.enforce_interruption_budget,
