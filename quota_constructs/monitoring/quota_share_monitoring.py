@@ -221,17 +221,12 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
             self._create_metrics_function(checked, props) if metrics_enabled else None
         )
         self.job_events: Final[JobEventsFunction | None] = (
-            self._create_job_events_function(
-                props,
-                enforce_interruption_budget=enforce_interruption_budget,
-                concurrency=job_events_concurrency,
-            ) if job_events_enabled else None
+            self._create_job_events_function(props, concurrency=job_events_concurrency)
+            if job_events_enabled else None
         )
         self.preemptions: StackPreemptions | None = (
-            self._join_stack_preemptions(
-                settings, enforce_interruption_budget=enforce_interruption_budget,
-                concurrency=job_events_concurrency,
-            ) if job_events_enabled else None
+            self._join_stack_preemptions(settings, concurrency=job_events_concurrency)
+            if job_events_enabled else None
         )
         """The stack's preemptions function, shared by every monitor of the stack (None when
         job events are off)."""
@@ -310,11 +305,7 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
         return function
 
     def _create_job_events_function(
-        self,
-        props: QueueFunctionProps,
-        *,
-        enforce_interruption_budget: bool,
-        concurrency: int | None,
+        self, props: QueueFunctionProps, *, concurrency: int | None
     ) -> JobEventsFunction:
         stack = Stack.of(self)
         # Late: the owner topics of shares declared after this construct too.
@@ -322,7 +313,7 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
             {owner: topic.topic_arn for owner, topic in self.owner_topics.items()}
         )))
         notified = notification_variables(
-            owner_topics, enforce_budget=enforce_interruption_budget
+            owner_topics, enforce_budget=self.enforces_interruption_budget is True
         )
         function = JobEventsFunction(
             self,
@@ -335,18 +326,14 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
         return function
 
     def _join_stack_preemptions(
-        self,
-        settings: FunctionSettings,
-        *,
-        enforce_interruption_budget: bool,
-        concurrency: int | None,
+        self, settings: FunctionSettings, *, concurrency: int | None
     ) -> StackPreemptions:
         preemptions = StackPreemptions.of_stack(
             self, settings=settings, concurrency=concurrency
         )
         preemptions.register(MonitoredQueue(
             variables=self._queue_variables,
-            enforce_interruption_budget=enforce_interruption_budget,
+            enforce_interruption_budget=self.enforces_interruption_budget is True,
             resolve=self._final_declaration,
         ))
         return preemptions
