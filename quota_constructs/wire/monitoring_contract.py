@@ -1,5 +1,6 @@
 """What the monitoring constructs and the monitoring Lambdas agree on: handler entry points,
-environment variables, and the names of the metrics the Lambdas publish.
+environment variables (and how the constructs write them), and the names of the metrics the
+Lambdas publish.
 
 Pure Python (no boto3, no aws_cdk): the constructs import it to configure the functions, build
 the dashboard and the alarms; the runtimes import it to read their settings and emit metrics.
