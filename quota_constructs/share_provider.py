@@ -35,6 +35,7 @@ from aws_cdk import custom_resources as cr
 from constructs import Construct, IConstruct
 
 from ._l1_resources import cfn_function, default_policy
+from ._library_function import library_function
 from ._runtime_asset import runtime_asset_directory
 from ._share_ledger import AppBookkeeping
 from .model import QuotaConfigError, is_unresolved
@@ -47,7 +48,6 @@ PROVIDER_ID: Final = "QuotaShareProvider"
 HANDLER_MODULE: Final = "quota_constructs.runtime.quota_share_handler"
 ON_EVENT_HANDLER: Final = f"{HANDLER_MODULE}.on_event"
 IS_COMPLETE_HANDLER: Final = f"{HANDLER_MODULE}.is_complete"
-HANDLER_RUNTIME: Final = lambda_.Runtime.PYTHON_3_14
 # Children of aws_cdk.custom_resources.Provider when it has an is_complete handler.
 FRAMEWORK_FUNCTION_IDS: Final = ("framework-onEvent", "framework-isComplete", "framework-onTimeout")
 WAITER_ID: Final = "waiter-state-machine"
@@ -56,9 +56,6 @@ DEFAULT_TOTAL_TIMEOUT: Final = Duration.minutes(30)
 DEFAULT_QUERY_INTERVAL: Final = Duration.seconds(15)
 DEFAULT_LOG_RETENTION: Final = logs.RetentionDays.ONE_YEAR
 
-# The handlers only call boto3, but 256 MB roughly halves the cold-start import of boto3
-# compared with 128 MB (Lambda allots CPU in proportion to memory).
-HANDLER_MEMORY_MB: Final = 256
 # on_event submits one change and may first list the share's active jobs; throttling retries
 # with backoff must fit. is_complete reads the share (and the queue snapshot) once per poll.
 ON_EVENT_TIMEOUT: Final = Duration.minutes(5)
@@ -366,33 +363,26 @@ class QuotaShareProvider(Construct):
         timeout: Duration,
         environment: dict[str, str],
     ) -> lambda_.Function:
-        function = lambda_.Function(
+        return library_function(
             self,
             id,
             code=code,
             handler=handler,
-            runtime=HANDLER_RUNTIME,
-            architecture=lambda_.Architecture.ARM_64,
-            memory_size=HANDLER_MEMORY_MB,
             timeout=timeout,
             role=self.handler_role,
             log_group=self.log_group,
-            tracing=lambda_.Tracing.ACTIVE,
             environment=environment,
-            layers=self._handler_layers or None,
+            layers=self._handler_layers,
             vpc=self._vpc,
             vpc_subnets=self._vpc_subnets,
             security_groups=self.security_groups or None,
             description=f"AWS Batch quota shares: {handler.rsplit('.', 1)[-1]} ({self.node.path})",
+            no_dead_letter_queue=(
+                "The provider framework invokes this function synchronously and reports every "
+                "failure to CloudFormation; a dead-letter queue only receives failed "
+                "asynchronous invocations."
+            ),
         )
-        acknowledge(
-            cfn_function(function),
-            "Serverless-LambdaDLQ",
-            "The provider framework invokes this function synchronously and reports every "
-            "failure to CloudFormation; a dead-letter queue only receives failed asynchronous "
-            "invocations.",
-        )
-        return function
 
     def _acknowledge_handler_policy(self) -> None:
         if self._handler_policy is not None:

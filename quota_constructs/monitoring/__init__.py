@@ -5,6 +5,7 @@ The Lambdas they deploy live in :mod:`quota_constructs.runtime` (no aws_cdk); wh
 agree on is :mod:`quota_constructs.wire.monitoring_contract`.
 """
 
+from ._function import FunctionSettings, QueueFunctionProps
 from .dashboard import QuotaShareDashboard
 from .job_events_function import JobEventsFunction
 from .owner_topics import OwnerTopics
@@ -15,8 +16,10 @@ from .stack_preemptions import StackPreemptions
 from .thresholds import ShareAlarmThresholds
 
 __all__ = [
+    "FunctionSettings",
     "JobEventsFunction",
     "OwnerTopics",
+    "QueueFunctionProps",
     "QuotaShareDashboard",
     "QuotaShareMonitoring",
     "ShareAlarmThresholds",

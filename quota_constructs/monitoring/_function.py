@@ -1,14 +1,17 @@
-"""How the monitoring Lambdas are built: own role, own log group, Python 3.14 on arm64, traced,
-failures to the monitor's dead-letter queue; the grants both event functions need; and when
-the late parts of a monitor (those needing every share of the app) are resolved: at synthesis."""
+"""How the monitoring Lambdas are built: own role, own log group, the library's function
+(:mod:`quota_constructs._library_function`), failures to the monitor's dead-letter queue; the
+grants both event functions need; and when the late parts of a monitor (those needing every
+share of the app) are resolved: at synthesis."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Final
 
 import jsii
 from aws_cdk import Duration, IAspect, IStableStringProducer, Stack
+from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
@@ -16,30 +19,76 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct, IConstruct
 
-from .._l1_resources import cfn_function, default_policy
+from .._l1_resources import default_policy
+from .._library_function import library_function
 from ..nag_acknowledgments import acknowledge, acknowledge_wildcard_resource
 
-RUNTIME: Final = lambda_.Runtime.PYTHON_3_14
-# boto3 imports markedly faster with more memory (Lambda allots CPU in proportion); the work is
-# a handful of API calls, so more would only cost.
-MEMORY_MB: Final = 256
 XRAY_WRITE_ACTIONS: Final = ("xray:PutTelemetryRecords", "xray:PutTraceSegments")
 TERMINATE_ACTIONS: Final = ("batch:TerminateServiceJob",)
 
 
+@dataclass(frozen=True)
+class FunctionSettings:
+    """What a monitor gives every function it deploys (the stack's preemptions function takes
+    its first monitor's): where failures go, how long logs are kept, which layers are added."""
+
+    dead_letter_queue: sqs.IQueue
+    log_retention: logs.RetentionDays
+    layers: Sequence[lambda_.ILayerVersion] = ()
+
+
+@dataclass(frozen=True)
+class QueueFunctionProps:
+    """What a monitor gives each function of its queue: shared by the metrics and the
+    job-events function, which differ only in what they add to it."""
+
+    code: lambda_.Code
+    job_queue_arn: str
+    environment: Mapping[str, str]
+    settings: FunctionSettings
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """How one kind of monitoring function runs: its ``timeout``, EventBridge's ``delivery``
+    retries (then the dead-letter queue) and Lambda's retries of a failed asynchronous
+    ``invoke`` (then the on-failure destination); one value per kind, so that a rule and its
+    function are tuned together."""
+
+    timeout: Duration
+    delivery: Retries
+    invoke: Retries
+
+    def target(
+        self, function: lambda_.IFunction, settings: FunctionSettings
+    ) -> targets.LambdaFunction:
+        """A rule's delivery to ``function``: retried as :attr:`delivery` says, then recorded
+        in the monitor's dead-letter queue."""
+        return targets.LambdaFunction(
+            function,
+            retry_attempts=self.delivery.attempts,
+            max_event_age=self.delivery.max_age,
+            dead_letter_queue=settings.dead_letter_queue,
+        )
+
+
+@dataclass(frozen=True)
+class Retries:
+    """How often a failed delivery or invocation is tried again, and for how long."""
+
+    attempts: int
+    max_age: Duration
+
+
 def monitoring_function(
     scope: Construct,
+    settings: FunctionSettings,
+    invocation: Invocation,
     *,
     code: lambda_.Code,
     handler: str,
     description: str,
-    timeout: Duration,
     environment: Mapping[str, str],
-    log_retention: logs.RetentionDays,
-    dead_letter_queue: sqs.IQueue,
-    retry_attempts: int,
-    max_event_age: Duration,
-    layers: Sequence[lambda_.ILayerVersion],
     reserved_concurrency: int | None = None,
 ) -> tuple[lambda_.Function, iam.Role, logs.LogGroup]:
     """The function (child ``Resource``, so it is the construct's default child), its role
@@ -49,34 +98,28 @@ def monitoring_function(
     every log group); the caller grants exactly what the handler calls.
     """
     role = iam.Role(scope, "Role", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
-    log_group = logs.LogGroup(scope, "LogGroup", retention=log_retention)
+    log_group = logs.LogGroup(scope, "LogGroup", retention=settings.log_retention)
     log_group.grant_write(role)
-    function = lambda_.Function(
+    function = library_function(
         scope,
         "Resource",
         code=code,
         handler=handler,
-        runtime=RUNTIME,
-        architecture=lambda_.Architecture.ARM_64,
-        memory_size=MEMORY_MB,
-        timeout=timeout,
+        timeout=invocation.timeout,
         role=role,
         log_group=log_group,
-        tracing=lambda_.Tracing.ACTIVE,
-        environment=dict(environment),
-        layers=list(layers) or None,
+        environment=environment,
+        layers=settings.layers,
         description=description,
-        retry_attempts=retry_attempts,
-        max_event_age=max_event_age,
-        on_failure=_SendOnlyQueueDestination(dead_letter_queue),
+        retry_attempts=invocation.invoke.attempts,
+        max_event_age=invocation.invoke.max_age,
+        on_failure=_SendOnlyQueueDestination(settings.dead_letter_queue),
         reserved_concurrent_executions=reserved_concurrency,
-    )
-    acknowledge(
-        cfn_function(function),
-        "Serverless-LambdaDLQ",
-        "Failed asynchronous invocations go to this monitor's SQS queue as an on-failure "
-        "destination, whose record carries the request, the response and the error; a "
-        "dead-letter queue as well would receive every failure twice.",
+        no_dead_letter_queue=(
+            "Failed asynchronous invocations go to this monitor's SQS queue as an on-failure "
+            "destination, whose record carries the request, the response and the error; a "
+            "dead-letter queue as well would receive every failure twice."
+        ),
     )
     return function, role, log_group
 

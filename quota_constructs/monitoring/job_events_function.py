@@ -5,16 +5,14 @@ built: invocation retries, timeout, the DescribeServiceJob grant."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Final
+from typing import Any, Final
 
 from aws_cdk import Duration
 from aws_cdk import aws_events as events
-from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sns as sns
-from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from .._l1_resources import default_policy
@@ -25,53 +23,50 @@ from ..wire.monitoring_contract import (
     STATE_CHANGE_DETAIL_TYPE,
     STATE_CHANGE_STATUSES,
 )
-from ._function import acknowledge_xray, allow_publishing_to_owner, monitoring_function
+from ._function import (
+    FunctionSettings,
+    Invocation,
+    QueueFunctionProps,
+    Retries,
+    acknowledge_xray,
+    allow_publishing_to_owner,
+    monitoring_function,
+)
 
 # DescribeServiceJob defines no resource type: IAM accepts only "*" for it.
 DESCRIBE_ACTIONS: Final = ("batch:DescribeServiceJob",)
 
-TIMEOUT: Final = Duration.seconds(30)
-# EventBridge retries delivery to Lambda with backoff; past this the event goes to the DLQ.
-DELIVERY_RETRIES: Final = 8
-DELIVERY_MAX_AGE: Final = Duration.hours(2)
-# Lambda retries a failed asynchronous invocation (a throttled Batch or SNS call) this often;
-# the handler is idempotent per event, so a retry never notifies twice for one preemption.
-INVOKE_RETRIES: Final = 2
-INVOKE_MAX_AGE: Final = Duration.hours(1)
+EVENT_INVOCATION: Final = Invocation(
+    timeout=Duration.seconds(30),
+    # EventBridge retries delivery to Lambda with backoff; past this the event goes to the DLQ.
+    delivery=Retries(attempts=8, max_age=Duration.hours(2)),
+    # Lambda retries a failed asynchronous invocation (a throttled Batch or SNS call) this
+    # often; the handler is idempotent per event, so a retry never notifies twice for one
+    # preemption.
+    invoke=Retries(attempts=2, max_age=Duration.hours(1)),
+)
 DEFAULT_CONCURRENCY: Final = 2
 """Reserved concurrency: a preemption storm queues invocations (Lambda keeps asynchronous
-events up to ``INVOKE_MAX_AGE``) instead of calling DescribeServiceJob hundreds of times at once
-and throttling the account's Batch API."""
+events up to ``EVENT_INVOCATION.invoke.max_age``) instead of calling DescribeServiceJob
+hundreds of times at once and throttling the account's Batch API."""
 
 
 def event_function(
     scope: Construct,
+    settings: FunctionSettings,
     *,
     code: lambda_.Code,
     handler: str,
     description: str,
     environment: Mapping[str, str],
-    log_retention: logs.RetentionDays,
-    dead_letter_queue: sqs.IQueue,
-    layers: Sequence[lambda_.ILayerVersion],
     concurrency: int | None,
     describe_purpose: str,
 ) -> tuple[lambda_.Function, iam.Role, logs.LogGroup]:
     """A monitoring function fed by EventBridge that looks jobs up (``DescribeServiceJob``, for
     ``describe_purpose``); returns the function, its role and its log group."""
     function, role, log_group = monitoring_function(
-        scope,
-        code=code,
-        reserved_concurrency=concurrency,
-        handler=handler,
-        description=description,
-        timeout=TIMEOUT,
-        environment=dict(environment),
-        log_retention=log_retention,
-        dead_letter_queue=dead_letter_queue,
-        retry_attempts=INVOKE_RETRIES,
-        max_event_age=INVOKE_MAX_AGE,
-        layers=layers,
+        scope, settings, EVENT_INVOCATION, code=code, handler=handler, description=description,
+        environment=environment, reserved_concurrency=concurrency,
     )
     role.add_to_principal_policy(
         iam.PolicyStatement(actions=list(DESCRIBE_ACTIONS), resources=["*"])
@@ -84,10 +79,34 @@ def event_function(
     return function, role, log_group
 
 
+def service_job_rule(
+    scope: Construct,
+    id: str,
+    function: lambda_.IFunction,
+    settings: FunctionSettings,
+    *,
+    description: str,
+    detail_types: Sequence[str],
+    detail: Mapping[str, Any] | None = None,
+) -> events.Rule:
+    """A rule delivering AWS Batch's service-job events of ``detail_types`` (and ``detail``) to
+    an event function, as :data:`EVENT_INVOCATION` says; every event rule of the monitoring is
+    one."""
+    return events.Rule(
+        scope,
+        id,
+        description=description,
+        event_pattern=events.EventPattern(
+            source=[EVENT_SOURCE], detail_type=list(detail_types), detail=detail
+        ),
+        targets=[EVENT_INVOCATION.target(function, settings)],
+    )
+
+
 class JobEventsFunction(Construct):
     """Receives this queue's service-job events and tells the shares' owners.
 
-    Rules (each delivering with retries, then to ``dead_letter_queue``):
+    Rules (each delivering with retries, then to the monitor's dead-letter queue):
 
     - ``StateChangeRule``: ``Batch Service Job State Change`` events whose ``detail.jobQueue``
       is this queue's ARN and whose ``detail.status`` is FAILED; other queues' jobs and other
@@ -110,64 +129,38 @@ class JobEventsFunction(Construct):
         scope: Construct,
         id: str,
         *,
-        code: lambda_.Code,
-        job_queue_arn: str,
-        environment: dict[str, str],
+        props: QueueFunctionProps,
         owner_topics: Mapping[str, sns.ITopic],
-        log_retention: logs.RetentionDays,
-        dead_letter_queue: sqs.IQueue,
-        layers: Sequence[lambda_.ILayerVersion] = (),
         concurrency: int | None = DEFAULT_CONCURRENCY,
     ) -> None:
         super().__init__(scope, id)
         self.function, self.role, self.log_group = event_function(
             self,
-            code=code,
+            props.settings,
+            code=props.code,
             handler=JOB_EVENTS_HANDLER,
             description=f"AWS Batch quota shares: job events to owners ({self.node.path})",
-            environment=environment,
-            log_retention=log_retention,
-            dead_letter_queue=dead_letter_queue,
-            layers=layers,
+            environment=props.environment,
             concurrency=concurrency,
             describe_purpose="to find a failed or blocked job's queue and share",
         )
         self._published = 0
         for topic in owner_topics.values():
             self.allow_publishing(topic)
-
-        def target() -> targets.LambdaFunction:
-            return targets.LambdaFunction(
-                self.function,
-                retry_attempts=DELIVERY_RETRIES,
-                max_event_age=DELIVERY_MAX_AGE,
-                dead_letter_queue=dead_letter_queue,
-            )
-
-        self.state_change_rule = events.Rule(
-            self,
-            "StateChangeRule",
+        self.state_change_rule = service_job_rule(
+            self, "StateChangeRule", self.function, props.settings,
             description=f"Failed service jobs of this queue only ({self.node.path})",
-            event_pattern=events.EventPattern(
-                source=[EVENT_SOURCE],
-                detail_type=[STATE_CHANGE_DETAIL_TYPE],
-                # The documented sample event carries the queue's ARN in detail.jobQueue; only
-                # the statuses an owner is told about invoke the function.
-                detail={"jobQueue": [job_queue_arn], "status": list(STATE_CHANGE_STATUSES)},
-            ),
-            targets=[target()],
+            detail_types=[STATE_CHANGE_DETAIL_TYPE],
+            # The documented sample event carries the queue's ARN in detail.jobQueue; only
+            # the statuses an owner is told about invoke the function.
+            detail={"jobQueue": [props.job_queue_arn], "status": list(STATE_CHANGE_STATUSES)},
         )
-        self.queue_blocked_rule = events.Rule(
-            self,
-            "QueueBlockedRule",
+        self.queue_blocked_rule = service_job_rule(
+            self, "QueueBlockedRule", self.function, props.settings,
             description=f"Jobs blocking this queue ({self.node.path})",
-            event_pattern=events.EventPattern(
-                source=[EVENT_SOURCE],
-                detail_type=[QUEUE_BLOCKED_DETAIL_TYPE],
-                # The documented sample carries the queue's ARN in detail.jobQueue.
-                detail={"jobQueue": [job_queue_arn]},
-            ),
-            targets=[target()],
+            detail_types=[QUEUE_BLOCKED_DETAIL_TYPE],
+            # The documented sample carries the queue's ARN in detail.jobQueue.
+            detail={"jobQueue": [props.job_queue_arn]},
         )
 
     def allow_publishing(self, topic: sns.ITopic) -> None:

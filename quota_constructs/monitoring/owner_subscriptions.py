@@ -10,11 +10,11 @@ acknowledged for what a dead-letter queue cannot have (a dead-letter queue of it
 
 from __future__ import annotations
 
+import inspect
 from typing import Final
 
-from aws_cdk import Duration, RemovalPolicy, Stack
+from aws_cdk import Duration, Stack
 from aws_cdk import aws_iam as iam
-from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct, IConstruct
@@ -22,6 +22,12 @@ from constructs import Construct, IConstruct
 from ..model.agreement_team import AlertEndpoint
 from ..model.tokens import is_unresolved
 from ..nag_acknowledgments import acknowledge
+from .owner_topics import notification_key
+
+SUBSCRIPTION_OPTIONS: Final = tuple(inspect.signature(sns.SubscriptionOptions).parameters)
+"""Every option a subscription's binding may set (endpoint, protocol, filter and delivery
+policies, ...), read from aws-cdk-lib itself: the subscription made here carries each one over,
+including any a later release adds."""
 
 
 class OwnerSubscriptions(Construct):
@@ -30,13 +36,8 @@ class OwnerSubscriptions(Construct):
 
     def __init__(self, scope: Construct, id: str) -> None:
         super().__init__(scope, id)
-        self.key: Final = kms.Key(
-            self,
-            "Key",
-            enable_key_rotation=True,
-            description=f"Encrypts undeliverable owner notifications of {scope.node.path}",
-            removal_policy=RemovalPolicy.DESTROY,
-            pending_window=Duration.days(7),
+        self.key: Final = notification_key(
+            self, f"Encrypts undeliverable owner notifications of {scope.node.path}"
         )
         # AWS SNS developer guide, "Amazon SNS dead-letter queues": an encrypted queue used as
         # a subscription's dead-letter queue needs a customer managed key whose policy lets
@@ -81,20 +82,10 @@ class OwnerSubscriptions(Construct):
             _endpoint(self, config.protocol.value, config.endpoint)
         )
         self._count += 1
-        created = sns.Subscription(
-            self,
-            f"Subscription{self._count}",
-            topic=topic,
-            endpoint=config.endpoint,
-            protocol=config.protocol,
-            dead_letter_queue=config.dead_letter_queue or self.dead_letter_queue,
-            delivery_policy=config.delivery_policy,
-            filter_policy=config.filter_policy,
-            filter_policy_with_message_body=config.filter_policy_with_message_body,
-            raw_message_delivery=config.raw_message_delivery,
-            region=config.region,
-            subscription_role_arn=config.subscription_role_arn,
-        )
+        options = {name: getattr(config, name) for name in SUBSCRIPTION_OPTIONS}
+        # This construct's dead-letter queue, unless the binding brings its own.
+        options["dead_letter_queue"] = config.dead_letter_queue or self.dead_letter_queue
+        created = sns.Subscription(self, f"Subscription{self._count}", topic=topic, **options)
         if config.subscription_dependency is not None:
             created.node.add_dependency(config.subscription_dependency)
         return created

@@ -16,6 +16,22 @@ from .alarm_delivery import alarm_key_statement, alarm_publish_statement
 MAX_DISPLAY_NAME: Final = 100
 
 
+def notification_key(scope: Construct, description: str) -> kms.Key:
+    """The customer managed key (child ``Key``) of owner notifications, on their topics and in
+    their subscriptions' dead-letter queue; shared so both keys live and die alike: rotated
+    yearly, deleted 7 days after the monitoring is removed."""
+    return kms.Key(
+        scope,
+        "Key",
+        enable_key_rotation=True,
+        description=description,
+        # It only encrypts notifications in flight or undeliverable, which nobody needs once
+        # the monitoring is gone: a key kept after that would cost 1 USD a month for nothing.
+        removal_policy=RemovalPolicy.DESTROY,
+        pending_window=Duration.days(7),
+    )
+
+
 class OwnerTopics(Construct):
     """A topic per owner (child id: the owner's name), encrypted with one customer managed key
     (``Key``, rotated yearly) and accepting only TLS publishers.
@@ -30,15 +46,8 @@ class OwnerTopics(Construct):
 
     def __init__(self, scope: Construct, id: str, *, owners: Iterable[str]) -> None:
         super().__init__(scope, id)
-        self.key = kms.Key(
-            self,
-            "Key",
-            enable_key_rotation=True,
-            description=f"Encrypts the quota-share owner topics of {self.node.path}",
-            # It only encrypts notifications in flight, which no one reads back: a key kept
-            # after its topics are gone would cost 1 USD a month and protect nothing.
-            removal_policy=RemovalPolicy.DESTROY,
-            pending_window=Duration.days(7),
+        self.key = notification_key(
+            self, f"Encrypts the quota-share owner topics of {self.node.path}"
         )
         # Only this stack's alarms, of this account: the key serves no other CloudWatch use.
         self.key.add_to_resource_policy(alarm_key_statement(Stack.of(self)))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 from aws_cdk import Annotations, Aspects, Duration, Lazy, Stack
@@ -36,20 +36,16 @@ from ..share_options import ShareProvisioning
 from ..wire.deployed_config import DEPLOYED_CONFIG_TAG_KEY, config_fingerprint
 from ..wire.listing import MAX_LISTING_PAGES, MAX_PAGE_SIZE
 from ..wire.monitoring_contract import (
-    DECLARATION_FILE_ENV,
     DEFAULT_MAX_SNAPSHOT_AGE_SECONDS,
     DEFAULT_METRIC_NAMESPACE,
     DEFAULT_RUNNABLE_COUNT_CAP,
-    ENFORCE_BUDGET_ENV,
-    JOB_QUEUE_ARN_ENV,
-    JOB_QUEUE_NAME_ENV,
-    METRIC_NAMESPACE_ENV,
-    OWNER_TOPICS_ENV,
+    notification_variables,
+    queue_variables,
 )
 from ..wire.monitoring_declaration import monitoring_declaration_json
 from ..wire.share_config import ShareConfig
 from ._asset import DECLARATION_FILE, LateMonitoringCode, monitoring_asset_directory
-from ._function import AtSynthesis, LazyText
+from ._function import AtSynthesis, FunctionSettings, LazyText, QueueFunctionProps
 from .alarm_delivery import allow_alarms_to_publish
 from .dashboard import QuotaShareDashboard
 from .job_events_function import DEFAULT_CONCURRENCY, JobEventsFunction
@@ -216,24 +212,21 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
         # The code (runtime + declaration of the monitored shares) is staged when the app is
         # synthesized, once every share of the queue is declared.
         self._code = LateMonitoringCode(self)
+        settings = FunctionSettings(
+            dead_letter_queue=self.dead_letter_queue, log_retention=log_retention,
+            layers=handler_layers,
+        )
+        props = self._function_props(settings)
         self.share_metrics: Final[ShareMetricsFunction | None] = (
-            self._create_metrics_function(
-                checked, log_retention=log_retention, layers=handler_layers,
-            ) if metrics_enabled else None
+            self._create_metrics_function(checked, props) if metrics_enabled else None
         )
         self.job_events: Final[JobEventsFunction | None] = (
-            self._create_job_events_function(
-                enforce_interruption_budget=enforce_interruption_budget,
-                log_retention=log_retention, layers=handler_layers,
-                concurrency=job_events_concurrency,
-            ) if job_events_enabled else None
+            self._create_job_events_function(props, concurrency=job_events_concurrency)
+            if job_events_enabled else None
         )
         self.preemptions: StackPreemptions | None = (
-            self._join_stack_preemptions(
-                namespace=namespace, enforce_interruption_budget=enforce_interruption_budget,
-                log_retention=log_retention, layers=handler_layers,
-                concurrency=job_events_concurrency,
-            ) if job_events_enabled else None
+            self._join_stack_preemptions(settings, concurrency=job_events_concurrency)
+            if job_events_enabled else None
         )
         """The stack's preemptions function, shared by every monitor of the stack (None when
         job events are off)."""
@@ -279,86 +272,68 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
             acknowledge(resource, rule, reason)
         return queue
 
-    def _function_environment(self) -> dict[str, str]:
-        return {
-            JOB_QUEUE_ARN_ENV: self.job_queue.job_queue_arn,
-            JOB_QUEUE_NAME_ENV: self.job_queue.job_queue_name,
-            DECLARATION_FILE_ENV: DECLARATION_FILE,
-            METRIC_NAMESPACE_ENV: self._share_metrics.namespace,
-        }
+    def _function_props(self, settings: FunctionSettings) -> QueueFunctionProps:
+        return QueueFunctionProps(
+            code=self._code.code,
+            job_queue_arn=self.job_queue.job_queue_arn,
+            environment=self._queue_variables(DECLARATION_FILE),
+            settings=settings,
+        )
+
+    def _queue_variables(self, declaration_file: str) -> dict[str, str]:
+        """Which queue this monitor watches, where ``declaration_file`` is and the namespace:
+        for its own functions and for its entry in the stack's preemptions function."""
+        return queue_variables(
+            job_queue_arn=self.job_queue.job_queue_arn,
+            job_queue_name=self.job_queue.job_queue_name,
+            declaration_file=declaration_file,
+            namespace=self._share_metrics.namespace,
+        )
 
     def _create_metrics_function(
-        self,
-        checked: _CheckedProps,
-        *,
-        log_retention: logs.RetentionDays,
-        layers: Sequence[lambda_.ILayerVersion],
+        self, checked: _CheckedProps, props: QueueFunctionProps
     ) -> ShareMetricsFunction:
         function = ShareMetricsFunction(
             self,
             "ShareMetrics",
-            code=self._code.code,
-            job_queue_arn=self.job_queue.job_queue_arn,
-            environment=self._function_environment(),
+            props=props,
             schedule=Duration.minutes(checked.schedule_minutes),
             runnable_count_cap=checked.runnable_count_cap,
             max_snapshot_age_seconds=checked.snapshot_age_seconds,
-            log_retention=log_retention,
-            dead_letter_queue=self.dead_letter_queue,
-            layers=layers,
         )
         self._code.used_by(function.function)
         return function
 
     def _create_job_events_function(
-        self,
-        *,
-        enforce_interruption_budget: bool,
-        log_retention: logs.RetentionDays,
-        layers: Sequence[lambda_.ILayerVersion],
-        concurrency: int | None,
+        self, props: QueueFunctionProps, *, concurrency: int | None
     ) -> JobEventsFunction:
         stack = Stack.of(self)
+        # Late: the owner topics of shares declared after this construct too.
+        owner_topics = Lazy.string(LazyText(lambda: stack.to_json_string(
+            {owner: topic.topic_arn for owner, topic in self.owner_topics.items()}
+        )))
+        notified = notification_variables(
+            owner_topics, enforce_budget=self.enforces_interruption_budget is True
+        )
         function = JobEventsFunction(
             self,
             "JobEvents",
-            code=self._code.code,
-            job_queue_arn=self.job_queue.job_queue_arn,
-            environment={
-                **self._function_environment(),
-                # Late: the owner topics of shares declared after this construct too.
-                OWNER_TOPICS_ENV: Lazy.string(LazyText(lambda: stack.to_json_string(
-                    {owner: topic.topic_arn for owner, topic in self.owner_topics.items()}
-                ))),
-                ENFORCE_BUDGET_ENV: "true" if enforce_interruption_budget else "false",
-            },
+            props=replace(props, environment={**props.environment, **notified}),
             owner_topics={},
-            log_retention=log_retention,
-            dead_letter_queue=self.dead_letter_queue,
-            layers=layers,
             concurrency=concurrency,
         )
         self._code.used_by(function.function)
         return function
 
     def _join_stack_preemptions(
-        self,
-        *,
-        namespace: str,
-        enforce_interruption_budget: bool,
-        log_retention: logs.RetentionDays,
-        layers: Sequence[lambda_.ILayerVersion],
-        concurrency: int | None,
+        self, settings: FunctionSettings, *, concurrency: int | None
     ) -> StackPreemptions:
         preemptions = StackPreemptions.of_stack(
-            self, dead_letter_queue=self.dead_letter_queue, log_retention=log_retention,
-            layers=layers, concurrency=concurrency,
+            self, settings=settings, concurrency=concurrency
         )
         preemptions.register(MonitoredQueue(
-            job_queue_arn=self.job_queue.job_queue_arn,
-            job_queue_name=self.job_queue.job_queue_name,
-            namespace=namespace,
-            enforce_interruption_budget=enforce_interruption_budget,
+            variables=self._queue_variables,
+            enforce_interruption_budget=self.enforces_interruption_budget is True,
             resolve=self._final_declaration,
         ))
         return preemptions

@@ -59,10 +59,16 @@ class ShareAlarms(Construct):
         share = spec.name
         owner = spec.agreement.owner if spec.agreement is not None else None
         whose = f"quota share {share}" + (f" (owner: {owner})" if owner else "")
+        # What every alarm of the share is built from, kept once for the alarm methods below.
+        self._share = share
+        self._metrics = metrics
+        self._thresholds = thresholds
+        self._period = period
+        self._whose = whose
         self.alarms: list[cloudwatch.Alarm] = []
         if share_metrics:
-            self.alarms.append(self._starved(spec, metrics, thresholds, period, whose))
-            self.alarms.append(self._drift(spec, metrics, thresholds, period, whose))
+            self.alarms.append(self._starved())
+            self.alarms.append(self._drift())
         if job_events:
             agreement = spec.agreement
             if agreement is not None and agreement.interruption_budget is not None:
@@ -93,16 +99,9 @@ class ShareAlarms(Construct):
         return COUNT_EXCEEDED.create(count, self, id, description=description,
                                      threshold=threshold)
 
-    def _starved(
-        self,
-        spec: QuotaShareSpec,
-        metrics: ShareMetrics,
-        thresholds: ShareAlarmThresholds,
-        period: Duration,
-        whose: str,
-    ) -> cloudwatch.Alarm:
-        share = spec.name
-        wait = int(thresholds.starved_after.to_seconds())
+    def _starved(self) -> cloudwatch.Alarm:
+        share, metrics, period = self._share, self._metrics, self._period
+        wait = int(self._thresholds.starved_after.to_seconds())
         # Minimum over the period, both: the head job waited longer than the threshold, and
         # would have fitted in the share's idle own capacity of its type, at every measurement.
         expression = cloudwatch.MathExpression(
@@ -119,30 +118,23 @@ class ShareAlarms(Construct):
             self,
             "Starved",
             description=(
-                f"The first waiting job of {whose} has waited longer than "
-                f"{thresholds.starved_after.to_human_string()} although the share's own idle "
+                f"The first waiting job of {self._whose} has waited longer than "
+                f"{self._thresholds.starved_after.to_human_string()} although the share's own idle "
                 "capacity of that job's instance type could hold it: check the job's status "
                 "reason and who holds the share's lent capacity."
             ),
         )
 
-    def _drift(
-        self,
-        spec: QuotaShareSpec,
-        metrics: ShareMetrics,
-        thresholds: ShareAlarmThresholds,
-        period: Duration,
-        whose: str,
-    ) -> cloudwatch.Alarm:
-        drift = metrics.drift(spec.name, period=period)
+    def _drift(self) -> cloudwatch.Alarm:
+        drift = self._metrics.drift(self._share, period=self._period)
         return DRIFT.create(
             drift,
             self,
             "Drift",
             description=(
-                f"The live {whose} has differed from its declaration, or been INVALID or "
-                f"missing, for {thresholds.drift_for.to_human_string()}: someone changed it "
+                f"The live {self._whose} has differed from its declaration, or been INVALID or "
+                f"missing, for {self._thresholds.drift_for.to_human_string()}: someone changed it "
                 "outside the stack, or a deployment failed."
             ),
-            evaluation_periods=drift_evaluation_periods(thresholds, period),
+            evaluation_periods=drift_evaluation_periods(self._thresholds, self._period),
         )

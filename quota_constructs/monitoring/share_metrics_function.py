@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Final
 
 from aws_cdk import Duration
 from aws_cdk import aws_events as events
-from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
-from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_logs as logs
-from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from .._l1_resources import default_policy
@@ -22,7 +17,13 @@ from ..wire.monitoring_contract import (
     SHARE_METRICS_HANDLER,
 )
 from ..wire.share_arn import quota_shares_of
-from ._function import acknowledge_xray, monitoring_function
+from ._function import (
+    Invocation,
+    QueueFunctionProps,
+    Retries,
+    acknowledge_xray,
+    monitoring_function,
+)
 
 # Read-only, from the AWS Batch service authorization reference.
 QUEUE_READ_ACTIONS: Final = ("batch:GetJobQueueSnapshot", "batch:ListQuotaShares")
@@ -33,7 +34,12 @@ UNSCOPED_READ_ACTIONS: Final = ("batch:DescribeServiceJob", "batch:ListServiceJo
 # One run reads a snapshot, the shares, and per share with a waiting job its first job and one
 # bounded count; bounded well below the one-minute default schedule so that runs do not pile up
 # behind a slow API.
-TIMEOUT: Final = Duration.seconds(50)
+SCHEDULED_INVOCATION: Final = Invocation(
+    timeout=Duration.seconds(50),
+    # The next run supersedes a missed or failed one: only record that it was missed.
+    delivery=Retries(attempts=0, max_age=Duration.minutes(1)),
+    invoke=Retries(attempts=0, max_age=Duration.minutes(1)),
+)
 
 
 class ShareMetricsFunction(Construct):
@@ -42,11 +48,10 @@ class ShareMetricsFunction(Construct):
     Its role (``Role``) may read the queue's snapshot and quota shares and list service jobs,
     nothing else; its log group (``LogGroup``) is where the embedded-metric-format records
     become CloudWatch metrics. A failed run is not retried (the next one reads fresher data)
-    and is recorded in ``dead_letter_queue``.
+    and is recorded in the monitor's dead-letter queue.
 
-    :param code: the monitoring asset (runtime + declaration file).
-    :param job_queue_arn: the queue whose shares are measured.
-    :param environment: the handler's environment (see ``monitoring_contract``).
+    :param props: the monitor's: the monitoring asset (runtime + declaration file), the queue
+        whose shares are measured, the handler's environment (see ``monitoring_contract``).
     :param schedule: time between runs.
     :param max_snapshot_age_seconds: the oldest snapshot judged (None: any age).
     """
@@ -56,39 +61,30 @@ class ShareMetricsFunction(Construct):
         scope: Construct,
         id: str,
         *,
-        code: lambda_.Code,
-        job_queue_arn: str,
-        environment: dict[str, str],
+        props: QueueFunctionProps,
         schedule: Duration,
         runnable_count_cap: int,
-        log_retention: logs.RetentionDays,
         max_snapshot_age_seconds: int | None,
-        dead_letter_queue: sqs.IQueue,
-        layers: Sequence[lambda_.ILayerVersion] = (),
     ) -> None:
         super().__init__(scope, id)
         self.function, self.role, self.log_group = monitoring_function(
             self,
-            code=code,
+            props.settings,
+            SCHEDULED_INVOCATION,
+            code=props.code,
             handler=SHARE_METRICS_HANDLER,
             description=f"AWS Batch quota shares: per-share metrics ({self.node.path})",
-            timeout=TIMEOUT,
             environment={
-                **environment,
+                **props.environment,
                 RUNNABLE_COUNT_CAP_ENV: str(runnable_count_cap),
                 MAX_SNAPSHOT_AGE_ENV: (
                     "off" if max_snapshot_age_seconds is None else str(max_snapshot_age_seconds)
                 ),
             },
-            log_retention=log_retention,
-            dead_letter_queue=dead_letter_queue,
-            retry_attempts=0,
-            max_event_age=Duration.minutes(1),
-            layers=layers,
         )
-        shares = quota_shares_of(job_queue_arn)
+        shares = quota_shares_of(props.job_queue_arn)
         self.role.add_to_principal_policy(
-            iam.PolicyStatement(actions=list(QUEUE_READ_ACTIONS), resources=[job_queue_arn])
+            iam.PolicyStatement(actions=list(QUEUE_READ_ACTIONS), resources=[props.job_queue_arn])
         )
         self.role.add_to_principal_policy(
             iam.PolicyStatement(actions=list(SHARE_READ_ACTIONS), resources=[shares])
@@ -101,15 +97,7 @@ class ShareMetricsFunction(Construct):
             "Schedule",
             schedule=events.Schedule.rate(schedule),
             description=f"Runs the per-share metrics of {self.node.path}",
-            targets=[
-                targets.LambdaFunction(
-                    self.function,
-                    # The next run supersedes a missed one: only record that it was missed.
-                    retry_attempts=0,
-                    max_event_age=Duration.minutes(1),
-                    dead_letter_queue=dead_letter_queue,
-                )
-            ],
+            targets=[SCHEDULED_INVOCATION.target(self.function, props.settings)],
         )
         policy = default_policy(self.role)
         acknowledge_wildcard_resource(

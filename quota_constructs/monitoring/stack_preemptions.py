@@ -12,41 +12,31 @@ stacks too, watch the account's queues from one stack (a monitor accepts an impo
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
 from aws_cdk import Aspects, Lazy, Stack
-from aws_cdk import aws_events as events
-from aws_cdk import aws_events_targets as targets
-from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sns as sns
-from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from .._share_ledger import AppBookkeeping
 from ..wire.monitoring_contract import (
-    DECLARATION_FILE_ENV,
-    ENFORCE_BUDGET_ENV,
-    EVENT_SOURCE,
-    JOB_QUEUE_ARN_ENV,
-    JOB_QUEUE_NAME_ENV,
-    METRIC_NAMESPACE_ENV,
     MONITORED_QUEUES_ENV,
-    OWNER_TOPICS_ENV,
     PREEMPTION_COMPLETED_DETAIL_TYPE,
     PREEMPTION_STARTED_DETAIL_TYPE,
     PREEMPTIONS_HANDLER,
+    notification_variables,
 )
 from ._asset import LateMonitoringCode, asset_directory_with
 from ._function import (
     AtSynthesis,
+    FunctionSettings,
     LazyText,
     allow_publishing_to_owner,
     allow_terminating_service_jobs,
 )
-from .job_events_function import DELIVERY_MAX_AGE, DELIVERY_RETRIES, event_function
+from .job_events_function import event_function, service_job_rule
 
 CONSTRUCT_ID: Final = "QuotaSharePreemptions"
 DECLARATIONS_DIRECTORY: Final = "quota_monitor_declarations"
@@ -56,9 +46,9 @@ DECLARATIONS_DIRECTORY: Final = "quota_monitor_declarations"
 class MonitoredQueue:
     """What one monitor hands the stack's preemptions function, read at synthesis."""
 
-    job_queue_arn: str
-    job_queue_name: str
-    namespace: str
+    variables: Callable[[str], dict[str, str]]
+    """The monitor's queue variables (``monitoring_contract.queue_variables``), given where
+    this function stages the monitor's declaration file."""
     enforce_interruption_budget: bool
     resolve: Callable[[], tuple[str, Mapping[str, sns.ITopic]]]
     """The monitor's final declaration (JSON) and owner topics, once its shares are resolved."""
@@ -76,20 +66,13 @@ class StackPreemptions(Construct):
 
     @classmethod
     def of_stack(
-        cls,
-        scope: Construct,
-        *,
-        dead_letter_queue: sqs.IQueue,
-        log_retention: logs.RetentionDays,
-        layers: Sequence[lambda_.ILayerVersion],
-        concurrency: int | None,
+        cls, scope: Construct, *, settings: FunctionSettings, concurrency: int | None
     ) -> StackPreemptions:
         stack = Stack.of(scope)
         records = AppBookkeeping.of(stack).stack_records(stack)
         if isinstance(records.preemptions, StackPreemptions):
             return records.preemptions
-        created = cls(stack, CONSTRUCT_ID, dead_letter_queue=dead_letter_queue,
-                      log_retention=log_retention, layers=layers, concurrency=concurrency)
+        created = cls(stack, CONSTRUCT_ID, settings=settings, concurrency=concurrency)
         records.preemptions = created
         return created
 
@@ -98,9 +81,7 @@ class StackPreemptions(Construct):
         scope: Construct,
         id: str,
         *,
-        dead_letter_queue: sqs.IQueue,
-        log_retention: logs.RetentionDays,
-        layers: Sequence[lambda_.ILayerVersion],
+        settings: FunctionSettings,
         concurrency: int | None,
     ) -> None:
         super().__init__(scope, id)
@@ -109,31 +90,19 @@ class StackPreemptions(Construct):
         self._code = LateMonitoringCode(self)
         self.function, self.role, self.log_group = event_function(
             self,
+            settings,
             code=self._code.code,
             handler=PREEMPTIONS_HANDLER,
             description=f"AWS Batch quota shares: preemptions to owners ({self.node.path})",
             environment={MONITORED_QUEUES_ENV: Lazy.string(LazyText(self._environment))},
-            log_retention=log_retention,
-            dead_letter_queue=dead_letter_queue,
-            layers=layers,
             concurrency=concurrency,
             describe_purpose="to find a preempted job's queue and share",
         )
         self._code.used_by(self.function)
-        self.preemption_rule = events.Rule(
-            self,
-            "PreemptionRule",
+        self.preemption_rule = service_job_rule(
+            self, "PreemptionRule", self.function, settings,
             description=f"Service-job preemptions, each looked up once ({self.node.path})",
-            event_pattern=events.EventPattern(
-                source=[EVENT_SOURCE],
-                detail_type=[PREEMPTION_STARTED_DETAIL_TYPE, PREEMPTION_COMPLETED_DETAIL_TYPE],
-            ),
-            targets=[targets.LambdaFunction(
-                self.function,
-                retry_attempts=DELIVERY_RETRIES,
-                max_event_age=DELIVERY_MAX_AGE,
-                dead_letter_queue=dead_letter_queue,
-            )],
+            detail_types=[PREEMPTION_STARTED_DETAIL_TYPE, PREEMPTION_COMPLETED_DETAIL_TYPE],
         )
         self._published: list[sns.ITopic] = []
         self._terminates = False
@@ -156,12 +125,11 @@ class StackPreemptions(Construct):
             path = f"{DECLARATIONS_DIRECTORY}/{index}.json"
             files.append((path, declaration))
             self._entries.append({
-                JOB_QUEUE_ARN_ENV: queue.job_queue_arn,
-                JOB_QUEUE_NAME_ENV: queue.job_queue_name,
-                DECLARATION_FILE_ENV: path,
-                METRIC_NAMESPACE_ENV: queue.namespace,
-                OWNER_TOPICS_ENV: {owner: topic.topic_arn for owner, topic in topics.items()},
-                ENFORCE_BUDGET_ENV: "true" if queue.enforce_interruption_budget else "false",
+                **queue.variables(path),
+                **notification_variables(
+                    {owner: topic.topic_arn for owner, topic in topics.items()},
+                    enforce_budget=queue.enforce_interruption_budget,
+                ),
             })
             for topic in topics.values():
                 self._allow_publishing(topic)

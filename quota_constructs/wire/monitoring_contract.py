@@ -1,5 +1,6 @@
 """What the monitoring constructs and the monitoring Lambdas agree on: handler entry points,
-environment variables, and the names of the metrics the Lambdas publish.
+environment variables (and how the constructs write them), and the names of the metrics the
+Lambdas publish.
 
 Pure Python (no boto3, no aws_cdk): the constructs import it to configure the functions, build
 the dashboard and the alarms; the runtimes import it to read their settings and emit metrics.
@@ -8,7 +9,7 @@ A name changed here changes on both sides at once.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, TypeVar
 
 # -- entry points (module.function inside the Lambda asset) ------------------------------------
 SHARE_METRICS_HANDLER: Final = "quota_constructs.runtime.share_metrics_handler.handler"
@@ -52,6 +53,33 @@ per-queue variables above (queue ARN and name, declaration file, namespace, owne
 budget enforcement) to their values for that queue."""
 
 DEFAULT_METRIC_NAMESPACE: Final = "QuotaConstructs/Batch"
+
+_Topics = TypeVar("_Topics")
+
+
+def queue_variables(
+    *, job_queue_arn: str, job_queue_name: str, declaration_file: str, namespace: str
+) -> dict[str, str]:
+    """The variables telling a monitoring function which queue it watches, where the declaration
+    of its shares is and where it publishes: every function gets them (the preemptions function
+    once per queue); ``runtime.monitor_settings`` reads them back."""
+    return {
+        JOB_QUEUE_ARN_ENV: job_queue_arn,
+        JOB_QUEUE_NAME_ENV: job_queue_name,
+        DECLARATION_FILE_ENV: declaration_file,
+        METRIC_NAMESPACE_ENV: namespace,
+    }
+
+
+def notification_variables(
+    owner_topics: _Topics, *, enforce_budget: bool
+) -> dict[str, _Topics | str]:
+    """The variables only the event functions read: each owner's topic (``owner_topics``, a
+    JSON object or what becomes one) and whether jobs past their budget are terminated."""
+    return {
+        OWNER_TOPICS_ENV: owner_topics,
+        ENFORCE_BUDGET_ENV: "true" if enforce_budget else "false",
+    }
 
 # -- metric dimensions -------------------------------------------------------------------------
 JOB_QUEUE_DIMENSION: Final = "JobQueue"

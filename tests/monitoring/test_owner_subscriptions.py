@@ -12,6 +12,7 @@ import aws_cdk as cdk
 import pytest
 from aws_cdk import aws_chatbot as chatbot
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sns_subscriptions as subscriptions
 from aws_cdk import aws_sqs as sqs
 from aws_cdk.assertions import Template
@@ -125,6 +126,28 @@ def test_each_subscription_has_the_dead_letter_queue_and_sns_may_use_its_key(bui
     policies = [r["Properties"] for r in resources.values() if r["Type"] == "AWS::SQS::QueuePolicy"
                 and {"Ref": dlq_id} in r["Properties"]["Queues"]]
     assert any("sns.amazonaws.com" in json.dumps(p) for p in policies)
+
+
+def test_every_option_the_subscription_sets_reaches_the_owners_subscription() -> None:
+    """Filter and delivery options of the binding are carried over, and a dead-letter queue
+    the subscription brings is kept instead of the monitor's."""
+    app = cdk.App()
+    stack = cdk.Stack(app, "Options")
+    monitoring = monitored(stack)
+    own_dead_letters = sqs.Queue(stack, "OwnDeadLetters")
+    monitoring.subscribe_owner("llm-team", subscriptions.SqsSubscription(
+        inbox(stack),
+        raw_message_delivery=True,
+        filter_policy={"kind": sns.SubscriptionFilter.string_filter(allowlist=["preempted"])},
+        dead_letter_queue=own_dead_letters,
+    ))
+    resources = Template.from_stack(stack).to_json()["Resources"]
+    (properties,) = [r["Properties"] for r in resources.values()
+                     if r["Type"] == "AWS::SNS::Subscription"]
+    assert properties["RawMessageDelivery"] is True
+    assert properties["FilterPolicy"] == {"kind": ["preempted"]}
+    assert properties["RedrivePolicy"] == {"deadLetterTargetArn": {"Fn::GetAtt": [
+        stack.get_logical_id(own_dead_letters.node.default_child), "Arn"]}}
 
 
 def test_the_chat_channel_gets_the_owners_topic(built: Any) -> None:

@@ -27,6 +27,8 @@ from quota_constructs.wire.monitoring_contract import (
     JOB_QUEUE_NAME_ENV,
     OWNER_TOPICS_ENV,
     UNKNOWN_KIND,
+    notification_variables,
+    queue_variables,
 )
 from quota_constructs.wire.monitoring_declaration import monitoring_declaration_json
 
@@ -53,6 +55,21 @@ def test_settings_come_from_the_environment_and_the_declaration(tmp_path: Path) 
     assert settings.topic_of(settings.agreement_of("QS2")) == "arn:topic"
     assert settings.topic_of(settings.agreement_of("QS1")) is None
     assert settings.agreement_of("nope") is None
+
+
+@pytest.mark.parametrize("enforce", [True, False])
+def test_what_the_contract_writes_the_settings_read_back(tmp_path: Path, enforce: bool) -> None:
+    written = {
+        **queue_variables(job_queue_arn=QUEUE, job_queue_name="training",
+                          declaration_file="declaration.json", namespace="Teams/Batch"),
+        **notification_variables(json.dumps({"nlp-team": "arn:topic"}), enforce_budget=enforce),
+    }
+    settings = MonitorSettings.from_environment({**environment(tmp_path), **written})
+    assert settings.queue == MonitoredQueue(QUEUE, "training")
+    assert [s.name for s in settings.shares] == ["QS1", "QS2", "QS3"]
+    assert settings.namespace == "Teams/Batch"
+    assert settings.owner_topics == {"nlp-team": "arn:topic"}
+    assert settings.enforce_budget is enforce
 
 
 @pytest.mark.parametrize("value", ["", "false", "yes", "1"])
