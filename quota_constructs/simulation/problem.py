@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from ..model import CapacityLimit, QuotaAllocation, QuotaConfigError, QuotaShareSpec
+from ..model import QuotaAllocation, QuotaConfigError, QuotaShareSpec
 from ..model.share import SharingStrategy
 from .inputs import NeverRunnable, PriorityChange, SimJob
 
@@ -110,18 +110,13 @@ def job_subject(job_id: object) -> str:
 
 
 def compile_problem(
-    *,
-    capacity_limits: Sequence[CapacityLimit],
-    shares: Sequence[QuotaShareSpec],
+    allocation: QuotaAllocation,
     jobs: Iterable[SimJob],
     priority_changes: Iterable[PriorityChange] = (),
-    unowned_capacity_borrowable: bool = True,
     never_runnable: NeverRunnable = NeverRunnable.REJECT,
 ) -> Problem:
-    allocation = QuotaAllocation.check(
-        environment_limits=capacity_limits, shares=shares,
-        unowned_capacity_borrowable=unowned_capacity_borrowable,
-    )
+    """The engine's columns for a declaration the model has checked (``allocation``, whose
+    rules say what each share may use) and the jobs checked against it."""
     rules = allocation.rules
     unit_names = [limit.capacity_unit for limit in allocation.environment_limits]
     environment = [limit.max_capacity for limit in allocation.environment_limits]
