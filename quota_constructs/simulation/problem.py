@@ -63,7 +63,7 @@ class JobColumns:
         return index
 
 
-def no_jobs() -> dict[str, Any]:
+def _no_jobs() -> dict[str, Any]:
     """Every :class:`JobColumns` column empty, as keyword arguments: a problem's jobs are
     appended after its shares are compiled."""
     return {column.name: [] for column in fields(JobColumns)}
@@ -154,7 +154,7 @@ def compile_problem(
         group_names=[spec.name for spec in specs],
         group_limits=[limit[i * n_units : (i + 1) * n_units] for i in range(len(specs))],
         group_lends=[spec.strategy.lends for spec in specs],
-        **no_jobs(),
+        **_no_jobs(),
     )
     compiler = _JobCompiler(problem, specs, share_index, unit_index, reach,
                             block=never_runnable is NeverRunnable.BLOCK)
