@@ -879,11 +879,11 @@ class _Engine:
         job_count = self.job_count
         use = self.use
         limit = self.limit
-        walk = _VictimWalk(self.borrowed_victims[k], state, victim_token)
+        taken: list[Victim] = []
         chosen: list[int] = []
         after: dict[int, int] = {}
         freed = 0
-        for v in walk:
+        for v in _live_victims(self.borrowed_victims[k], state, victim_token, taken):
             qv = job_queue[v]
             now_use = after.get(qv, use[qv])
             nv = job_count[v]
@@ -895,7 +895,7 @@ class _Engine:
             freed += nv
             if freed >= need:
                 break
-        walk.put_back()
+        _put_back(self.borrowed_victims[k], taken)
         if freed < need:
             return None
         if self.minimal:
@@ -915,10 +915,10 @@ class _Engine:
         def fits(freed: int) -> bool:
             return current - freed + n <= top and free + freed >= n
 
-        walk = _VictimWalk(self.in_share_victims[q], self.state, self.victim_token)
+        taken: list[Victim] = []
         chosen: list[int] = []
         freed = 0
-        for v in walk:
+        for v in _live_victims(self.in_share_victims[q], self.state, self.victim_token, taken):
             if priority[v] >= wanted:
                 if by_priority:
                     break  # the heap is in priority order: no lower priority remains
@@ -927,7 +927,7 @@ class _Engine:
             freed += job_count[v]
             if fits(freed):
                 break
-        walk.put_back()
+        _put_back(self.in_share_victims[q], taken)
         if not chosen or not fits(freed):
             # Remember how much would have to be free for these victims to make room; None
             # when no amount would (the share's own limit or borrow limit stands in the way).
@@ -1074,31 +1074,24 @@ class _Engine:
         waiting_heads.update(kept)
 
 
-class _VictimWalk:
-    """The running jobs of one victim heap in victim order, stale entries dropped on the way;
-    :meth:`put_back` restores the live ones walked. Both kinds of preemption choose their
-    victims this way, preempting nobody until the choice is made."""
+def _live_victims(
+    heap: list[Victim], state: bytearray, token: list[int], taken: list[Victim]
+) -> Iterator[int]:
+    """The running jobs of a victim heap in victim order, stale entries dropped on the way
+    and the live ones walked kept in ``taken`` for :func:`_put_back`: both kinds of
+    preemption choose their victims this way, preempting nobody until the choice is made."""
+    while heap:
+        entry = heappop(heap)
+        v = entry[3]
+        if state[v] == _RUNNING and token[v] == entry[4]:
+            taken.append(entry)
+            yield v
 
-    __slots__ = ("heap", "state", "taken", "token")
 
-    def __init__(self, heap: list[Victim], state: bytearray, token: list[int]) -> None:
-        self.heap = heap
-        self.state = state
-        self.token = token
-        self.taken: list[Victim] = []
-
-    def __iter__(self) -> Iterator[int]:
-        heap, state, token, taken = self.heap, self.state, self.token, self.taken
-        while heap:
-            entry = heappop(heap)
-            v = entry[3]
-            if state[v] == _RUNNING and token[v] == entry[4]:
-                taken.append(entry)
-                yield v
-
-    def put_back(self) -> None:
-        for entry in self.taken:
-            heappush(self.heap, entry)
+def _put_back(heap: list[Victim], taken: list[Victim]) -> None:
+    """The entries a :func:`_live_victims` walk took, back on their heap."""
+    for entry in taken:
+        heappush(heap, entry)
 
 
 def _fewest(
