@@ -21,11 +21,11 @@ MIN_PRIORITY, MAX_PRIORITY = 0, 9999
 
 @dataclass(slots=True)
 class JobColumns:
-    """Every job's inputs and the priority changes, one flat list per field indexed by job.
+    """Every job's inputs, one flat list per field indexed by job.
 
     Shared by the compiled :class:`Problem` and the stepping engine, which adds jobs while it
-    runs: both grow the job columns through :meth:`append_job` alone, so a new per-job input
-    is declared and filled in one place.
+    runs: both grow the columns through :meth:`append_job` alone, and a part of a history is
+    taken through :meth:`kept`, so a new per-job input is declared and filled in one place.
     """
 
     job_ids: list[str]
@@ -40,9 +40,6 @@ class JobColumns:
     """Seconds between checkpoints; 0.0 for none."""
     retries: list[int]
     """Preemptions allowed before failing; -1 for unlimited."""
-    change_at: list[float]
-    change_job: list[int]
-    change_priority: list[int]
 
     def append_job(
         self, job_id: str, share: int, unit: int, count: int, duration: float,
@@ -61,6 +58,15 @@ class JobColumns:
         self.checkpoint.append(checkpoint)
         self.retries.append(retries)
         return index
+
+    def kept(self, keep: Sequence[int]) -> dict[str, list[Any]]:
+        """Every job column of only the jobs at ``keep``, in that order, as keyword arguments
+        for :func:`dataclasses.replace`."""
+        rows: dict[str, list[Any]] = {}
+        for column in fields(JobColumns):
+            values = getattr(self, column.name)
+            rows[column.name] = [values[j] for j in keep]
+        return rows
 
 
 def _no_jobs() -> dict[str, Any]:
@@ -96,6 +102,10 @@ class Problem(JobColumns):
     group_names: list[str]
     group_limits: list[list[int]]
     group_lends: list[bool]
+    change_at: list[float]
+    change_job: list[int]
+    change_priority: list[int]
+    """Priority changes by time: when, which job, its new priority."""
     blocked_ids: list[str] = field(default_factory=list)
     """Jobs that can never run, set aside (``NeverRunnable.BLOCK``); empty otherwise."""
     blocked_group: list[int] = field(default_factory=list)
@@ -154,6 +164,9 @@ def compile_problem(
         group_names=[spec.name for spec in specs],
         group_limits=[limit[i * n_units : (i + 1) * n_units] for i in range(len(specs))],
         group_lends=[spec.strategy.lends for spec in specs],
+        change_at=[],
+        change_job=[],
+        change_priority=[],
         **_no_jobs(),
     )
     compiler = _JobCompiler(problem, specs, share_index, unit_index, reach,
