@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from ..model import CapacityLimit, QuotaShareSpec
+from ..model import CapacityLimit, QuotaAllocation, QuotaShareSpec
 from ..simulation.engine import SteppingEngine
 from ..simulation.inputs import SimulationOptions
 from ..simulation.problem import Problem, compile_problem
@@ -36,10 +36,11 @@ def compile_shares(
 ) -> Problem:
     """The shares' rules as the engine reads them (raises QuotaConfigError for a layout the
     model refuses)."""
-    return compile_problem(
-        capacity_limits=capacity_limits, shares=shares, jobs=[],
+    allocation = QuotaAllocation.check(
+        environment_limits=capacity_limits, shares=shares,
         unowned_capacity_borrowable=options.unowned_capacity_borrowable,
     )
+    return compile_problem(allocation, jobs=[])
 
 
 class EmulatorEngine(SteppingEngine):

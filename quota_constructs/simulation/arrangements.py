@@ -76,13 +76,6 @@ def subset(problem: Problem, keep: list[int]) -> Problem:
     if len(keep) == len(problem.job_ids):
         return problem
     new_index = {old: new for new, old in enumerate(keep)}
-
-    def pick(column: list[float]) -> list[float]:
-        return [column[j] for j in keep]
-
-    def pick_int(column: list[int]) -> list[int]:
-        return [column[j] for j in keep]
-
     changes = [
         (at, new_index[j], priority)
         for at, j, priority in zip(
@@ -92,16 +85,7 @@ def subset(problem: Problem, keep: list[int]) -> Problem:
     ]
     return replace(
         problem,
-        job_ids=[problem.job_ids[j] for j in keep],
-        job_share=pick_int(problem.job_share),
-        job_group=pick_int(problem.job_group),
-        job_unit=pick_int(problem.job_unit),
-        job_count=pick_int(problem.job_count),
-        duration=pick(problem.duration),
-        submitted=pick(problem.submitted),
-        priority=pick_int(problem.priority),
-        checkpoint=pick(problem.checkpoint),
-        retries=pick_int(problem.retries),
+        **problem.kept(keep),
         change_at=[c[0] for c in changes],
         change_job=[c[1] for c in changes],
         change_priority=[c[2] for c in changes],

@@ -19,6 +19,7 @@ import math
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -33,7 +34,7 @@ from ..cli.declarations import (
 from ..cli.parsing import OneLineParser
 from ..model import CapacityLimit, QuotaConfigError, QuotaShareSpec
 from . import compare_policies
-from .inputs import NeverRunnable
+from .inputs import NeverRunnable, SimulationOptions
 from .options_cli import add_option_arguments, options_from
 from .report import write_report
 from .report.summary import findings
@@ -103,6 +104,50 @@ class Progress:
             self.open_line = False
 
 
+@dataclass(frozen=True)
+class CommandRun:
+    """One run of a simulator command (simulate, recommend): its parsed arguments, where its
+    result (``out``) and its progress and errors (``err``) go."""
+
+    args: argparse.Namespace
+    out: TextIO
+    err: TextIO
+    progress: Progress
+
+    @classmethod
+    def start(cls, parser: argparse.ArgumentParser, argv: Sequence[str] | None,
+              stdout: TextIO | None, stderr: TextIO | None) -> CommandRun:
+        """``argv`` parsed (the command's ``--quiet`` silences progress); sys.stdout and
+        sys.stderr unless other streams are given."""
+        err = stderr or sys.stderr
+        args = parser.parse_args(argv)
+        return cls(args, stdout or sys.stdout, err, Progress(err, quiet=args.quiet))
+
+    def fail(self, message: str, *notes: str) -> int:
+        """Exit status 2 after the error, and each note under it in parentheses, on stderr:
+        always shown, --quiet or not, as the reason for the status."""
+        self.progress.note("stopped")
+        print(f"error: {message}", file=self.err)
+        for note in notes:
+            print(f"  ({note})", file=self.err)
+        return 2
+
+
+def command_parser(prog: str, description: str) -> OneLineParser:
+    """A simulator command's parser, with the declaration arguments every command takes."""
+    p = OneLineParser(prog=prog, description=description)
+    add_declaration_arguments(p)
+    return p
+
+
+def finish_command_parser(p: OneLineParser) -> OneLineParser:
+    """``p`` with what every simulator command's arguments end with: ``--quiet`` and every
+    assumption where AWS is silent, derived from SimulationOptions."""
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    add_option_arguments(p)
+    return p
+
+
 def alternatives_of(
     references: Sequence[str],
 ) -> dict[str, tuple[Sequence[CapacityLimit], Sequence[QuotaShareSpec]]]:
@@ -120,12 +165,9 @@ def alternatives_of(
 
 
 def parser(prog: str = "quota-constructs simulate") -> argparse.ArgumentParser:
-    p = OneLineParser(
-        prog=prog,
-        description="Replay a workload against a quota-share declaration, a hard partition and "
-        "one shared pool; write an HTML report, metrics.json and a per-job CSV.",
-    )
-    add_declaration_arguments(p)
+    p = command_parser(prog, "Replay a workload against a quota-share declaration, a hard "
+                       "partition and one shared pool; write an HTML report, metrics.json and "
+                       "a per-job CSV.")
     what = p.add_mutually_exclusive_group()
     what.add_argument("--workload", type=Path, metavar="FILE",
                       help="a .csv or .json job list (format: quota_constructs.simulation"
@@ -148,23 +190,18 @@ def parser(prog: str = "quota-constructs simulate") -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, default=Path(DEFAULT_OUT),
                    help=f"output directory ({DEFAULT_OUT}/)")
     p.add_argument("--title", default=None, help="report title")
-    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    # Every assumption where AWS is silent, derived from SimulationOptions (as recommend has).
-    add_option_arguments(p)
-    return p
+    return finish_command_parser(p)
 
 
 def main(argv: Sequence[str] | None = None, *, prog: str = "quota-constructs simulate",
          stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
-    out_stream = stdout or sys.stdout
-    err_stream = stderr or sys.stderr
-    args = parser(prog).parse_args(argv)
-    progress = Progress(err_stream, quiet=args.quiet)
+    run = CommandRun.start(parser(prog), argv, stdout, stderr)
+    args, progress = run.args, run.progress
     given = [f"--{name}" for name in SYNTHETIC_DEFAULTS if getattr(args, name) is not None]
     if args.workload is not None and given:
         print(f"error: simulate: {', '.join(given)} only shape a synthetic workload, but the "
               f"jobs come from --workload {args.workload}; drop {', '.join(given)} or "
-              "--workload", file=err_stream)
+              "--workload", file=run.err)
         return 2
     for name, default in SYNTHETIC_DEFAULTS.items():
         if getattr(args, name) is None:
@@ -174,7 +211,7 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "quota-constructs sim
         declaration = load(args, command="simulate")
     except QuotaConfigError as error:
         # A declaration that cannot be read: nothing about the workload's jobs to add.
-        print(f"error: {error}", file=err_stream)
+        print(f"error: {error}", file=run.err)
         return 2
     try:
         progress.note(
@@ -207,31 +244,33 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "quota-constructs sim
             progress=progress.step,
         )
     except QuotaConfigError as error:
-        # Always shown, --quiet or not: it is the reason for the exit status.
-        progress.note("stopped")
-        print(f"error: {error}", file=err_stream)
-        compared = error.subject.startswith("compared declaration")
-        if args.workload is not None and not isinstance(error, WorkloadError):
-            print(f"  (a job of {args.workload}, checked against the declaration)",
-                  file=err_stream)
-        if args.workload is not None or compared:
-            blocking = options.never_runnable is NeverRunnable.BLOCK
-            if error.field in ("instance_count", "instance_type") and not blocking:
-                print("  (replaying real history? --blocked-jobs keeps such a job RUNNABLE, as "
-                      "AWS does, and reports it as blocked)", file=err_stream)
-        return 2
+        return run.fail(str(error), *_error_notes(error, args, options))
     except OSError as error:
         # An output directory or file that cannot be written: one line, not a traceback.
-        progress.note("stopped")
-        print(f"error: {type(error).__name__}: {error}", file=err_stream)
-        return 2
+        return run.fail(f"{type(error).__name__}: {error}")
     headline, _ = findings(comparison, capacity_limits=declaration.capacity_limits,
                            shares=declaration.shares)
     progress.note("done")
-    print(headline, file=out_stream)
+    print(headline, file=run.out)
     for path in (files.html, files.metrics, files.jobs):
-        print(f"wrote {path}", file=out_stream)
+        print(f"wrote {path}", file=run.out)
     return 0
+
+
+def _error_notes(error: QuotaConfigError, args: argparse.Namespace,
+                 options: SimulationOptions) -> list[str]:
+    """What to add under a rejected input: which file a job came from, and the option that
+    replays a real history's never-runnable jobs as AWS does."""
+    notes = []
+    compared = error.subject.startswith("compared declaration")
+    if args.workload is not None and not isinstance(error, WorkloadError):
+        notes.append(f"a job of {args.workload}, checked against the declaration")
+    if args.workload is not None or compared:
+        blocking = options.never_runnable is NeverRunnable.BLOCK
+        if error.field in ("instance_count", "instance_type") and not blocking:
+            notes.append("replaying real history? --blocked-jobs keeps such a job RUNNABLE, as "
+                         "AWS does, and reports it as blocked")
+    return notes
 
 
 def _workload(

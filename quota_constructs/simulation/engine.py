@@ -80,7 +80,10 @@ def run(problem: Problem, options: SimulationOptions, progress: Progress | None 
 class _Engine:
     """The whole state of one run; its methods are the phases of a simulated moment."""
 
-    # One slot per field annotated below (where they are grouped by what they hold).
+    # One slot per field annotated below (where they are grouped by what they hold), and per
+    # job column of the problem the engine reads (job_unit, job_count, duration, submitted,
+    # priority, checkpoint, retries, job_group): those are the problem's own lists (priority a
+    # copy), typed where JobColumns declares them.
     __slots__ = (
         "arrival_order", "attempts", "backfill", "blocked", "blocked_sizes",
         "blocked_token", "borrowed_now", "borrowed_running", "borrowed_total",
@@ -105,15 +108,7 @@ class _Engine:
     n_units: int
     n_shares: int
     n_queues: int
-    job_unit: list[int]
-    job_count: list[int]
-    duration: list[float]
-    submitted: list[float]
-    priority: list[int]
-    checkpoint: list[float]
-    retries: list[int]
     job_queue: list[int]
-    job_group: list[int]
     env: list[int]
     limit: list[int]
     ceiling: list[float]
@@ -212,15 +207,7 @@ class _Engine:
         self.reserve = reserve = p.reserve
         self.borrows = p.borrows
         self.in_share = p.in_share
-        self.queue_share = [q // n_units for q in range(n_queues)]
-        self.queues_of_unit = [
-            [i * n_units + k for i in range(n_shares) if limit[i * n_units + k] > 0]
-            for k in range(n_units)
-        ]
-        self.queues_of_share = [
-            [i * n_units + k for k in range(n_units) if limit[i * n_units + k] > 0]
-            for i in range(n_shares)
-        ]
+        self.index_queues()
 
         self.by_priority = options.victim_order is VictimOrder.LOWEST_PRIORITY_THEN_NEWEST
         self.fifo_borrowers = options.borrower_order is BorrowerOrder.FIFO
@@ -299,6 +286,20 @@ class _Engine:
         self.change_priority = p.change_priority
         self.n_changes = len(p.change_at)
         self.next_change = 0
+
+    def index_queues(self) -> None:
+        """Each queue's share, and the queues each unit and each share has (those with a
+        limit): derived from the limits when the engine starts and whenever they change."""
+        n_units, n_shares, limit = self.n_units, self.n_shares, self.limit
+        self.queue_share = [q // n_units for q in range(self.n_queues)]
+        self.queues_of_unit = [
+            [i * n_units + k for i in range(n_shares) if limit[i * n_units + k] > 0]
+            for k in range(n_units)
+        ]
+        self.queues_of_share = [
+            [i * n_units + k for k in range(n_units) if limit[i * n_units + k] > 0]
+            for i in range(n_shares)
+        ]
 
     # ------------------------------------------------------------------ one moment after another
 
@@ -872,7 +873,6 @@ class _Engine:
         return chosen
 
     def reclaim_set(self, k: int, need: int, straddling: bool) -> list[int] | None:
-        heap = self.borrowed_victims[k]
         state = self.state
         victim_token = self.victim_token
         job_queue = self.job_queue
@@ -883,12 +883,7 @@ class _Engine:
         chosen: list[int] = []
         after: dict[int, int] = {}
         freed = 0
-        while heap and freed < need:
-            entry = heappop(heap)
-            v = entry[3]
-            if state[v] != _RUNNING or victim_token[v] != entry[4]:
-                continue
-            taken.append(entry)
+        for v in _live_victims(self.borrowed_victims[k], state, victim_token, taken):
             qv = job_queue[v]
             now_use = after.get(qv, use[qv])
             nv = job_count[v]
@@ -898,22 +893,17 @@ class _Engine:
             after[qv] = now_use - nv
             chosen.append(v)
             freed += nv
-        for entry in taken:
-            heappush(heap, entry)
+            if freed >= need:
+                break
+        _put_back(self.borrowed_victims[k], taken)
         if freed < need:
             return None
         if self.minimal:
-            for v in reversed(chosen[:-1]):
-                if freed - job_count[v] >= need:
-                    chosen.remove(v)
-                    freed -= job_count[v]
+            return _fewest(chosen, freed, job_count, lambda left: left >= need)
         return chosen
 
     def in_share_victim_set(self, q: int, j: int, free: int) -> list[int] | None:
-        heap = self.in_share_victims[q]
         priority = self.priority
-        state = self.state
-        victim_token = self.victim_token
         job_count = self.job_count
         by_priority = self.by_priority
         wanted = priority[j]
@@ -928,12 +918,7 @@ class _Engine:
         taken: list[Victim] = []
         chosen: list[int] = []
         freed = 0
-        while heap:
-            entry = heappop(heap)
-            v = entry[3]
-            if state[v] != _RUNNING or victim_token[v] != entry[4]:
-                continue
-            taken.append(entry)
+        for v in _live_victims(self.in_share_victims[q], self.state, self.victim_token, taken):
             if priority[v] >= wanted:
                 if by_priority:
                     break  # the heap is in priority order: no lower priority remains
@@ -942,18 +927,14 @@ class _Engine:
             freed += job_count[v]
             if fits(freed):
                 break
-        for entry in taken:
-            heappush(heap, entry)
+        _put_back(self.in_share_victims[q], taken)
         if not chosen or not fits(freed):
             # Remember how much would have to be free for these victims to make room; None
             # when no amount would (the share's own limit or borrow limit stands in the way).
             self.in_share_need[q] = n - freed if chosen and current - freed + n <= top else None
             return None
         if self.minimal:
-            for v in reversed(chosen[:-1]):
-                if fits(freed - job_count[v]):
-                    chosen.remove(v)
-                    freed -= job_count[v]
+            return _fewest(chosen, freed, job_count, fits)
         return chosen
 
     # --------------------------------------------------------- heads waiting, and what wakes them
@@ -1093,6 +1074,39 @@ class _Engine:
         waiting_heads.update(kept)
 
 
+def _live_victims(
+    heap: list[Victim], state: bytearray, token: list[int], taken: list[Victim]
+) -> Iterator[int]:
+    """The running jobs of a victim heap in victim order, stale entries dropped on the way
+    and the live ones walked kept in ``taken`` for :func:`_put_back`: both kinds of
+    preemption choose their victims this way, preempting nobody until the choice is made."""
+    while heap:
+        entry = heappop(heap)
+        v = entry[3]
+        if state[v] == _RUNNING and token[v] == entry[4]:
+            taken.append(entry)
+            yield v
+
+
+def _put_back(heap: list[Victim], taken: list[Victim]) -> None:
+    """The entries a :func:`_live_victims` walk took, back on their heap."""
+    for entry in taken:
+        heappush(heap, entry)
+
+
+def _fewest(
+    chosen: list[int], freed: int, job_count: list[int], enough: Callable[[int], bool]
+) -> list[int]:
+    """A minimal victim set (``minimal_victim_set``), one rule for both kinds of preemption:
+    from the last chosen but one backwards, each victim whose instances are not needed for
+    ``enough`` of them to be freed is spared."""
+    for v in reversed(chosen[:-1]):
+        if enough(freed - job_count[v]):
+            chosen.remove(v)
+            freed -= job_count[v]
+    return chosen
+
+
 def _compact(heap: list[Victim], state: bytearray, token: list[int]) -> list[Victim]:
     live = [e for e in heap if state[e[3]] == _RUNNING and token[e[3]] == e[4]]
     heapify(live)
@@ -1150,18 +1164,11 @@ class SteppingEngine(_Engine):
     ) -> int:
         """A job arriving at ``submitted`` (no earlier than any job added before); it joins
         its queue at the next :meth:`advance` reaching that time. Returns its index."""
-        p = self.problem
-        j = self.n_jobs
-        p.job_ids.append(str(j))
-        p.job_share.append(share)
-        p.job_group.append(share)  # the engine's job_group is this list
-        self.job_unit.append(unit)
-        self.job_count.append(count)
-        self.duration.append(duration)
-        self.submitted.append(submitted)
+        # The engine's job columns are the problem's lists (priority aside, a copy that
+        # changes apply to): appending to the problem appends to them.
+        j = self.problem.append_job(str(self.n_jobs), share, unit, count, duration, submitted,
+                                    priority, checkpoint, retries)
         self.priority.append(priority)
-        self.checkpoint.append(checkpoint)
-        self.retries.append(retries)
         self.job_queue.append(share * self.n_units + unit)
         self.order_time.append(submitted)
         self.state.append(_NEW)
@@ -1244,7 +1251,7 @@ class SteppingEngine(_Engine):
         n_shares = len(share_rows)
         grow = n_shares * n_units - self.n_queues
         self.n_shares = n_shares
-        self.n_queues = n_queues = n_shares * n_units
+        self.n_queues = n_shares * n_units
         limit: list[int] = []
         ceiling: list[float] = []
         reserve: list[bool] = []
@@ -1268,15 +1275,7 @@ class SteppingEngine(_Engine):
         for column in (self.use, self.running, self.n_waiting, self.blocked_token):
             column.extend([0] * grow)
         self.waiting.extend([] for _ in range(grow))
-        self.queue_share = [q // n_units for q in range(n_queues)]
-        self.queues_of_unit = [
-            [i * n_units + k for i in range(n_shares) if limit[i * n_units + k] > 0]
-            for k in range(n_units)
-        ]
-        self.queues_of_share = [
-            [i * n_units + k for k in range(n_units) if limit[i * n_units + k] > 0]
-            for i in range(n_shares)
-        ]
+        self.index_queues()
 
     def recount_capacity(self) -> None:
         """Idle RESERVE capacity and capacity in use above a share's limit, per unit, from

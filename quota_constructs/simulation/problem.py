@@ -9,9 +9,10 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from typing import Any
 
-from ..model import CapacityLimit, QuotaAllocation, QuotaConfigError, QuotaShareSpec
+from ..model import QuotaAllocation, QuotaConfigError, QuotaShareSpec
 from ..model.share import SharingStrategy
 from .inputs import NeverRunnable, PriorityChange, SimJob
 
@@ -19,7 +20,63 @@ MIN_PRIORITY, MAX_PRIORITY = 0, 9999
 
 
 @dataclass(slots=True)
-class Problem:
+class JobColumns:
+    """Every job's inputs, one flat list per field indexed by job.
+
+    Shared by the compiled :class:`Problem` and the stepping engine, which adds jobs while it
+    runs: both grow the columns through :meth:`append_job` alone, and a part of a history is
+    taken through :meth:`kept`, so a new per-job input is declared and filled in one place.
+    """
+
+    job_ids: list[str]
+    job_share: list[int]
+    job_group: list[int]
+    job_unit: list[int]
+    job_count: list[int]
+    duration: list[float]
+    submitted: list[float]
+    priority: list[int]
+    checkpoint: list[float]
+    """Seconds between checkpoints; 0.0 for none."""
+    retries: list[int]
+    """Preemptions allowed before failing; -1 for unlimited."""
+
+    def append_job(
+        self, job_id: str, share: int, unit: int, count: int, duration: float,
+        submitted: float, priority: int, checkpoint: float, retries: int,
+    ) -> int:
+        """One job's row (its group is its share); returns the job's index."""
+        index = len(self.job_ids)
+        self.job_ids.append(job_id)
+        self.job_share.append(share)
+        self.job_group.append(share)
+        self.job_unit.append(unit)
+        self.job_count.append(count)
+        self.duration.append(duration)
+        self.submitted.append(submitted)
+        self.priority.append(priority)
+        self.checkpoint.append(checkpoint)
+        self.retries.append(retries)
+        return index
+
+    def kept(self, keep: Sequence[int]) -> dict[str, list[Any]]:
+        """Every job column of only the jobs at ``keep``, in that order, as keyword arguments
+        for :func:`dataclasses.replace`."""
+        rows: dict[str, list[Any]] = {}
+        for column in fields(JobColumns):
+            values = getattr(self, column.name)
+            rows[column.name] = [values[j] for j in keep]
+        return rows
+
+
+def _no_jobs() -> dict[str, Any]:
+    """Every :class:`JobColumns` column empty, as keyword arguments: a problem's jobs are
+    appended after its shares are compiled."""
+    return {column.name: [] for column in fields(JobColumns)}
+
+
+@dataclass(slots=True)
+class Problem(JobColumns):
     """A workload compiled for the engine.
 
     Engine shares are what the scheduler sees (for the shared pool, one share); groups are the
@@ -45,21 +102,10 @@ class Problem:
     group_names: list[str]
     group_limits: list[list[int]]
     group_lends: list[bool]
-    job_ids: list[str]
-    job_share: list[int]
-    job_group: list[int]
-    job_unit: list[int]
-    job_count: list[int]
-    duration: list[float]
-    submitted: list[float]
-    priority: list[int]
-    checkpoint: list[float]
-    """Seconds between checkpoints; 0.0 for none."""
-    retries: list[int]
-    """Preemptions allowed before failing; -1 for unlimited."""
     change_at: list[float]
     change_job: list[int]
     change_priority: list[int]
+    """Priority changes by time: when, which job, its new priority."""
     blocked_ids: list[str] = field(default_factory=list)
     """Jobs that can never run, set aside (``NeverRunnable.BLOCK``); empty otherwise."""
     blocked_group: list[int] = field(default_factory=list)
@@ -74,18 +120,13 @@ def job_subject(job_id: object) -> str:
 
 
 def compile_problem(
-    *,
-    capacity_limits: Sequence[CapacityLimit],
-    shares: Sequence[QuotaShareSpec],
+    allocation: QuotaAllocation,
     jobs: Iterable[SimJob],
     priority_changes: Iterable[PriorityChange] = (),
-    unowned_capacity_borrowable: bool = True,
     never_runnable: NeverRunnable = NeverRunnable.REJECT,
 ) -> Problem:
-    allocation = QuotaAllocation.check(
-        environment_limits=capacity_limits, shares=shares,
-        unowned_capacity_borrowable=unowned_capacity_borrowable,
-    )
+    """The engine's columns for a declaration the model has checked (``allocation``, whose
+    rules say what each share may use) and the jobs checked against it."""
     rules = allocation.rules
     unit_names = [limit.capacity_unit for limit in allocation.environment_limits]
     environment = [limit.max_capacity for limit in allocation.environment_limits]
@@ -123,27 +164,18 @@ def compile_problem(
         group_names=[spec.name for spec in specs],
         group_limits=[limit[i * n_units : (i + 1) * n_units] for i in range(len(specs))],
         group_lends=[spec.strategy.lends for spec in specs],
-        job_ids=[],
-        job_share=[],
-        job_group=[],
-        job_unit=[],
-        job_count=[],
-        duration=[],
-        submitted=[],
-        priority=[],
-        checkpoint=[],
-        retries=[],
         change_at=[],
         change_job=[],
         change_priority=[],
+        **_no_jobs(),
     )
-    seen: dict[str, int] = {}
-    block = never_runnable is NeverRunnable.BLOCK
+    compiler = _JobCompiler(problem, specs, share_index, unit_index, reach,
+                            block=never_runnable is NeverRunnable.BLOCK)
     for job in jobs:
-        _add_job(problem, job, seen, share_index, unit_index, specs, reach, block)
+        compiler.add_job(job)
     changes: list[tuple[float, int, int]] = []
     for change in priority_changes:
-        checked = _check_change(change, seen, problem.submitted)
+        checked = compiler.check_change(change)
         if checked is not None:
             changes.append(checked)
     changes.sort(key=lambda c: c[0])
@@ -151,26 +183,6 @@ def compile_problem(
     problem.change_job = [c[1] for c in changes]
     problem.change_priority = [c[2] for c in changes]
     return problem
-
-
-def _add_job(
-    problem: Problem,
-    job: SimJob,
-    seen: dict[str, int],
-    share_index: dict[str, int],
-    unit_index: dict[str, int],
-    specs: Sequence[QuotaShareSpec],
-    reach: list[float],
-    block: bool,
-) -> None:
-    try:
-        _check_job(problem, job, seen, share_index, unit_index, specs, reach)
-    except _NeverRunnable as error:
-        if not block:
-            raise error.config_error from None
-        seen[job.job_id] = -1
-        problem.blocked_ids.append(job.job_id)
-        problem.blocked_group.append(share_index[job.share])
 
 
 class _NeverRunnable(Exception):
@@ -181,113 +193,125 @@ class _NeverRunnable(Exception):
         self.config_error = config_error
 
 
-def _check_job(
-    problem: Problem,
-    job: SimJob,
-    seen: dict[str, int],
-    share_index: dict[str, int],
-    unit_index: dict[str, int],
-    specs: Sequence[QuotaShareSpec],
-    reach: list[float],
-) -> None:
-    if not isinstance(job, SimJob):
-        raise QuotaConfigError("simulation", "jobs", job, "SimJob instances")
-    job_id = job.job_id
-    subject = job_subject(job_id)
-    if not isinstance(job_id, str) or not job_id:
-        raise QuotaConfigError(subject, "job_id", job_id, "a non-empty string")
-    if job_id in seen:
-        raise QuotaConfigError(subject, "job_id", job_id, "an id no other job has")
-    share = share_index.get(job.share) if isinstance(job.share, str) else None
-    if share is None:
-        raise QuotaConfigError(
-            subject, "share", job.share, _one_of("one of the declared shares", share_index)
-        )
-    spec = specs[share]
-    if not spec.enabled:
-        raise QuotaConfigError(
-            subject, "share", job.share, "an enabled share (a DISABLED share accepts no jobs)"
-        )
-    unit = unit_index.get(job.instance_type) if isinstance(job.instance_type, str) else None
-    if unit is None:
-        error = QuotaConfigError(
-            subject,
-            "instance_type",
-            job.instance_type,
-            _one_of("an instance type the service environment lists", unit_index),
-        )
-        if not isinstance(job.instance_type, str):
-            raise error
-        raise _NeverRunnable(error)
-    if spec.limit_of(job.instance_type) == 0:
-        raise _NeverRunnable(QuotaConfigError(
-            subject,
-            "instance_type",
-            job.instance_type,
-            _one_of(
-                f"an instance type quota share {spec.name!r} lists",
-                [limit.capacity_unit for limit in spec.capacity_limits],
-            ),
-        ))
-    submitted = _time(job.submitted_at, subject, "submitted_at")
-    duration = _time(job.duration, subject, "duration")
-    count = _integer(job.instance_count, subject, "instance_count", 1, None)
-    n_units = len(unit_index)
-    most = reach[share * n_units + unit]
-    if count > most:
-        raise _NeverRunnable(QuotaConfigError(
-            subject,
-            "instance_count",
-            count,
-            f"at most {int(most)} x {job.instance_type}: the most quota share "
-            f"{spec.name!r} can ever hold (its limit plus what it may borrow, within the "
-            "environment less other RESERVE shares); a larger job would wait forever",
-        ))
-    priority = _integer(job.priority, subject, "priority", MIN_PRIORITY, MAX_PRIORITY)
-    checkpoint = 0.0
-    if job.checkpoint_interval is not None:
-        checkpoint = _time(job.checkpoint_interval, subject, "checkpoint_interval")
-        if checkpoint <= 0:
+@dataclass(slots=True)
+class _JobCompiler:
+    """What checking a job against the declaration needs, gathered once per problem, and the
+    ids seen so far (a blocked job's index is -1)."""
+
+    problem: Problem
+    specs: Sequence[QuotaShareSpec]
+    share_index: dict[str, int]
+    unit_index: dict[str, int]
+    reach: list[float]
+    """The most each (share, unit) can ever hold, from the rules model."""
+    block: bool
+    seen: dict[str, int] = field(default_factory=dict)
+
+    def add_job(self, job: SimJob) -> None:
+        """Append ``job`` to the problem, or set it aside as blocked when it can never run
+        and ``block`` says so."""
+        try:
+            self.check_job(job)
+        except _NeverRunnable as error:
+            if not self.block:
+                raise error.config_error from None
+            self.seen[job.job_id] = -1
+            self.problem.blocked_ids.append(job.job_id)
+            self.problem.blocked_group.append(self.share_index[job.share])
+
+    def check_job(self, job: SimJob) -> None:
+        """Check every field of ``job`` and append it; _NeverRunnable when the declaration
+        can never run it."""
+        if not isinstance(job, SimJob):
+            raise QuotaConfigError("simulation", "jobs", job, "SimJob instances")
+        job_id = job.job_id
+        subject = job_subject(job_id)
+        if not isinstance(job_id, str) or not job_id:
+            raise QuotaConfigError(subject, "job_id", job_id, "a non-empty string")
+        if job_id in self.seen:
+            raise QuotaConfigError(subject, "job_id", job_id, "an id no other job has")
+        share = self.share_index.get(job.share) if isinstance(job.share, str) else None
+        if share is None:
+            raise QuotaConfigError(subject, "share", job.share,
+                                   _one_of("one of the declared shares", self.share_index))
+        spec = self.specs[share]
+        if not spec.enabled:
             raise QuotaConfigError(
-                subject, "checkpoint_interval", job.checkpoint_interval,
-                "None (no checkpoints) or a number of seconds > 0",
+                subject, "share", job.share, "an enabled share (a DISABLED share accepts no jobs)"
             )
-    retries = -1
-    if job.preemption_retries is not None:
-        retries = _integer(job.preemption_retries, subject, "preemption_retries", 0, None)
-    seen[job_id] = len(problem.job_ids)
-    problem.job_ids.append(job_id)
-    problem.job_share.append(share)
-    problem.job_group.append(share)
-    problem.job_unit.append(unit)
-    problem.job_count.append(count)
-    problem.duration.append(duration)
-    problem.submitted.append(submitted)
-    problem.priority.append(priority)
-    problem.checkpoint.append(checkpoint)
-    problem.retries.append(retries)
-
-
-def _check_change(
-    change: PriorityChange, seen: dict[str, int], submitted: list[float]
-) -> tuple[float, int, int] | None:
-    if not isinstance(change, PriorityChange):
-        raise QuotaConfigError("simulation", "priority_changes", change, "PriorityChange instances")
-    subject = f"priority change for {job_subject(change.job_id)}"
-    index = seen.get(change.job_id) if isinstance(change.job_id, str) else None
-    if index == -1:
-        return None  # a blocked job: it never runs, so its priority plays no part
-    if index is None:
-        raise QuotaConfigError(subject, "job_id", change.job_id, "the id of a simulated job")
-    at = _time(change.at, subject, "at")
-    if at < submitted[index]:
-        raise QuotaConfigError(
-            subject, "at", change.at,
-            f"a time at or after the job's submission ({submitted[index]}): only a submitted "
-            "job's priority can be updated",
+        unit_index = self.unit_index
+        unit = unit_index.get(job.instance_type) if isinstance(job.instance_type, str) else None
+        if unit is None:
+            error = QuotaConfigError(
+                subject,
+                "instance_type",
+                job.instance_type,
+                _one_of("an instance type the service environment lists", unit_index),
+            )
+            if not isinstance(job.instance_type, str):
+                raise error
+            raise _NeverRunnable(error)
+        if spec.limit_of(job.instance_type) == 0:
+            raise _NeverRunnable(QuotaConfigError(
+                subject,
+                "instance_type",
+                job.instance_type,
+                _one_of(
+                    f"an instance type quota share {spec.name!r} lists",
+                    [limit.capacity_unit for limit in spec.capacity_limits],
+                ),
+            ))
+        submitted = _time(job.submitted_at, subject, "submitted_at")
+        duration = _time(job.duration, subject, "duration")
+        count = _integer(job.instance_count, subject, "instance_count", 1, None)
+        n_units = len(unit_index)
+        most = self.reach[share * n_units + unit]
+        if count > most:
+            raise _NeverRunnable(QuotaConfigError(
+                subject,
+                "instance_count",
+                count,
+                f"at most {int(most)} x {job.instance_type}: the most quota share "
+                f"{spec.name!r} can ever hold (its limit plus what it may borrow, within the "
+                "environment less other RESERVE shares); a larger job would wait forever",
+            ))
+        priority = _integer(job.priority, subject, "priority", MIN_PRIORITY, MAX_PRIORITY)
+        checkpoint = 0.0
+        if job.checkpoint_interval is not None:
+            checkpoint = _time(job.checkpoint_interval, subject, "checkpoint_interval")
+            if checkpoint <= 0:
+                raise QuotaConfigError(
+                    subject, "checkpoint_interval", job.checkpoint_interval,
+                    "None (no checkpoints) or a number of seconds > 0",
+                )
+        retries = -1
+        if job.preemption_retries is not None:
+            retries = _integer(job.preemption_retries, subject, "preemption_retries", 0, None)
+        self.seen[job_id] = self.problem.append_job(
+            job_id, share, unit, count, duration, submitted, priority, checkpoint, retries
         )
-    priority = _integer(change.priority, subject, "priority", MIN_PRIORITY, MAX_PRIORITY)
-    return at, index, priority
+
+    def check_change(self, change: PriorityChange) -> tuple[float, int, int] | None:
+        """``change`` as (time, job index, priority); None for a blocked job's."""
+        if not isinstance(change, PriorityChange):
+            raise QuotaConfigError("simulation", "priority_changes", change,
+                                   "PriorityChange instances")
+        subject = f"priority change for {job_subject(change.job_id)}"
+        index = self.seen.get(change.job_id) if isinstance(change.job_id, str) else None
+        if index == -1:
+            return None  # a blocked job: it never runs, so its priority plays no part
+        if index is None:
+            raise QuotaConfigError(subject, "job_id", change.job_id, "the id of a simulated job")
+        at = _time(change.at, subject, "at")
+        submitted = self.problem.submitted[index]
+        if at < submitted:
+            raise QuotaConfigError(
+                subject, "at", change.at,
+                f"a time at or after the job's submission ({submitted}): only a submitted "
+                "job's priority can be updated",
+            )
+        priority = _integer(change.priority, subject, "priority", MIN_PRIORITY, MAX_PRIORITY)
+        return at, index, priority
 
 
 def _time(value: object, subject: str, field: str) -> float:

@@ -30,14 +30,13 @@ from html import escape
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..cli.declarations import Declaration, add_declaration_arguments, load
-from ..cli.parsing import OneLineParser
+from ..cli.declarations import Declaration, load
 from ..model import CapacityLimit, QuotaConfigError, QuotaShareSpec
 from . import compare_policies
-from .cli import Progress
+from .cli import CommandRun, Progress, command_parser, finish_command_parser
 from .declaration_code import declaration_code, declaration_diff
 from .durations import human_duration
-from .options_cli import add_option_arguments, describe_options, options_from
+from .options_cli import describe_options, options_from
 from .recommend import (
     DEFAULT_MAX_SIMULATIONS,
     DEFAULT_SCREEN_JOBS,
@@ -101,12 +100,9 @@ def merge_pins(pins: Sequence[Pin]) -> list[Pin]:
 
 
 def parser(prog: str = "quota-constructs recommend") -> argparse.ArgumentParser:
-    p = OneLineParser(
-        prog=prog,
-        description="Search allocations of the environment for one that meets every share's "
-        "service targets (from the agreements, or --target), changing least from today's.",
-    )
-    add_declaration_arguments(p)
+    p = command_parser(prog, "Search allocations of the environment for one that meets every "
+                       "share's service targets (from the agreements, or --target), changing "
+                       "least from today's.")
     p.add_argument("--workload", type=Path, metavar="FILE", required=True,
                    help="the history to meet the targets on (.csv or .json; e.g. from "
                    "'quota-constructs history')")
@@ -134,17 +130,13 @@ def parser(prog: str = "quota-constructs recommend") -> argparse.ArgumentParser:
                    help="skip the HTML reports (six more replays of the whole history)")
     p.add_argument("--out", type=Path, default=Path("recommendation"),
                    help="output directory (recommendation/)")
-    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    add_option_arguments(p)
-    return p
+    return finish_command_parser(p)
 
 
 def main(argv: Sequence[str] | None = None, *, prog: str = "quota-constructs recommend",
          stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
-    out_stream = stdout or sys.stdout
-    err_stream = stderr or sys.stderr
-    args = parser(prog).parse_args(argv)
-    progress = Progress(err_stream, quiet=args.quiet)
+    run = CommandRun.start(parser(prog), argv, stdout, stderr)
+    args, progress = run.args, run.progress
     try:
         declaration = load(args, command="recommend")
         targets = [parse_target(text) for text in args.target]
@@ -174,19 +166,15 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "quota-constructs rec
             files += write_reports(args.out, rec, declaration, workload.jobs,
                                    workload.priority_changes, options, progress)
     except QuotaConfigError as error:
-        progress.note("stopped")
-        print(f"error: {error}", file=err_stream)
-        return 2
+        return run.fail(str(error))
     except (OSError, ImportError, ValueError) as error:
-        progress.note("stopped")
-        print(f"error: {type(error).__name__}: {error}", file=err_stream)
-        return 2
+        return run.fail(f"{type(error).__name__}: {error}")
     progress.note("done")
-    print(headline(rec), file=out_stream)
+    print(headline(rec), file=run.out)
     for name in rec.unmet:
-        print(f"  cannot meet {name}: {rec.reasons.get(name, '')}", file=out_stream)
+        print(f"  cannot meet {name}: {rec.reasons.get(name, '')}", file=run.out)
     for path in files:
-        print(f"wrote {path}", file=out_stream)
+        print(f"wrote {path}", file=run.out)
     return 0 if rec.meets_targets else 1
 
 

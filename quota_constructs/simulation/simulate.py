@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from ..model import CapacityLimit, QuotaConfigError, QuotaShareSpec
+from ..model import CapacityLimit, QuotaAllocation, QuotaConfigError, QuotaShareSpec
 from .arrangements import hard_partition, shared_pool
 from .engine import run
 from .figures import share_figures, span
@@ -41,16 +41,13 @@ def _compile(
     priority_changes: Iterable[PriorityChange],
     options: SimulationOptions,
 ) -> Problem:
-    """The declared problem, compiled as ``options`` say (borrowing unowned capacity, what
-    to do with a job that can never run)."""
-    return compile_problem(
-        capacity_limits=capacity_limits,
-        shares=shares,
-        jobs=jobs,
-        priority_changes=priority_changes,
+    """A declaration's problem, checked and compiled as ``options`` say (borrowing unowned
+    capacity, what to do with a job that can never run)."""
+    allocation = QuotaAllocation.check(
+        environment_limits=capacity_limits, shares=shares,
         unowned_capacity_borrowable=options.unowned_capacity_borrowable,
-        never_runnable=options.never_runnable,
     )
+    return compile_problem(allocation, jobs, priority_changes, options.never_runnable)
 
 
 def compare_policies(
@@ -89,12 +86,7 @@ def compare_policies(
     }
     for name, (limits, specs) in alternatives.items():
         try:
-            other = compile_problem(
-                capacity_limits=limits, shares=specs, jobs=jobs,
-                priority_changes=priority_changes,
-                unowned_capacity_borrowable=options.unowned_capacity_borrowable,
-                never_runnable=options.never_runnable,
-            )
+            other = _compile(limits, specs, jobs, priority_changes, options)
         except QuotaConfigError as error:
             # The same jobs ran under the declaration: say which compared one refuses them.
             raise QuotaConfigError(f"compared declaration {name!r}, {error.subject}",

@@ -22,6 +22,7 @@ import random
 import pytest
 
 from quota_constructs import CapacityLimit, QuotaShareSpec, SharingStrategy
+from quota_constructs.model import QuotaAllocation
 from quota_constructs.simulation import (
     BorrowerOrder,
     HeadOfLine,
@@ -149,11 +150,11 @@ def engine_digest(declaration: str, option: str, seed: int) -> str:
     options = OPTIONS[option]
     jobs, changes = workload(shares, 500, seed,
                              never_runnable=options.never_runnable is NeverRunnable.BLOCK)
-    problem = compile_problem(
-        capacity_limits=environment, shares=shares, jobs=jobs, priority_changes=changes,
+    allocation = QuotaAllocation.check(
+        environment_limits=environment, shares=shares,
         unowned_capacity_borrowable=options.unowned_capacity_borrowable,
-        never_runnable=options.never_runnable,
     )
+    problem = compile_problem(allocation, jobs, changes, options.never_runnable)
     data = run(problem, options)
     digest = hashlib.sha256()
     for column in (data.attempts, data.status_failed, data.finished, data.lost, data.priority,

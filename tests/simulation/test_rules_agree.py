@@ -234,9 +234,7 @@ def test_the_problem_compiler_takes_every_borrowing_figure_from_the_rules_model(
         assume(False)
         return
     rules = allocation.rules
-    problem = compile_problem(capacity_limits=declaration.environment,
-                              shares=declaration.shares, jobs=[],
-                              unowned_capacity_borrowable=declaration.unowned_capacity_borrowable)
+    problem = compile_problem(allocation, jobs=[])
     units = problem.unit_names
     assert problem.capacity == [rules.usable_capacity(u) for u in units]
     assert problem.unowned == [rules.unowned_usable(u) for u in units]

@@ -150,9 +150,11 @@ class SearchSpace:
             )
             for spec in self.today
         ]
-        return compile_problem(capacity_limits=self.environment, shares=relaxed, jobs=jobs,
-                               priority_changes=changes,
-                               unowned_capacity_borrowable=options.unowned_capacity_borrowable)
+        allocation = QuotaAllocation.check(
+            environment_limits=self.environment, shares=relaxed,
+            unowned_capacity_borrowable=options.unowned_capacity_borrowable,
+        )
+        return compile_problem(allocation, jobs, changes)
 
     def with_largest(self, problem: Problem) -> SearchSpace:
         """This space with each (share, type)'s largest job raised to ``problem``'s."""
@@ -179,13 +181,13 @@ class SearchSpace:
                        duration=0.0, instance_type=self.units[k], instance_count=count)
                 for (s, k), count in sorted(self.largest.items())
             ]
-            borrowable = options.unowned_capacity_borrowable
-            small = compile_problem(capacity_limits=limits, shares=specs, jobs=probes,
-                                    unowned_capacity_borrowable=borrowable)
+            rules = QuotaAllocation.check(
+                environment_limits=limits, shares=specs,
+                unowned_capacity_borrowable=options.unowned_capacity_borrowable,
+            )
+            small = compile_problem(rules, probes)
             # And by the model's rules of what a share can reach (the one place those live):
             # a job beyond it would wait forever in AWS, whatever the simulator makes of it.
-            rules = QuotaAllocation.check(environment_limits=limits, shares=specs,
-                                          unowned_capacity_borrowable=borrowable)
             reach = {spec.name: rules.reach(spec.name) for spec in specs}
         except QuotaConfigError:
             return None

@@ -303,38 +303,22 @@ def _capacity_section(
                                        end=axis.end, buckets=buckets)
             own = [u - b for u, b in zip(in_use, borrowed, strict=True)]
             bands.append(Band(spec.name, colours[spec.name], in_use))
-            panels.append(_chart(
-                AreaChart(
-                    title=f"{spec.name} · {unit}",
-                    xs=xs,
-                    x_label=axis.label,
-                    y_label="instances (average)",
-                    bands=[Band("in use within own limit", colours[spec.name], own),
-                           Band("borrowed", colours[spec.name], borrowed, hatched=True)],
-                    lines=[Line(f"own limit ({spec.limit_of(unit)})", "#333",
-                                [float(spec.limit_of(unit))] * len(xs), dash="6 4")],
-                    y_max=float(limit.max_capacity),
-                    width=640,
-                    height=220,
-                    per_day=axis.per_day,
-                ).render(f"cap-{spec.name}-{unit}"),
-                f"capacity-{spec.name}-{unit}",
-                "",
-            ))
+            own_limit = spec.limit_of(unit)
+            panel = _instances_chart(
+                f"{spec.name} · {unit}", axis, xs, limit,
+                [Band("in use within own limit", colours[spec.name], own),
+                 Band("borrowed", colours[spec.name], borrowed, hatched=True)],
+                level=(f"own limit ({own_limit})", "#333", own_limit), size=(640, 220),
+            )
+            panels.append(_chart(panel.render(f"cap-{spec.name}-{unit}"),
+                                 f"capacity-{spec.name}-{unit}", ""))
+        whole = _instances_chart(
+            f"Who uses the {unit} instances", axis, xs, limit, bands,
+            level=(f"environment capacity ({limit.max_capacity})", "#000", limit.max_capacity),
+            size=(1280, 280),
+        )
         overview.append(_chart(
-            AreaChart(
-                title=f"Who uses the {unit} instances",
-                xs=xs,
-                x_label=axis.label,
-                y_label="instances (average)",
-                bands=bands,
-                lines=[Line(f"environment capacity ({limit.max_capacity})", "#000",
-                            [float(limit.max_capacity)] * len(xs), dash="6 4")],
-                y_max=float(limit.max_capacity),
-                width=1280,
-                height=280,
-                per_day=axis.per_day,
-            ).render(f"overview-{unit}"),
+            whole.render(f"overview-{unit}"),
             f"overview-{unit}",
             f"Instances of {unit} each share holds (borrowed included), stacked, averaged over "
             f"{buckets} equal intervals.",
@@ -350,32 +334,26 @@ def _capacity_section(
     return "".join(overview) + legend + "<div class='grid'>" + "".join(panels) + "</div>"
 
 
-def _range_rows(
-    comparison: PolicyComparison,
-    active: Sequence[QuotaShareSpec],
-    colours: Mapping[str, str],
-    pick: Callable[[ShareFigures], tuple[float | None, float | None, float | None]],
-    divisor: float,
-) -> list[RangeRow]:
-    rows = []
-    results = arrangement_results(comparison)
-    for spec in active:
-        for index, (name, result) in enumerate(results.items()):
-            figures = result.shares.get(spec.name)
-            mid, high, top = pick(figures) if figures is not None else (None, None, None)
-            # Jobs an arrangement can never run are not in its bars: the label says so.
-            blocked = figures.blocked_jobs if figures is not None else 0
-            rows.append(RangeRow(
-                label=f"{spec.name} · {arrangement_title(name)}"
-                + (f" ({blocked:,} blocked)" if blocked else ""),
-                colour=colours[spec.name],
-                opacity=POLICY_OPACITY[index % len(POLICY_OPACITY)],
-                mid=(mid or 0.0) / divisor,
-                high=(high or 0.0) / divisor,
-                top=None if top is None else top / divisor,
-                group_start=index == 0,
-            ))
-    return rows
+def _instances_chart(
+    title: str, axis: TimeAxis, xs: Sequence[float], limit: CapacityLimit,
+    bands: Sequence[Band], *, level: tuple[str, str, int], size: tuple[int, int],
+) -> AreaChart:
+    """Average instances of one type held over the time axis, up to the type's capacity,
+    against one dashed ``(label, colour, level)``: the form of every capacity chart (a
+    share's use against its own limit, every share's against the environment)."""
+    label, colour, height = level
+    return AreaChart(
+        title=title,
+        xs=xs,
+        x_label=axis.label,
+        y_label="instances (average)",
+        bands=bands,
+        lines=[Line(label, colour, [float(height)] * len(xs), dash="6 4")],
+        y_max=float(limit.max_capacity),
+        width=size[0],
+        height=size[1],
+        per_day=axis.per_day,
+    )
 
 
 def _time_unit(values: Sequence[float | None]) -> tuple[float, str]:
@@ -420,14 +398,29 @@ def _range_chart(
     top_label: str,
     name: str,
 ) -> str:
-    """Middle, p95 and top of ``pick`` per share and arrangement, in a time unit that fits
-    the largest p95."""
-    p95s = [pick(f)[1] for r in arrangement_results(comparison).values()
-            for f in r.shares.values()]
-    divisor, unit = _time_unit(p95s)
+    """Middle, p95 and top of ``pick`` per share and arrangement (a share's arrangements one
+    group of rows), in a time unit that fits the largest p95."""
+    results = arrangement_results(comparison)
+    divisor, unit = _time_unit([pick(f)[1] for r in results.values() for f in r.shares.values()])
+    rows = []
+    for spec in active:
+        for index, (arrangement, result) in enumerate(results.items()):
+            figures = result.shares.get(spec.name)
+            mid, high, top = pick(figures) if figures is not None else (None, None, None)
+            # Jobs an arrangement can never run are not in its bars: the label says so.
+            blocked = figures.blocked_jobs if figures is not None else 0
+            rows.append(RangeRow(
+                label=f"{spec.name} · {arrangement_title(arrangement)}"
+                + (f" ({blocked:,} blocked)" if blocked else ""),
+                colour=colours[spec.name],
+                opacity=POLICY_OPACITY[index % len(POLICY_OPACITY)],
+                mid=(mid or 0.0) / divisor,
+                high=(high or 0.0) / divisor,
+                top=None if top is None else top / divisor,
+                group_start=index == 0,
+            ))
     return RangeChart(
-        title=title, x_label=x_label, unit=unit, top_label=top_label,
-        rows=_range_rows(comparison, active, colours, pick, divisor),
+        title=title, x_label=x_label, unit=unit, top_label=top_label, rows=rows,
     ).render(name)
 
 
@@ -457,36 +450,46 @@ def _shorts(comparison: PolicyComparison) -> tuple[str, ...]:
     return SHORT + tuple(f"alt{i + 1}" for i in range(extra))
 
 
+@dataclass(frozen=True)
+class _CostChart:
+    """One chart of the "Preemptions, lost work and failures" section: a figure per share and
+    arrangement, drawn the same way for each."""
+
+    name: str
+    title: str
+    y_label: str
+    value: Callable[[ShareFigures], Sequence[float]]
+    caption: str
+    segments: tuple[str, ...] = ()
+
+
+_COST_CHARTS = (
+    _CostChart("preemptions", "Preemptions suffered, per share", "preemptions",
+              lambda f: (f.cross_share_preemptions, f.in_share_preemptions),
+              "Cross-share: the job ran on borrowed capacity that its lender reclaimed. "
+              "In-share: a higher-priority job of the same share took its instances.",
+              segments=("cross-share", "in-share")),
+    _CostChart("lost", "Work lost to preemption, per share", "instance-hours lost",
+              lambda f: (f.lost_instance_hours,),
+              "Run time since the last checkpoint (or since the start, without checkpoints) "
+              "times the job's instances."),
+    _CostChart("failures", "Jobs failed by an exhausted preemption budget, per share",
+              "failed jobs", lambda f: (float(f.failed_preemption_budget),),
+              "Jobs preempted more often than their preemption_retries allow."),
+)
+
+
 def _cost_charts(
     comparison: PolicyComparison, active: Sequence[QuotaShareSpec], colours: Mapping[str, str]
 ) -> list[str]:
     return [
         _chart(BarChart(
-            title="Preemptions suffered, per share",
-            y_label="preemptions",
-            groups=_bars(comparison, active, colours,
-                         lambda f: (f.cross_share_preemptions, f.in_share_preemptions)),
+            title=cost.title, y_label=cost.y_label,
+            groups=_bars(comparison, active, colours, cost.value),
             series=_series_names(comparison), series_short=_shorts(comparison),
-            segments=("cross-share", "in-share"),
-        ).render("preemptions"), "preemptions",
-            "Cross-share: the job ran on borrowed capacity that its lender reclaimed. In-share: "
-            "a higher-priority job of the same share took its instances."),
-        _chart(BarChart(
-            title="Work lost to preemption, per share",
-            y_label="instance-hours lost",
-            groups=_bars(comparison, active, colours, lambda f: (f.lost_instance_hours,)),
-            series=_series_names(comparison), series_short=_shorts(comparison),
-        ).render("lost"), "lost",
-            "Run time since the last checkpoint (or since the start, without checkpoints) "
-            "times the job's instances."),
-        _chart(BarChart(
-            title="Jobs failed by an exhausted preemption budget, per share",
-            y_label="failed jobs",
-            groups=_bars(comparison, active, colours,
-                         lambda f: (float(f.failed_preemption_budget),)),
-            series=_series_names(comparison), series_short=_shorts(comparison),
-        ).render("failures"), "failures",
-            "Jobs preempted more often than their preemption_retries allow."),
+            segments=cost.segments,
+        ).render(cost.name), cost.name, cost.caption)
+        for cost in _COST_CHARTS
     ]
 
 
