@@ -6,8 +6,8 @@ What the monitoring Lambdas publish (names and dimensions from
 aws-cdk-lib (``metric…()`` on a resource) and cdk-monitoring-constructs (metric factories), the
 statistic belongs to the metric, not to the call site: each metric's statistic is in
 :data:`STATISTICS`, chosen once for what the figure means. A figure the Lambdas do not publish
-(a share's own limit, what it borrows above it, its idle own capacity) is a ``MathExpression``
-over the published one, so reading it costs nothing more.
+(a share's own limit, what it borrows above it, its idle own capacity, what other shares borrow
+of it) is a ``MathExpression`` over the published ones, so reading it costs nothing more.
 
 :class:`QuotaShareMonitoring` exposes these as its ``metric_…()`` methods; the library's own
 dashboard and alarms are built from them.
@@ -22,7 +22,15 @@ from typing import Final
 from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
 
-from ..model import QuotaConfigError, QuotaShareSpec, share_subject
+from ..model import (
+    BorrowingRules,
+    LendingParties,
+    QuotaAllocation,
+    QuotaConfigError,
+    QuotaShareSpec,
+    is_unresolved,
+    share_subject,
+)
 from ..wire.monitoring_contract import (
     BLOCKED_JOBS,
     CAPACITY_IN_USE,
@@ -47,6 +55,8 @@ AWS_BATCH_QUEUE_DIMENSION: Final = "JobQueueName"
 # Metrics with AWS Batch"); AWS publishes them best effort, with the queue name only.
 AWS_BATCH_COUNTS: Final = ("JobsPreempted", "JobsMovedToRunnable")
 AWS_BATCH_WAIT: Final = "JobSubmittedToFirstScheduledDuration"
+MAX_ALARM_METRICS: Final = 10
+"""The most metrics one CloudWatch alarm on metric math may read (CloudWatch's limit)."""
 
 STATISTICS: Final[Mapping[str, str]] = {
     # Levels measured once a minute: the period's highest is what a graph should show.
@@ -135,6 +145,74 @@ class ShareMetrics:
             share, instance_type, "IF({used} < {limit}, {limit} - {used}, 0)", limit,
             period=period, label=label, in_use=in_use,
         )
+
+    def lent(
+        self, share: str, instance_type: str, parties: LendingParties, *,
+        period: Duration | None = None, label: str | None = None,
+    ) -> cloudwatch.MathExpression:
+        """The part of the share's idle own capacity other shares borrow, by the one attribution
+        rule (:class:`~quota_constructs.model.lending.LendingParties`, whose assumption it
+        follows): metric math over the ``CapacityInUse`` of every share listing the type, so
+        nothing more is published.
+
+        Three expressions, each named by the type: ``borrowed…`` (the shares' use above their
+        own limits, added up), ``rest…`` (less the borrowable capacity no share owns) and
+        ``idle…`` (the lenders' idle own capacity, added up); the figure is ``rest × mine /
+        idle``, at most ``mine`` (the share's own idle capacity), and 0 when either is 0. It uses
+        only arithmetic, comparisons and ``IF`` (CloudWatch metric math), and divides only where
+        ``idle`` is above 0. Each ``CapacityInUse`` is the period's Maximum, so over a period
+        longer than the measurement the figure can overstate what was lent at any one moment.
+
+        **Limit**: a CloudWatch alarm on metric math may read at most
+        :data:`MAX_ALARM_METRICS` metrics; this one reads one per share that lists the type
+        (:meth:`lent_metric_count`). A dashboard graph may read up to 500.
+        """
+        listing = parties.listing()
+        if share not in listing.lenders:
+            raise QuotaConfigError(share_subject(share), "share", share,
+                                   f"one of the lenders of {instance_type}: "
+                                   f"{', '.join(listing.lenders) or 'none'}")
+        key = _unit_key(instance_type)
+        period = period or self.period
+        ids = {name: f"inuse{key}n{index}" for index, name in enumerate(listing.own)}
+
+        def used(names: Sequence[str]) -> dict[str, cloudwatch.IMetric]:
+            return {ids[name]: self.capacity_in_use(name, instance_type, period=period)
+                    for name in names}
+
+        def above_own(name: str) -> str:
+            return "IF({u} > {own}, {u} - {own}, 0)".format(u=ids[name], own=listing.own[name])
+
+        def idle_own(name: str) -> str:
+            return "IF({u} < {own}, {own} - {u}, 0)".format(u=ids[name], own=listing.own[name])
+
+        borrowed = cloudwatch.MathExpression(
+            expression=" + ".join(above_own(name) for name in listing.own),
+            using_metrics=used(list(listing.own)), period=period,
+        )
+        unowned = listing.unowned_borrowable
+        rest = cloudwatch.MathExpression(
+            expression=f"IF(borrowed{key} > {unowned}, borrowed{key} - {unowned}, 0)",
+            using_metrics={f"borrowed{key}": borrowed}, period=period,
+        )
+        idle = cloudwatch.MathExpression(
+            expression=" + ".join(idle_own(name) for name in listing.lenders),
+            using_metrics=used(listing.lenders), period=period,
+        )
+        mine = idle_own(share)
+        return cloudwatch.MathExpression(
+            expression=(
+                f"IF(rest{key} > 0, IF(idle{key} > 0, IF(rest{key} >= idle{key}, {mine}, "
+                f"rest{key} * {mine} / idle{key}), 0), 0)"
+            ),
+            using_metrics={f"rest{key}": rest, f"idle{key}": idle, **used([share])},
+            label=label, period=period,
+        )
+
+    @staticmethod
+    def lent_metric_count(parties: LendingParties) -> int:
+        """How many metrics :meth:`lent` reads: one per share that lists the type."""
+        return len(parties.listing().own)
 
     # -- per share ----------------------------------------------------------------------------
 
@@ -291,6 +369,11 @@ class ShareMetricMethods:
     def _metrics_subject(self) -> str:
         raise NotImplementedError
 
+    def _queue_allocation(self) -> QuotaAllocation | None:
+        """How the queue's environment capacity is divided; None when the app does not know
+        it."""
+        raise NotImplementedError
+
     def metric_capacity_in_use(
         self, share: str, instance_type: str, *, period: Duration | None = None
     ) -> cloudwatch.IMetric:
@@ -319,6 +402,20 @@ class ShareMetricMethods:
         next job can start on (metric math over capacity in use)."""
         limit = self._limit(share, instance_type)
         return self._share_metrics.idle_own(share, instance_type, limit, period=period)
+
+    def metric_lent(
+        self, share: str, instance_type: str, *, period: Duration | None = None
+    ) -> cloudwatch.IMetric:
+        """The part of the share's idle own capacity of the type other shares borrow (metric
+        math over the ``CapacityInUse`` of the type's shares; see :meth:`ShareMetrics.lent` for
+        the rule, its assumption and the limit of 10 metrics an alarm may read). The capacity no
+        share owns is taken first when the queue's environment capacity is known; otherwise
+        lenders are judged by strategy alone, as ``quota-constructs status`` does. A share that
+        never lends the type (RESERVE, or nobody can borrow it) is refused."""
+        self._limit(share, instance_type)
+        return self._share_metrics.lent(
+            share, instance_type, self._lending_parties(instance_type), period=period
+        )
 
     def metric_runnable_jobs(
         self, share: str, *, period: Duration | None = None
@@ -370,6 +467,27 @@ class ShareMetricMethods:
         """1 when every AWS Batch read of the period's runs succeeded (Minimum); missing when
         the metrics function did not run."""
         return self._share_metrics.monitor_healthy(period=period)
+
+    def _lending_parties(self, instance_type: str) -> LendingParties:
+        """The rules model's parties when the environment's capacity is known (every figure
+        resolved at synthesis), else the strategy-only form."""
+        specs = self._declared_specs()
+        allocation = self._queue_allocation()
+        if allocation is not None:
+            environment = {limit.capacity_unit: limit.max_capacity
+                           for limit in allocation.environment_limits}
+            figures = [*environment, *environment.values(),
+                       *(limit.max_capacity for spec in specs for limit in spec.capacity_limits)]
+            if instance_type in environment and not is_unresolved(figures):
+                rules = BorrowingRules.of(
+                    environment=environment, shares=specs,
+                    unowned_capacity_borrowable=allocation.unowned_capacity_borrowable,
+                )
+                return LendingParties.of_rules(rules, instance_type)
+        return LendingParties.by_strategy(
+            {spec.name: spec.limit_of(instance_type) for spec in specs},
+            {spec.name: spec.strategy for spec in specs},
+        )
 
     def _spec(self, share: str) -> QuotaShareSpec:
         specs = {spec.name: spec for spec in self._declared_specs()}
