@@ -4,9 +4,9 @@ the shares' owners, one dashboard, alarms per share."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final, TypeVar
 
 from aws_cdk import Annotations, Aspects, Duration, Lazy, Stack
 from aws_cdk import aws_chatbot as chatbot
@@ -77,6 +77,7 @@ MIN_SNAPSHOT_AGE_SECONDS: Final = 60
 MAX_SNAPSHOT_AGE_SECONDS: Final = 86_400
 MAX_JOB_EVENTS_CONCURRENCY: Final = 100
 NO_OWNER_WARNING_ID: Final = "quota_constructs:monitoring-no-owner"
+_MonitorFunction = TypeVar("_MonitorFunction", ShareMetricsFunction, JobEventsFunction)
 _NAMESPACE_ALLOWED = "1 to 255 characters, not starting with 'AWS/'"
 
 
@@ -295,21 +296,13 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
         log_retention: logs.RetentionDays,
         layers: Sequence[lambda_.ILayerVersion],
     ) -> ShareMetricsFunction:
-        function = ShareMetricsFunction(
-            self,
-            "ShareMetrics",
-            code=self._code.code,
-            job_queue_arn=self.job_queue.job_queue_arn,
-            environment=self._function_environment(),
+        return self._add_function(
+            ShareMetricsFunction, "ShareMetrics",
+            environment=self._function_environment(), log_retention=log_retention, layers=layers,
             schedule=Duration.minutes(checked.schedule_minutes),
             runnable_count_cap=checked.runnable_count_cap,
             max_snapshot_age_seconds=checked.snapshot_age_seconds,
-            log_retention=log_retention,
-            dead_letter_queue=self.dead_letter_queue,
-            layers=layers,
         )
-        self._code.used_by(function.function)
-        return function
 
     def _create_job_events_function(
         self,
@@ -320,24 +313,37 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
         concurrency: int | None,
     ) -> JobEventsFunction:
         stack = Stack.of(self)
-        function = JobEventsFunction(
-            self,
-            "JobEvents",
-            code=self._code.code,
-            job_queue_arn=self.job_queue.job_queue_arn,
-            environment={
-                **self._function_environment(),
-                # Late: the owner topics of shares declared after this construct too.
-                OWNER_TOPICS_ENV: Lazy.string(LazyText(lambda: stack.to_json_string(
-                    {owner: topic.topic_arn for owner, topic in self.owner_topics.items()}
-                ))),
-                ENFORCE_BUDGET_ENV: "true" if enforce_interruption_budget else "false",
-            },
-            owner_topics={},
-            log_retention=log_retention,
-            dead_letter_queue=self.dead_letter_queue,
-            layers=layers,
-            concurrency=concurrency,
+        environment = {
+            **self._function_environment(),
+            # Late: the owner topics of shares declared after this construct too.
+            OWNER_TOPICS_ENV: Lazy.string(LazyText(lambda: stack.to_json_string(
+                {owner: topic.topic_arn for owner, topic in self.owner_topics.items()}
+            ))),
+            ENFORCE_BUDGET_ENV: "true" if enforce_interruption_budget else "false",
+        }
+        return self._add_function(
+            JobEventsFunction, "JobEvents",
+            environment=environment, log_retention=log_retention, layers=layers,
+            owner_topics={}, concurrency=concurrency,
+        )
+
+    def _add_function(
+        self,
+        kind: Callable[..., _MonitorFunction],
+        id: str,
+        *,
+        environment: dict[str, str],
+        log_retention: logs.RetentionDays,
+        layers: Sequence[lambda_.ILayerVersion],
+        **own: Any,
+    ) -> _MonitorFunction:
+        """One of the monitor's functions, given what every one of them shares (the staged code,
+        the queue, the dead-letter queue, logs and layers) and its ``own`` settings; shared so
+        that each function is registered as running the staged code."""
+        function = kind(
+            self, id, code=self._code.code, job_queue_arn=self.job_queue.job_queue_arn,
+            environment=environment, log_retention=log_retention,
+            dead_letter_queue=self.dead_letter_queue, layers=layers, **own,
         )
         self._code.used_by(function.function)
         return function
