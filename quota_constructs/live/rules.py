@@ -84,11 +84,6 @@ class UnitUse:
     def unowned_borrowable(self) -> int:
         return self.unowned if self.rules.unowned_capacity_borrowable else 0
 
-    def lenders(self) -> list[str]:
-        """Shares some other share can borrow this type from (the model's lenders)."""
-        return [name for name in self.rules.by_share if (rule := self.rule(name)) is not None
-                and rule.borrowers]
-
     def idle_to_borrow(self, share: str) -> float:
         """Instances ``share`` could borrow now: the environment's idle capacity less what it
         may not take (idle own capacity of shares that do not lend to it, its own idle, and

@@ -57,7 +57,8 @@ AWS_BATCH_QUEUE_DIMENSION: Final = "JobQueueName"
 AWS_BATCH_COUNTS: Final = ("JobsPreempted", "JobsMovedToRunnable")
 AWS_BATCH_WAIT: Final = "JobSubmittedToFirstScheduledDuration"
 MAX_ALARM_METRICS: Final = 10
-"""The most metrics one CloudWatch alarm on metric math may read (CloudWatch's limit)."""
+"""The most metrics (``MetricStat`` queries) one CloudWatch alarm on metric math may read
+(``PutMetricAlarm``: up to 20 queries, at most 10 of them metrics and 10 expressions)."""
 
 STATISTICS: Final[Mapping[str, str]] = {
     # Levels measured once a minute: the period's highest is what a graph should show.
@@ -178,9 +179,11 @@ class ShareMetrics:
         ``idle`` is above 0. Each ``CapacityInUse`` is the period's Maximum, so over a period
         longer than the measurement the figure can overstate what was lent at any one moment.
 
-        **Limit**: a CloudWatch alarm on metric math may read at most
-        :data:`MAX_ALARM_METRICS` metrics; this one reads one per share that lists the type
-        (:meth:`lent_metric_count`). A dashboard graph may read up to 500.
+        **Limit**: a CloudWatch alarm (``PutMetricAlarm``) may read at most
+        :data:`MAX_ALARM_METRICS` metrics and 10 expressions; this figure is 4 expressions over
+        one metric per share that lists the type (:meth:`lent_metric_count`), so an alarm on it
+        fails to deploy when more than 10 shares list the type. A dashboard graph may read up
+        to 500.
         """
         listing = parties.listing()
         if share not in listing.lenders:
