@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from quota_constructs.model import (
     BorrowingRules,
+    LendingParties,
     QuotaConfigError,
     QuotaShareSpec,
     UnitRules,
@@ -83,11 +84,6 @@ class UnitUse:
     def unowned_borrowable(self) -> int:
         return self.unowned if self.rules.unowned_capacity_borrowable else 0
 
-    def lenders(self) -> list[str]:
-        """Shares some other share can borrow this type from (the model's lenders)."""
-        return [name for name in self.rules.by_share if (rule := self.rule(name)) is not None
-                and rule.borrowers]
-
     def idle_to_borrow(self, share: str) -> float:
         """Instances ``share`` could borrow now: the environment's idle capacity less what it
         may not take (idle own capacity of shares that do not lend to it, its own idle, and
@@ -101,17 +97,6 @@ class UnitUse:
         return max(0.0, idle - kept - self.idle_own(share) - unowned_idle)
 
     def lent(self) -> dict[str, float]:
-        """Per lender, how much of its idle own capacity borrowers hold.
-
-        AWS Batch does not say who lent what. Assumed: borrowers hold the borrowable capacity no
-        share owns first (nobody can reclaim it, so nobody has lent it), then the lenders' idle
-        own capacity in proportion to what each has idle, capped at it."""
-        borrowed = sum(self.borrowed(share) for share in self.rules.by_share)
-        rest = borrowed - min(borrowed, self.unowned_borrowable)
-        idle = {name: self.idle_own(name) for name in self.lenders()}
-        total = sum(idle.values())
-        if rest <= 0 or total <= 0:
-            return {}
-        if rest >= total:
-            return idle
-        return {name: rest * amount / total for name, amount in idle.items()}
+        """Per lender, how much of its idle own capacity borrowers hold (the attribution rule
+        and its assumption: :mod:`quota_constructs.model.lending`)."""
+        return LendingParties.of_rules(self.rules, self.unit).lent(self.usage)

@@ -12,10 +12,9 @@ Figures per share and instance type: ``limit`` (its own), ``in_use`` (GetJobQueu
 ``reach`` (the most it can ever hold), and ``lent`` (the part of its idle own capacity other
 shares are borrowing); per type, ``unowned``: capacity no share owns. Reach, who lends to whom
 and the capacity no share owns come from the one rules model (:mod:`.rules`). Batch does not
-say who lent what: ``lent`` assumes borrowers hold the borrowable capacity no share owns first
-(nobody lent it: nobody can reclaim it), then the lenders' idle own capacity in proportion to
-how much each has idle (capped at it), which is exact whenever one share lends or every
-lender's idle capacity is in use.
+say who lent what: ``lent`` follows the one attribution rule and its stated assumption,
+:mod:`quota_constructs.model.lending` (by strategy alone when the environment's capacity is
+unknown).
 """
 
 from __future__ import annotations
@@ -27,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from quota_constructs.model import LendingParties
 from quota_constructs.runtime.preemption import two_clock_units
 from quota_constructs.runtime.share_request import GuardOptIns
 from quota_constructs.wire.live_share import LiveShare
@@ -34,8 +34,6 @@ from quota_constructs.wire.live_share import LiveShare
 from . import command_line
 from .queue_reader import RUNNABLE_PAGES, QueueFacts, QueueReader, RunnableCount, Snapshot
 from .rules import UnitUse, rules_of
-
-LENDING_STRATEGIES = frozenset({"LEND", "LEND_AND_BORROW"})
 
 
 @dataclass(frozen=True)
@@ -314,20 +312,11 @@ def _reach(use: UnitUse | None, share: str) -> int | None:
 def _lent(unit: str, shares: Sequence[LiveShare], snapshot: Snapshot) -> dict[str, float]:
     """Per lending share, how much of its idle own ``unit`` other shares borrow, when the
     environment's capacity (and so the rules model) is unknown: by strategy alone."""
-    borrowed = sum(
-        max(0.0, snapshot.usage_of(s.name).get(unit, 0.0) - s.config.limit_of(unit))
-        for s in shares
+    parties = LendingParties.by_strategy(
+        {s.name: s.config.limit_of(unit) for s in shares},
+        {s.name: s.config.strategy for s in shares},
     )
-    idle = {
-        s.name: max(0.0, s.config.limit_of(unit) - snapshot.usage_of(s.name).get(unit, 0.0))
-        for s in shares if s.config.strategy in LENDING_STRATEGIES
-    }
-    idle_total = sum(idle.values())
-    if borrowed <= 0 or idle_total <= 0:
-        return {}
-    if borrowed >= idle_total:
-        return idle
-    return {name: borrowed * amount / idle_total for name, amount in idle.items()}
+    return parties.lent({s.name: snapshot.usage_of(s.name).get(unit, 0.0) for s in shares})
 
 
 def _number(value: float) -> float | int:

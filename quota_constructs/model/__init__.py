@@ -15,6 +15,7 @@ from .capacity import (
     validate_capacity_limits,
 )
 from .errors import QuotaConfigError
+from .lending import LendingParties
 from .queue import (
     MAX_SHARES_PER_QUEUE,
     JobStateTimeLimitAction,
@@ -42,6 +43,7 @@ __all__ = [
     "CapacityLimit",
     "CapacityUnit",
     "JobStateTimeLimitAction",
+    "LendingParties",
     "QuotaAllocation",
     "QuotaConfigError",
     "QuotaShareSpec",

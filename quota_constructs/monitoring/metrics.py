@@ -6,8 +6,8 @@ What the monitoring Lambdas publish (names and dimensions from
 aws-cdk-lib (``metric…()`` on a resource) and cdk-monitoring-constructs (metric factories), the
 statistic belongs to the metric, not to the call site: each metric's statistic is in
 :data:`STATISTICS`, chosen once for what the figure means. A figure the Lambdas do not publish
-(a share's own limit, what it borrows above it, its idle own capacity) is a ``MathExpression``
-over the published one, so reading it costs nothing more.
+(a share's own limit, what it borrows above it, its idle own capacity, what other shares borrow
+of it) is a ``MathExpression`` over the published ones, so reading it costs nothing more.
 
 :class:`QuotaShareMonitoring` exposes these as its ``metric_…()`` methods; the library's own
 dashboard and alarms are built from them.
@@ -17,12 +17,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partialmethod
 from typing import Final
 
 from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
 
-from ..model import QuotaConfigError, QuotaShareSpec, share_subject
+from ..model import (
+    BorrowingRules,
+    LendingParties,
+    QuotaAllocation,
+    QuotaConfigError,
+    QuotaShareSpec,
+    is_unresolved,
+    share_subject,
+)
 from ..wire.monitoring_contract import (
     BLOCKED_JOBS,
     CAPACITY_IN_USE,
@@ -47,6 +56,9 @@ AWS_BATCH_QUEUE_DIMENSION: Final = "JobQueueName"
 # Metrics with AWS Batch"); AWS publishes them best effort, with the queue name only.
 AWS_BATCH_COUNTS: Final = ("JobsPreempted", "JobsMovedToRunnable")
 AWS_BATCH_WAIT: Final = "JobSubmittedToFirstScheduledDuration"
+MAX_ALARM_METRICS: Final = 10
+"""The most metrics (``MetricStat`` queries) one CloudWatch alarm on metric math may read
+(``PutMetricAlarm``: up to 20 queries, at most 10 of them metrics and 10 expressions)."""
 
 STATISTICS: Final[Mapping[str, str]] = {
     # Levels measured once a minute: the period's highest is what a graph should show.
@@ -68,6 +80,13 @@ STATISTICS: Final[Mapping[str, str]] = {
 """The one statistic of each metric. ``OldestRunnableJobAgeSeconds`` has a second, named reading
 (:meth:`ShareMetrics.oldest_runnable_wait_throughout`: the Minimum, "waited at least this long
 at every measurement"), which the Starved alarm uses."""
+
+
+OWN_LIMIT_EXPRESSION: Final = "{used} * 0 + {limit}"
+BORROWED_EXPRESSION: Final = "IF({used} > {limit}, {used} - {limit}, 0)"
+IDLE_OWN_EXPRESSION: Final = "IF({used} < {limit}, {limit} - {used}, 0)"
+"""The figures derived from a share's ``CapacityInUse`` of a type (``{used}``) and its own
+limit (``{limit}``), as metric-math templates."""
 
 
 @dataclass(frozen=True)
@@ -92,6 +111,36 @@ class ShareMetrics:
     job_queue_name: str
     period: Duration
 
+    # -- the two general forms: the tables below are rows of them ------------------------
+
+    def share_metric(
+        self, name: str, share: str, *, period: Duration | None = None,
+        label: str | None = None,
+    ) -> cloudwatch.Metric:
+        """The published per-share metric ``name`` of ``share``, with its one statistic."""
+        return self._custom(name, {QUOTA_SHARE_DIMENSION: share}, period=period, label=label)
+
+    def derived(
+        self, template: str, share: str, instance_type: str, limit: int, *,
+        period: Duration | None = None, label: str | None = None,
+        in_use: DerivedFrom | None = None,
+    ) -> cloudwatch.MathExpression:
+        """``template`` (``{used}``: the share's ``CapacityInUse`` of the type, ``{limit}``: its
+        own limit) as metric math over the published use."""
+        if in_use is None:
+            # One id per instance type, so several types' expressions can share one graph.
+            in_use = DerivedFrom(
+                f"used{_unit_key(instance_type)}",
+                self.capacity_in_use(share, instance_type, period=period),
+            )
+        used = in_use.metric_id
+        return cloudwatch.MathExpression(
+            expression=template.format(used=used, limit=limit),
+            using_metrics={used: in_use.metric},
+            label=label,
+            period=period or self.period,
+        )
+
     # -- per share and instance type ------------------------------------------------------
 
     def capacity_in_use(
@@ -105,50 +154,101 @@ class ShareMetrics:
             period=period, label=label,
         )
 
-    def own_limit(
-        self, share: str, instance_type: str, limit: int, *, period: Duration | None = None,
-        label: str | None = None, in_use: DerivedFrom | None = None,
+    own_limit = partialmethod(derived, OWN_LIMIT_EXPRESSION)
+    """The share's own limit of the type, as a series beside its use (a constant of the
+    declaration: derived, not published)."""
+    borrowed = partialmethod(derived, BORROWED_EXPRESSION)
+    """Instances held above the share's own limit (0 when within it)."""
+    idle_own = partialmethod(derived, IDLE_OWN_EXPRESSION)
+    """The part of the share's own limit it does not use (what it can lend, or reclaim)."""
+
+    def lent(
+        self, share: str, instance_type: str, parties: LendingParties, *,
+        period: Duration | None = None, label: str | None = None,
     ) -> cloudwatch.MathExpression:
-        """The share's own limit of the type, as a series beside its use (a constant of the
-        declaration: derived, not published)."""
-        return self._derived(
-            share, instance_type, "{used} * 0 + {limit}", limit, period=period, label=label,
-            in_use=in_use,
+        """The part of the share's idle own capacity other shares borrow, by the one attribution
+        rule (:class:`~quota_constructs.model.lending.LendingParties`, whose assumption it
+        follows): metric math over the ``CapacityInUse`` of every share listing the type, so
+        nothing more is published.
+
+        Three expressions, each named by the type: ``borrowed…`` (the shares' use above their
+        own limits, added up), ``rest…`` (less the borrowable capacity no share owns) and
+        ``idle…`` (the lenders' idle own capacity, added up); the figure is ``rest × mine /
+        idle``, at most ``mine`` (the share's own idle capacity), and 0 when either is 0. It uses
+        only arithmetic, comparisons and ``IF`` (CloudWatch metric math), and divides only where
+        ``idle`` is above 0. Each ``CapacityInUse`` is the period's Maximum, so over a period
+        longer than the measurement the figure can overstate what was lent at any one moment.
+
+        **Limit**: a CloudWatch alarm (``PutMetricAlarm``) may read at most
+        :data:`MAX_ALARM_METRICS` metrics and 10 expressions; this figure is 4 expressions over
+        one metric per share that lists the type (:meth:`lent_metric_count`), so an alarm on it
+        fails to deploy when more than 10 shares list the type. A dashboard graph may read up
+        to 500.
+        """
+        listing = parties.listing()
+        if share not in listing.lenders:
+            raise QuotaConfigError(share_subject(share), "share", share,
+                                   f"one of the lenders of {instance_type}: "
+                                   f"{', '.join(listing.lenders) or 'none'}")
+        key = _unit_key(instance_type)
+        period = period or self.period
+        ids = {name: f"inuse{key}n{index}" for index, name in enumerate(listing.own)}
+
+        def used(names: Sequence[str]) -> dict[str, cloudwatch.IMetric]:
+            return {ids[name]: self.capacity_in_use(name, instance_type, period=period)
+                    for name in names}
+
+        def above_own(name: str) -> str:
+            return BORROWED_EXPRESSION.format(used=ids[name], limit=listing.own[name])
+
+        def idle_own(name: str) -> str:
+            return IDLE_OWN_EXPRESSION.format(used=ids[name], limit=listing.own[name])
+
+        borrowed = cloudwatch.MathExpression(
+            expression=" + ".join(above_own(name) for name in listing.own),
+            using_metrics=used(list(listing.own)), period=period,
+        )
+        unowned = listing.unowned_borrowable
+        rest = cloudwatch.MathExpression(
+            expression=f"IF(borrowed{key} > {unowned}, borrowed{key} - {unowned}, 0)",
+            using_metrics={f"borrowed{key}": borrowed}, period=period,
+        )
+        idle = cloudwatch.MathExpression(
+            expression=" + ".join(idle_own(name) for name in listing.lenders),
+            using_metrics=used(listing.lenders), period=period,
+        )
+        mine = idle_own(share)
+        return cloudwatch.MathExpression(
+            expression=(
+                f"IF(rest{key} > 0, IF(idle{key} > 0, IF(rest{key} >= idle{key}, {mine}, "
+                f"rest{key} * {mine} / idle{key}), 0), 0)"
+            ),
+            using_metrics={f"rest{key}": rest, f"idle{key}": idle, **used([share])},
+            label=label, period=period,
         )
 
-    def borrowed(
-        self, share: str, instance_type: str, limit: int, *, period: Duration | None = None,
-        label: str | None = None, in_use: DerivedFrom | None = None,
-    ) -> cloudwatch.MathExpression:
-        """Instances held above the share's own limit (0 when within it)."""
-        return self._derived(
-            share, instance_type, "IF({used} > {limit}, {used} - {limit}, 0)", limit,
-            period=period, label=label, in_use=in_use,
-        )
-
-    def idle_own(
-        self, share: str, instance_type: str, limit: int, *, period: Duration | None = None,
-        label: str | None = None, in_use: DerivedFrom | None = None,
-    ) -> cloudwatch.MathExpression:
-        """The part of the share's own limit it does not use (what it can lend, or reclaim)."""
-        return self._derived(
-            share, instance_type, "IF({used} < {limit}, {limit} - {used}, 0)", limit,
-            period=period, label=label, in_use=in_use,
-        )
+    @staticmethod
+    def lent_metric_count(parties: LendingParties) -> int:
+        """How many metrics :meth:`lent` reads: one per share that lists the type."""
+        return len(parties.listing().own)
 
     # -- per share ----------------------------------------------------------------------------
 
-    def runnable_jobs(
-        self, share: str, *, period: Duration | None = None, label: str | None = None
-    ) -> cloudwatch.Metric:
-        """RUNNABLE jobs counted (at most the count cap: a value at the cap means at least)."""
-        return self._share(RUNNABLE_JOBS, share, period=period, label=label)
-
-    def oldest_runnable_wait(
-        self, share: str, *, period: Duration | None = None, label: str | None = None
-    ) -> cloudwatch.Metric:
-        """Seconds the share's first RUNNABLE job has waited at the front, Maximum."""
-        return self._share(OLDEST_RUNNABLE_JOB_AGE, share, period=period, label=label)
+    runnable_jobs = partialmethod(share_metric, RUNNABLE_JOBS)
+    """RUNNABLE jobs counted (at most the count cap: a value at the cap means at least)."""
+    oldest_runnable_wait = partialmethod(share_metric, OLDEST_RUNNABLE_JOB_AGE)
+    """Seconds the share's first RUNNABLE job has waited at the front, Maximum."""
+    head_job_fits_idle_own = partialmethod(share_metric, HEAD_JOB_FITS_IDLE_OWN)
+    """1 when the first RUNNABLE job fits the share's idle own capacity of its type at every
+    measurement of the period."""
+    drift = partialmethod(share_metric, SHARE_DRIFT)
+    """1 when the live share differs from the declaration, is INVALID or is missing."""
+    jobs_over_budget = partialmethod(share_metric, JOBS_OVER_BUDGET)
+    """Jobs preempted more often than the share's interruption budget."""
+    jobs_terminated_over_budget = partialmethod(share_metric, JOBS_TERMINATED_OVER_BUDGET)
+    """Jobs the monitor terminated for exceeding the budget (only when enforcing it)."""
+    blocked_jobs = partialmethod(share_metric, BLOCKED_JOBS)
+    """The share's jobs reported blocking the queue (once per job)."""
 
     def oldest_runnable_wait_throughout(
         self, share: str, *, period: Duration | None = None, label: str | None = None
@@ -160,19 +260,6 @@ class ShareMetrics:
             label=label, statistic="Minimum",
         )
 
-    def head_job_fits_idle_own(
-        self, share: str, *, period: Duration | None = None, label: str | None = None
-    ) -> cloudwatch.Metric:
-        """1 when the first RUNNABLE job fits the share's idle own capacity of its type at every
-        measurement of the period."""
-        return self._share(HEAD_JOB_FITS_IDLE_OWN, share, period=period, label=label)
-
-    def drift(
-        self, share: str, *, period: Duration | None = None, label: str | None = None
-    ) -> cloudwatch.Metric:
-        """1 when the live share differs from the declaration, is INVALID or is missing."""
-        return self._share(SHARE_DRIFT, share, period=period, label=label)
-
     def preemptions(
         self, share: str, *, kind: str | None = None, period: Duration | None = None,
         label: str | None = None,
@@ -180,29 +267,11 @@ class ShareMetrics:
         """Preemptions the share's jobs suffered; of one ``kind`` (CROSS_SHARE, IN_SHARE,
         UNKNOWN) when given."""
         if kind is None:
-            return self._share(PREEMPTIONS, share, period=period, label=label)
+            return self.share_metric(PREEMPTIONS, share, period=period, label=label)
         return self._custom(
             PREEMPTIONS, {QUOTA_SHARE_DIMENSION: share, PREEMPTION_KIND_DIMENSION: kind},
             period=period, label=kind if label is None else label,
         )
-
-    def jobs_over_budget(
-        self, share: str, *, period: Duration | None = None, label: str | None = None
-    ) -> cloudwatch.Metric:
-        """Jobs preempted more often than the share's interruption budget."""
-        return self._share(JOBS_OVER_BUDGET, share, period=period, label=label)
-
-    def jobs_terminated_over_budget(
-        self, share: str, *, period: Duration | None = None, label: str | None = None
-    ) -> cloudwatch.Metric:
-        """Jobs the monitor terminated for exceeding the budget (only when enforcing it)."""
-        return self._share(JOBS_TERMINATED_OVER_BUDGET, share, period=period, label=label)
-
-    def blocked_jobs(
-        self, share: str, *, period: Duration | None = None, label: str | None = None
-    ) -> cloudwatch.Metric:
-        """The share's jobs reported blocking the queue (once per job)."""
-        return self._share(BLOCKED_JOBS, share, period=period, label=label)
 
     # -- per queue ----------------------------------------------------------------------------
 
@@ -226,29 +295,6 @@ class ShareMetrics:
         )
 
     # -- parts -------------------------------------------------------------------------------
-
-    def _share(
-        self, name: str, share: str, *, period: Duration | None, label: str | None
-    ) -> cloudwatch.Metric:
-        return self._custom(name, {QUOTA_SHARE_DIMENSION: share}, period=period, label=label)
-
-    def _derived(
-        self, share: str, instance_type: str, template: str, limit: int, *,
-        period: Duration | None, label: str | None, in_use: DerivedFrom | None,
-    ) -> cloudwatch.MathExpression:
-        if in_use is None:
-            # One id per instance type, so several types' expressions can share one graph.
-            in_use = DerivedFrom(
-                f"used{_unit_key(instance_type)}",
-                self.capacity_in_use(share, instance_type, period=period),
-            )
-        used = in_use.metric_id
-        return cloudwatch.MathExpression(
-            expression=template.format(used=used, limit=limit),
-            using_metrics={used: in_use.metric},
-            label=label,
-            period=period or self.period,
-        )
 
     def _custom(
         self,
@@ -291,6 +337,25 @@ class ShareMetricMethods:
     def _metrics_subject(self) -> str:
         raise NotImplementedError
 
+    def _queue_allocation(self) -> QuotaAllocation | None:
+        """How the queue's environment capacity is divided; None when the app does not know
+        it."""
+        raise NotImplementedError
+
+    def _declared_share_metric(
+        self, name: str, share: str, *, period: Duration | None = None
+    ) -> cloudwatch.IMetric:
+        """A published per-share metric, once the share is found declared (the table below)."""
+        self._spec(share)
+        return self._share_metrics.share_metric(name, share, period=period)
+
+    def _declared_derived(
+        self, template: str, share: str, instance_type: str, *, period: Duration | None = None
+    ) -> cloudwatch.IMetric:
+        """A figure derived from the share's use and its declared limit (the table below)."""
+        limit = self._limit(share, instance_type)
+        return self._share_metrics.derived(template, share, instance_type, limit, period=period)
+
     def metric_capacity_in_use(
         self, share: str, instance_type: str, *, period: Duration | None = None
     ) -> cloudwatch.IMetric:
@@ -298,41 +363,45 @@ class ShareMetricMethods:
         self._limit(share, instance_type)
         return self._share_metrics.capacity_in_use(share, instance_type, period=period)
 
-    def metric_own_limit(
+    metric_own_limit = partialmethod(_declared_derived, OWN_LIMIT_EXPRESSION)
+    """``(share, instance_type, *, period=None)``: the share's declared limit of the type, as a
+    series (metric math)."""
+    metric_borrowed = partialmethod(_declared_derived, BORROWED_EXPRESSION)
+    """``(share, instance_type, *, period=None)``: instances held above the share's own limit
+    (metric math over capacity in use)."""
+    metric_idle_own = partialmethod(_declared_derived, IDLE_OWN_EXPRESSION)
+    """``(share, instance_type, *, period=None)``: the part of its own limit the share does not
+    use: what it can lend, or what its next job can start on (metric math over capacity in
+    use)."""
+
+    def metric_lent(
         self, share: str, instance_type: str, *, period: Duration | None = None
     ) -> cloudwatch.IMetric:
-        """The share's declared limit of the type, as a series (metric math)."""
-        limit = self._limit(share, instance_type)
-        return self._share_metrics.own_limit(share, instance_type, limit, period=period)
+        """The part of the share's idle own capacity of the type other shares borrow (metric
+        math over the ``CapacityInUse`` of the type's shares; see :meth:`ShareMetrics.lent` for
+        the rule, its assumption and the limit of 10 metrics an alarm may read). The capacity no
+        share owns is taken first when the queue's environment capacity is known; otherwise
+        lenders are judged by strategy alone, as ``quota-constructs status`` does. A share that
+        never lends the type (RESERVE, or nobody can borrow it) is refused."""
+        self._limit(share, instance_type)
+        return self._share_metrics.lent(
+            share, instance_type, self._lending_parties(instance_type), period=period
+        )
 
-    def metric_borrowed(
-        self, share: str, instance_type: str, *, period: Duration | None = None
-    ) -> cloudwatch.IMetric:
-        """Instances held above the share's own limit (metric math over capacity in use)."""
-        limit = self._limit(share, instance_type)
-        return self._share_metrics.borrowed(share, instance_type, limit, period=period)
-
-    def metric_idle_own(
-        self, share: str, instance_type: str, *, period: Duration | None = None
-    ) -> cloudwatch.IMetric:
-        """The part of its own limit the share does not use: what it can lend, or what its
-        next job can start on (metric math over capacity in use)."""
-        limit = self._limit(share, instance_type)
-        return self._share_metrics.idle_own(share, instance_type, limit, period=period)
-
-    def metric_runnable_jobs(
-        self, share: str, *, period: Duration | None = None
-    ) -> cloudwatch.IMetric:
-        """RUNNABLE jobs counted (Maximum; a value at the count cap means at least)."""
-        self._spec(share)
-        return self._share_metrics.runnable_jobs(share, period=period)
-
-    def metric_oldest_runnable_wait(
-        self, share: str, *, period: Duration | None = None
-    ) -> cloudwatch.IMetric:
-        """Seconds the share's first RUNNABLE job has waited at the front (Maximum)."""
-        self._spec(share)
-        return self._share_metrics.oldest_runnable_wait(share, period=period)
+    metric_runnable_jobs = partialmethod(_declared_share_metric, RUNNABLE_JOBS)
+    """``(share, *, period=None)``: RUNNABLE jobs counted (Maximum; a value at the count cap
+    means at least)."""
+    metric_oldest_runnable_wait = partialmethod(_declared_share_metric, OLDEST_RUNNABLE_JOB_AGE)
+    """``(share, *, period=None)``: seconds the share's first RUNNABLE job has waited at the
+    front (Maximum)."""
+    metric_jobs_over_budget = partialmethod(_declared_share_metric, JOBS_OVER_BUDGET)
+    """``(share, *, period=None)``: jobs preempted more often than the share's interruption
+    budget (Sum)."""
+    metric_blocked_jobs = partialmethod(_declared_share_metric, BLOCKED_JOBS)
+    """``(share, *, period=None)``: the share's jobs reported blocking the queue (Sum)."""
+    metric_drift = partialmethod(_declared_share_metric, SHARE_DRIFT)
+    """``(share, *, period=None)``: 1 when the live share differs from the declaration, is
+    INVALID or missing (Maximum)."""
 
     def metric_preemptions(
         self, share: str, *, kind: str | None = None, period: Duration | None = None
@@ -346,30 +415,31 @@ class ShareMetricMethods:
             )
         return self._share_metrics.preemptions(share, kind=kind, period=period)
 
-    def metric_jobs_over_budget(
-        self, share: str, *, period: Duration | None = None
-    ) -> cloudwatch.IMetric:
-        """Jobs preempted more often than the share's interruption budget (Sum)."""
-        self._spec(share)
-        return self._share_metrics.jobs_over_budget(share, period=period)
-
-    def metric_blocked_jobs(
-        self, share: str, *, period: Duration | None = None
-    ) -> cloudwatch.IMetric:
-        """The share's jobs reported blocking the queue (Sum)."""
-        self._spec(share)
-        return self._share_metrics.blocked_jobs(share, period=period)
-
-    def metric_drift(self, share: str, *, period: Duration | None = None) -> cloudwatch.IMetric:
-        """1 when the live share differs from the declaration, is INVALID or missing
-        (Maximum)."""
-        self._spec(share)
-        return self._share_metrics.drift(share, period=period)
-
     def metric_monitor_healthy(self, *, period: Duration | None = None) -> cloudwatch.IMetric:
         """1 when every AWS Batch read of the period's runs succeeded (Minimum); missing when
         the metrics function did not run."""
         return self._share_metrics.monitor_healthy(period=period)
+
+    def _lending_parties(self, instance_type: str) -> LendingParties:
+        """The rules model's parties when the environment's capacity is known (every figure
+        resolved at synthesis), else the strategy-only form."""
+        specs = self._declared_specs()
+        allocation = self._queue_allocation()
+        if allocation is not None:
+            environment = {limit.capacity_unit: limit.max_capacity
+                           for limit in allocation.environment_limits}
+            figures = [*environment, *environment.values(),
+                       *(limit.max_capacity for spec in specs for limit in spec.capacity_limits)]
+            if instance_type in environment and not is_unresolved(figures):
+                rules = BorrowingRules.of(
+                    environment=environment, shares=specs,
+                    unowned_capacity_borrowable=allocation.unowned_capacity_borrowable,
+                )
+                return LendingParties.of_rules(rules, instance_type)
+        return LendingParties.by_strategy(
+            {spec.name: spec.limit_of(instance_type) for spec in specs},
+            {spec.name: spec.strategy for spec in specs},
+        )
 
     def _spec(self, share: str) -> QuotaShareSpec:
         specs = {spec.name: spec for spec in self._declared_specs()}

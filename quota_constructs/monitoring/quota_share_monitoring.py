@@ -22,6 +22,7 @@ from .._construct_props import check_flag, child_path
 from .._share_ledger import AppBookkeeping, RecordedShare, ledger_of
 from ..job_queue import IHasTrainingJobQueue, ITrainingJobQueue
 from ..model import (
+    QuotaAllocation,
     QuotaConfigError,
     QuotaShareSpec,
     is_unresolved,
@@ -473,6 +474,9 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
 
     def _metrics_subject(self) -> str:
         return self._subject
+
+    def _queue_allocation(self) -> QuotaAllocation | None:
+        return self.job_queue.allocation
 
     def _final_declaration(self) -> tuple[str, Mapping[str, sns.ITopic]]:
         self.resolve_shares()

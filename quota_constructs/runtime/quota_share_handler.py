@@ -15,8 +15,8 @@ from typing import Any
 from quota_constructs.model import QuotaConfigError
 from quota_constructs.wire.share_arn import QuotaShareArn
 
-from . import wait_budget
 from .batch_gateway import BatchConnection, BatchGateway
+from .clock import WALL_CLOCK, Clock
 from .deletion import ShareDeleter
 from .errors import QuotaShareLifecycleError
 from .provisioning import ShareProvisioner
@@ -25,45 +25,58 @@ from .structured_log import log
 from .wait_budget import STARTED_AT_KEY, WaitBudget, started_now
 
 
-def on_event(event: Mapping[str, Any], context: Any,
-             connection: BatchConnection | None = None) -> dict[str, Any]:
-    """Lambda's entry point (``connection``: how to reach AWS Batch; the default in Lambda)."""
-    return _run("on_event", event, _gateways(context, connection), _on_event)
+def on_event(event: Mapping[str, Any], context: Any, connection: BatchConnection | None = None,
+             clock: Clock = WALL_CLOCK) -> dict[str, Any]:
+    """Lambda's entry point (``connection``: how to reach AWS Batch, ``clock``: the time the
+    wait budget is measured by; the defaults in Lambda)."""
+    return _run("on_event", event, _Invocation(_gateways(context, connection), clock), _on_event)
 
 
 def is_complete(event: Mapping[str, Any], context: Any,
-                connection: BatchConnection | None = None) -> dict[str, Any]:
-    return _run("is_complete", event, _gateways(context, connection), _is_complete)
+                connection: BatchConnection | None = None,
+                clock: Clock = WALL_CLOCK) -> dict[str, Any]:
+    return _run("is_complete", event, _Invocation(_gateways(context, connection), clock),
+                _is_complete)
 
 
 @dataclass(frozen=True)
 class EntryPoints:
-    """``on_event`` and ``is_complete`` over one connection to AWS Batch (what the Provider
-    framework calls are the module's functions, over the default one)."""
+    """``on_event`` and ``is_complete`` over one connection to AWS Batch and one clock (what
+    the Provider framework calls are the module's functions, over the default ones)."""
 
     connection: BatchConnection
+    clock: Clock = WALL_CLOCK
 
     def on_event(self, event: Mapping[str, Any], context: Any) -> dict[str, Any]:
-        return on_event(event, context, self.connection)
+        return on_event(event, context, self.connection, self.clock)
 
     def is_complete(self, event: Mapping[str, Any], context: Any) -> dict[str, Any]:
-        return is_complete(event, context, self.connection)
+        return is_complete(event, context, self.connection, self.clock)
 
 
 Gateways = Callable[[], BatchGateway]
 """Opens a gateway for this invocation (its client, retry policy and time left)."""
 
 
+@dataclass(frozen=True)
+class _Invocation:
+    """What one call of an entry point works with: its gateways and its clock."""
+
+    gateways: Gateways
+    clock: Clock
+
+
 def _gateways(context: Any, connection: BatchConnection | None) -> Gateways:
     return lambda: BatchGateway.from_context(context, connection)
 
 
-def _on_event(request: ShareEvent, gateways: Gateways) -> dict[str, Any]:
+def _on_event(request: ShareEvent, invocation: _Invocation) -> dict[str, Any]:
+    gateways = invocation.gateways
     if request.request_type == "Delete":
         deleter = _deleter(request, gateways)
         if deleter is not None:
             deleter.start()
-        return {"PhysicalResourceId": request.physical_id, **started_now()}
+        return {"PhysicalResourceId": request.physical_id, **started_now(invocation.clock)}
     declaration = request.declaration()
     provisioner = ShareProvisioner(gateways(), declaration)
     physical = request.physical
@@ -75,15 +88,16 @@ def _on_event(request: ShareEvent, gateways: Gateways) -> dict[str, Any]:
         # Create, or a rename / queue move: a new share; CloudFormation then deletes the old
         # physical id, which goes through the delete guard.
         arn = provisioner.create()
-    return {"PhysicalResourceId": arn.arn, "Data": _data(arn), **started_now()}
+    return {"PhysicalResourceId": arn.arn, "Data": _data(arn), **started_now(invocation.clock)}
 
 
-def _is_complete(request: ShareEvent, gateways: Gateways) -> dict[str, Any]:
+def _is_complete(request: ShareEvent, invocation: _Invocation) -> dict[str, Any]:
+    gateways, clock = invocation.gateways, invocation.clock
     if request.request_type == "Delete":
         deleter = _deleter(request, gateways)
         if deleter is None or deleter.wait():
             return {"IsComplete": True}
-        _fail_if_out_of_time(request, deleter.last_status, "deleting")
+        _fail_if_out_of_time(request, deleter.last_status, "deleting", clock())
         return {"IsComplete": False}
     physical = request.physical
     if physical is None:
@@ -92,8 +106,8 @@ def _is_complete(request: ShareEvent, gateways: Gateways) -> dict[str, Any]:
             "a quota share ARN; on_event did not create a share"
         )
     provisioner = ShareProvisioner(gateways(), request.declaration())
-    if not provisioner.wait(physical, may_be_unseen=_recent(request)):
-        _fail_if_out_of_time(request, provisioner.last_status, "settling")
+    if not provisioner.wait(physical, may_be_unseen=_recent(request, clock())):
+        _fail_if_out_of_time(request, provisioner.last_status, "settling", clock())
         return {"IsComplete": False}
     return {"IsComplete": True, "Data": _data(physical)}
 
@@ -104,22 +118,22 @@ from reads. AWS documents no read-after-write consistency for quota shares; this
 library's stated assumption of how long "not seen yet" may last before it means "gone"."""
 
 
-def _recent(request: ShareEvent) -> bool:
+def _recent(request: ShareEvent, now: float) -> bool:
     try:
         started = float(request.event[STARTED_AT_KEY])
     except (KeyError, TypeError, ValueError):
         return False
-    return wait_budget.clock() - started < UNSEEN_GRACE_SECONDS
+    return now - started < UNSEEN_GRACE_SECONDS
 
 
-def _fail_if_out_of_time(request: ShareEvent, status: str, doing: str) -> None:
+def _fail_if_out_of_time(request: ShareEvent, status: str, doing: str, now: float) -> None:
     budget = WaitBudget.of(request.event)
-    if budget is None or not budget.exhausted or request.physical is None:
+    if budget is None or not budget.exhausted(now) or request.physical is None:
         return
     arn = request.physical
     raise QuotaShareLifecycleError(
         f"quota share {arn.share_name!r} on job queue {arn.job_queue_name!r} is still {status} "
-        f"after {budget.elapsed} s, close to the provider's total timeout of "
+        f"after {budget.elapsed(now)} s, close to the provider's total timeout of "
         f"{budget.total_seconds} s; AWS Batch has not finished {doing} it. Nothing more is "
         "changed: a create is undone by CloudFormation's rollback, an update is rolled back, "
         "and a delete can be retried once AWS Batch has finished."
@@ -148,8 +162,8 @@ def _data(arn: QuotaShareArn) -> dict[str, str]:
 def _run(
     entry_point: str,
     event: Mapping[str, Any],
-    gateways: Gateways,
-    step: Callable[[ShareEvent, Gateways], dict[str, Any]],
+    invocation: _Invocation,
+    step: Callable[[ShareEvent, _Invocation], dict[str, Any]],
 ) -> dict[str, Any]:
     properties = event.get("ResourceProperties")
     fields = {
@@ -163,7 +177,7 @@ def _run(
     }
     log("request", **fields)
     try:
-        result = step(ShareEvent.parse(event), gateways)
+        result = step(ShareEvent.parse(event), invocation)
     except (QuotaShareLifecycleError, QuotaConfigError) as error:
         log("failed", **fields, reason=str(error))
         raise

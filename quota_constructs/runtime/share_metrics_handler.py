@@ -43,6 +43,7 @@ from quota_constructs.wire.share_arn import QuotaShareArn, job_queue_name_of
 
 from .batch_gateway import BatchConnection, BatchRequestError
 from .batch_reads import QueueSnapshot, RunnableCount, ServiceJobDetail
+from .clock import WALL_CLOCK, Clock
 from .emf import emit
 from .monitor_settings import MonitorSettings
 from .monitoring_gateway import LiveShares, MonitoringGateway
@@ -65,13 +66,12 @@ HELD_JOBS_READ = 1000
 instance, so more than any environment's capacity of one queue)."""
 MARGIN_SECONDS = 1.0
 """Kept back from the Lambda's remaining time to print the records and return."""
-CLOCK: Callable[[], float] = time.time
-"""Wall-clock seconds: the snapshot's age and the jobs' waits are measured against it."""
 
 
-def handler(event: Any, context: Any,
-            connection: BatchConnection | None = None) -> dict[str, Any]:
-    """Lambda's entry point (``connection``: how to reach AWS Batch; the default in Lambda)."""
+def handler(event: Any, context: Any, connection: BatchConnection | None = None,
+            clock: Clock = WALL_CLOCK) -> dict[str, Any]:
+    """Lambda's entry point (``connection``: how to reach AWS Batch; ``clock``: what the
+    snapshot's age and the jobs' waits are measured against; the defaults in Lambda)."""
     try:
         settings = MonitorSettings.from_environment()
         gateway = MonitoringGateway.from_context(context, connection)
@@ -79,11 +79,11 @@ def handler(event: Any, context: Any,
         # A monitor that cannot even start is unhealthy, and says so before failing.
         _emit_unhealthy_from_environment()
         raise
-    return _measure(settings, gateway, _budget_seconds(context))
+    return _measure(settings, gateway, _budget_seconds(context), clock)
 
 
 def _measure(settings: MonitorSettings, gateway: MonitoringGateway,
-             budget: float) -> dict[str, Any]:
+             budget: float, clock: Clock) -> dict[str, Any]:
     queue = settings.queue
     deadline = time.monotonic() + budget
     log("share_metrics_start", job_queue=queue.reference, shares=len(settings.shares),
@@ -97,7 +97,7 @@ def _measure(settings: MonitorSettings, gateway: MonitoringGateway,
         wait([snapshot_call], timeout=_left(deadline))
         snapshot: QueueSnapshot | None = _result(snapshot_call, "GetJobQueueSnapshot", missing)
         if snapshot is not None:
-            stale = snapshot_too_old(snapshot, now_ms=_now_ms(),
+            stale = snapshot_too_old(snapshot, now_ms=_now_ms(clock),
                                      max_age_seconds=settings.max_snapshot_age_seconds)
             if stale is not None:
                 log("share_metrics_snapshot_too_old", job_queue=queue.reference, reason=stale)
@@ -131,7 +131,7 @@ def _measure(settings: MonitorSettings, gateway: MonitoringGateway,
         pool.shutdown(wait=False, cancel_futures=True)
 
     live: LiveShares | None = _result(live_call, "ListQuotaShares", missing)
-    now_ms = _now_ms()
+    now_ms = _now_ms(clock)
     records = []
     drifted = []
     for spec in settings.shares:
@@ -221,8 +221,8 @@ def _emit_unhealthy_from_environment() -> None:
         emit([health_record(namespace, name, healthy=False)])
 
 
-def _now_ms() -> int:
-    return int(CLOCK() * 1000)
+def _now_ms(clock: Clock) -> int:
+    return int(clock() * 1000)
 
 
 def _left(deadline: float) -> float:

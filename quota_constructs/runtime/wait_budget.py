@@ -11,20 +11,21 @@ keeps polling and the framework's timeout is the bound.
 from __future__ import annotations
 
 import os
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from quota_constructs.wire.custom_resource import QUERY_INTERVAL_ENV, TOTAL_TIMEOUT_ENV
 
+from .clock import Clock
+
 STARTED_AT_KEY = "QuotaShareRequestStartedAt"
 """Key of ``on_event``'s result that the framework passes on to each ``is_complete`` call."""
 
-clock: Callable[[], float] = time.time
 
 
-def started_now() -> dict[str, float]:
+def started_now(clock: Clock) -> dict[str, float]:
+    """The stamp ``on_event`` adds to its result: the time it submitted the change."""
     return {STARTED_AT_KEY: round(clock(), 3)}
 
 
@@ -45,11 +46,11 @@ class WaitBudget:
         except (KeyError, TypeError, ValueError):
             return None
 
-    @property
-    def elapsed(self) -> int:
-        return int(clock() - self.started_at)
+    def elapsed(self, now: float) -> int:
+        """Whole seconds since the change was submitted, at ``now``."""
+        return int(now - self.started_at)
 
-    @property
-    def exhausted(self) -> bool:
+    def exhausted(self, now: float) -> bool:
+        """Whether a poll at ``now`` is the last that can still fail with its own reason."""
         # Two intervals of margin: the next poll might otherwise come after the framework's.
-        return clock() - self.started_at >= self.total_seconds - 2 * self.interval_seconds
+        return now - self.started_at >= self.total_seconds - 2 * self.interval_seconds

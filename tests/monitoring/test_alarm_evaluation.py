@@ -12,14 +12,12 @@ from aws_cdk.assertions import Template
 
 from quota_constructs import QuotaShareMonitoring, ShareAlarmThresholds
 from quota_constructs.model import CapacityLimit, QuotaShareSpec, SharingStrategy
-from quota_constructs.runtime import share_metrics_handler
 from quota_constructs.wire.monitoring_contract import (
     OLDEST_RUNNABLE_JOB_AGE,
     RUNNABLE_JOBS,
 )
 
 from ..constructs.support import logical_id
-from ..monitoring_runtime import fake_service_jobs
 from ..monitoring_runtime.conftest import G5, NLP, Monitor, context, reference_shares
 from ..monitoring_runtime.emf_lines import DataPoint, data_points, values
 from .cloudwatch_alarms import alarm_state
@@ -32,20 +30,17 @@ NOW_MS = 1_790_000_000_000
 to add the jobs and run the handler."""
 
 
-@pytest.fixture(autouse=True)
-def fixed_clock(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(fake_service_jobs, "now_ms", lambda: NOW_MS)
-    monkeypatch.setattr(share_metrics_handler, "CLOCK", lambda: NOW_MS / 1000)
-
-
 class Deployed:
-    """One synthesized monitor, its metrics handler ready to run as deployed."""
+    """One synthesized monitor, its metrics handler ready to run as deployed; the fake and the
+    handler read one fixed time (:attr:`now_ms`)."""
 
     def __init__(self, monitor: Monitor, outdir: Path, capsys: pytest.CaptureFixture[str],
                  **props: Any) -> None:
         props.setdefault("thresholds", ShareAlarmThresholds(starved_after=cdk.Duration.minutes(30)))
         self.monitor = monitor
         self.capsys = capsys
+        self.now_ms = NOW_MS
+        monitor.batch.clock_ms = lambda: NOW_MS
         self.monitoring: QuotaShareMonitoring = deploy(monitor, outdir, **props)
         self.resources = Template.from_stack(cdk.Stack.of(self.monitoring)).to_json()[
             "Resources"]
@@ -54,7 +49,7 @@ class Deployed:
 
     def run(self) -> list[DataPoint]:
         self.capsys.readouterr()
-        self.handler({}, context())
+        self.handler({}, context(), clock=lambda: self.now_ms / 1000)
         return data_points(self.capsys.readouterr().out)
 
     def alarm(self, construct: Any) -> dict[str, Any]:
@@ -169,7 +164,7 @@ def test_a_stale_snapshot_neither_starves_nor_clears_and_pages_operations(
 ) -> None:
     batch, queue = deployed.monitor.batch, deployed.monitor.training
     now_ms = 1_893_456_000_000
-    monkeypatch.setattr(share_metrics_handler, "CLOCK", lambda: now_ms / 1000.0)
+    deployed.now_ms = now_ms
     job = batch.add_service_job(queue, "QS2", "RUNNABLE", {G5: 1})
     job.runnable_since = now_ms - int(HOUR * 1000)
     batch.snapshot_updated_at_ms = now_ms - 60_000

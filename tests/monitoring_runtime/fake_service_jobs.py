@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,9 +37,7 @@ CROSS_SHARE_STARTED_REASON = "PREEMPTION_IN_PROGRESS: " + CROSS_SHARE_REASON
 
 
 def now_ms() -> int:
-    """The fake's clock (milliseconds) for job times and snapshots: the wall clock, unless a
-    test fixes it (``monkeypatch.setattr(fake_service_jobs, "now_ms", ...)``, together with
-    ``share_metrics_handler.CLOCK``) so that no age depends on how fast the machine is."""
+    """The wall clock in milliseconds: the fakes' clock unless a test gives its own."""
     return int(time.time() * 1000)
 
 
@@ -115,6 +113,9 @@ class MonitoringFakeBatch(FakeBatch):
     position_kept_on_requeue: bool = False
     """AWS does not document what a preemption does to ``earliestTimeAtPosition``: False, the
     requeued job's time restarts when it is put back; True, it keeps its submission time."""
+    clock_ms: Callable[[], int] = now_ms
+    """The fake's clock (milliseconds) for job times and snapshots. A test that fixes it gives
+    the handler the same time (its ``clock``), so no age depends on how fast the machine is."""
 
     # -- test helpers -------------------------------------------------------------------------
 
@@ -133,7 +134,7 @@ class MonitoringFakeBatch(FakeBatch):
         """A job of ``share`` on ``queue_arn`` (the share need not exist: jobs outlive shares)."""
         with self.lock:
             number = next(self._ids)
-            created = now_ms() - int(age_seconds * 1000)
+            created = self.clock_ms() - int(age_seconds * 1000)
             job = FakeServiceJob(
                 job_id=f"5{number:07d}-0a82-49aa-ba5a-4727fcce14a8",
                 name=name or f"train-{number}",
@@ -155,7 +156,7 @@ class MonitoringFakeBatch(FakeBatch):
         """``job`` loses its attempt: back to RUNNABLE (FAILED once past its retries)."""
         with self.lock:
             job = self.service_job(job_id)
-            stopped = now_ms()
+            stopped = self.clock_ms()
             job.attempts.append(PreemptedAttempt(
                 started_at=stopped - int(ran_seconds * 1000),
                 stopped_at=stopped,
@@ -244,7 +245,9 @@ class MonitoringFakeBatch(FakeBatch):
             if best is None or _order(job) < _order(best):
                 heads[job.share_name] = job
         front = sorted(waiting, key=_order)[:100]
-        updated = now_ms() if self.snapshot_updated_at_ms is None else self.snapshot_updated_at_ms
+        updated = self.snapshot_updated_at_ms
+        if updated is None:
+            updated = self.clock_ms()
         response["frontOfQuotaShares"] = {
             "quotaShares": {
                 share: [{"jobArn": job.arn, "earliestTimeAtPosition": self._at_front(job)}]

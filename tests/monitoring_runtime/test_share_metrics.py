@@ -11,6 +11,7 @@ import pytest
 
 from quota_constructs.runtime import share_metrics_handler
 from quota_constructs.runtime.batch_gateway import BatchConnection
+from quota_constructs.runtime.clock import WALL_CLOCK, Clock
 from quota_constructs.runtime.retry import ClientTimeouts
 from quota_constructs.wire.monitoring_contract import (
     CAPACITY_IN_USE,
@@ -27,9 +28,10 @@ from .emf_lines import DataPoint, data_points, values
 
 
 def run(capsys: pytest.CaptureFixture[str], remaining_ms: int = 60_000, *,
-        connection: BatchConnection) -> tuple[dict[str, Any], list[DataPoint]]:
+        connection: BatchConnection,
+        clock: Clock = WALL_CLOCK) -> tuple[dict[str, Any], list[DataPoint]]:
     capsys.readouterr()
-    summary = share_metrics_handler.handler({}, context(remaining_ms), connection)
+    summary = share_metrics_handler.handler({}, context(remaining_ms), connection, clock)
     return summary, data_points(capsys.readouterr().out)
 
 
@@ -344,8 +346,9 @@ NOW_MS = 1_893_456_000_000
 
 
 @pytest.fixture
-def clock(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(share_metrics_handler, "CLOCK", lambda: NOW_MS / 1000.0)
+def clock() -> Clock:
+    """The handler's clock, fixed at :data:`NOW_MS`."""
+    return lambda: NOW_MS / 1000.0
 
 
 def arrange_starving_share(monitor: Monitor, snapshot_age_seconds: float) -> None:
@@ -363,11 +366,11 @@ def snapshot_figures(points: list[DataPoint]) -> list[Any]:
 
 
 def test_a_snapshot_within_the_bound_is_judged(
-    monitor: Monitor, capsys: pytest.CaptureFixture[str], clock: None
+    monitor: Monitor, capsys: pytest.CaptureFixture[str], clock: Clock
 ) -> None:
     arrange_starving_share(monitor, snapshot_age_seconds=599)
 
-    summary, points = run(capsys, connection=monitor.connection)
+    summary, points = run(capsys, connection=monitor.connection, clock=clock)
 
     assert summary["missing"] == []
     assert values(points, OLDEST_RUNNABLE_JOB_AGE, QuotaShare="QS2") == [7200.0]
@@ -377,11 +380,11 @@ def test_a_snapshot_within_the_bound_is_judged(
 
 @pytest.mark.parametrize("age_seconds", [601, 3 * 3600])
 def test_a_snapshot_older_than_the_bound_is_not_judged_and_health_says_so(
-    monitor: Monitor, capsys: pytest.CaptureFixture[str], clock: None, age_seconds: float
+    monitor: Monitor, capsys: pytest.CaptureFixture[str], clock: Clock, age_seconds: float
 ) -> None:
     arrange_starving_share(monitor, snapshot_age_seconds=age_seconds)
 
-    summary, points = run(capsys, connection=monitor.connection)
+    summary, points = run(capsys, connection=monitor.connection, clock=clock)
 
     # Nothing from the snapshot: no false Starved (wait, fit) and no false all-clear (a wait
     # of 0, "nothing waits", idle capacity) — the figures are withheld, not zeroed.
@@ -397,12 +400,12 @@ def test_a_snapshot_older_than_the_bound_is_not_judged_and_health_says_so(
 
 
 def test_a_snapshot_of_unknown_age_is_not_judged(
-    monitor: Monitor, capsys: pytest.CaptureFixture[str], clock: None
+    monitor: Monitor, capsys: pytest.CaptureFixture[str], clock: Clock
 ) -> None:
     arrange_starving_share(monitor, snapshot_age_seconds=0)
     monitor.batch.snapshot_undated = True
 
-    summary, points = run(capsys, connection=monitor.connection)
+    summary, points = run(capsys, connection=monitor.connection, clock=clock)
 
     assert snapshot_figures(points) == []
     assert "no lastUpdatedAt" in summary["missing"][0]
@@ -410,7 +413,7 @@ def test_a_snapshot_of_unknown_age_is_not_judged(
 
 
 def test_one_stale_part_is_enough(
-    monitor: Monitor, capsys: pytest.CaptureFixture[str], clock: None,
+    monitor: Monitor, capsys: pytest.CaptureFixture[str], clock: Clock,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The usage fresh, the shares' fronts (the waits) old: still not judged."""
@@ -424,7 +427,7 @@ def test_one_stale_part_is_enough(
 
     monkeypatch.setattr(type(monitor.batch), "_GetJobQueueSnapshot", fronts_behind)
 
-    summary, points = run(capsys, connection=monitor.connection)
+    summary, points = run(capsys, connection=monitor.connection, clock=clock)
 
     assert snapshot_figures(points) == []
     assert "frontOfQuotaShares was last updated 3600 s ago" in summary["missing"][0]
@@ -432,7 +435,7 @@ def test_one_stale_part_is_enough(
 
 @pytest.mark.parametrize(("setting", "judged"), [("1200", True), ("off", True), ("300", False)])
 def test_the_bound_is_the_monitors_setting(
-    monitor: Monitor, capsys: pytest.CaptureFixture[str], clock: None,
+    monitor: Monitor, capsys: pytest.CaptureFixture[str], clock: Clock,
     setting: str, judged: bool,
 ) -> None:
     # 11 minutes old: within a 20-minute bound, judged; "off": any age is judged; a 5-minute
@@ -440,7 +443,7 @@ def test_the_bound_is_the_monitors_setting(
     arrange_starving_share(monitor, snapshot_age_seconds=660)
     monitor.monkeypatch.setenv(MAX_SNAPSHOT_AGE_ENV, setting)
 
-    summary, points = run(capsys, connection=monitor.connection)
+    summary, points = run(capsys, connection=monitor.connection, clock=clock)
 
     assert bool(snapshot_figures(points)) is judged
     assert values(points, MONITOR_HEALTHY) == [1 if judged else 0]

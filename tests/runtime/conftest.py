@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from quota_constructs.runtime.batch_gateway import BatchConnection
+from quota_constructs.runtime.clock import WALL_CLOCK, Clock
 from quota_constructs.runtime.quota_share_handler import EntryPoints
 from quota_constructs.runtime.retry import ClientTimeouts, RetryPolicy
 
@@ -29,6 +30,8 @@ class Batch:
     sleeps: list[float] = field(default_factory=list)
     connection: BatchConnection = field(default_factory=BatchConnection)
     """How the runtime under test reaches the fake: backoff recorded in ``sleeps``."""
+    clock: Clock = WALL_CLOCK
+    """The clock the entry points measure their wait budget by."""
 
     @property
     def handler(self) -> BatchEntryPoints:
@@ -42,16 +45,16 @@ class Batch:
 
 @dataclass(frozen=True)
 class BatchEntryPoints:
-    """``on_event`` and ``is_complete`` over the test's connection (read at each call, so a
-    resource deployed earlier in the test sees timeouts set later)."""
+    """``on_event`` and ``is_complete`` over the test's connection and clock (read at each
+    call, so a resource deployed earlier in the test sees timeouts or a clock set later)."""
 
     batch: Batch
 
     def on_event(self, event: Mapping[str, Any], context: Any) -> dict[str, Any]:
-        return EntryPoints(self.batch.connection).on_event(event, context)
+        return EntryPoints(self.batch.connection, self.batch.clock).on_event(event, context)
 
     def is_complete(self, event: Mapping[str, Any], context: Any) -> dict[str, Any]:
-        return EntryPoints(self.batch.connection).is_complete(event, context)
+        return EntryPoints(self.batch.connection, self.batch.clock).is_complete(event, context)
 
 
 @pytest.fixture(scope="session")

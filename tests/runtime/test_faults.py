@@ -9,7 +9,7 @@ from typing import Any
 import botocore
 import pytest
 
-from quota_constructs.runtime import batch_gateway, wait_budget
+from quota_constructs.runtime import batch_gateway
 from quota_constructs.runtime.service_models import REQUIRED_BATCH_OPERATIONS
 from quota_constructs.wire import custom_resource
 
@@ -183,16 +183,17 @@ class SteppingClock:
         return self.now
 
 
-def give_the_provider(monkeypatch: pytest.MonkeyPatch, total: int, interval: int) -> None:
+def give_the_provider(batch: Batch, monkeypatch: pytest.MonkeyPatch, total: int,
+                      interval: int) -> None:
     monkeypatch.setenv(custom_resource.TOTAL_TIMEOUT_ENV, str(total))
     monkeypatch.setenv(custom_resource.QUERY_INTERVAL_ENV, str(interval))
-    monkeypatch.setattr(wait_budget, "clock", SteppingClock(interval))
+    batch.clock = SteppingClock(interval)
 
 
 def test_a_stuck_create_fails_with_its_own_reason_before_the_provider_times_out(
     batch: Batch, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    give_the_provider(monkeypatch, total=300, interval=15)
+    give_the_provider(batch, monkeypatch, total=300, interval=15)
     batch.state.stick("team-a")
 
     outcome = StackResource(
@@ -211,7 +212,7 @@ def test_a_stuck_delete_fails_with_its_own_reason(
 ) -> None:
     resource = StackResource(max_polls=20, handler=batch.handler)
     resource.create(share_properties(share_spec(), batch.training))
-    give_the_provider(monkeypatch, total=300, interval=15)
+    give_the_provider(batch, monkeypatch, total=300, interval=15)
     batch.state.stick("team-a", "DELETING")
 
     outcome = resource.delete()
@@ -223,7 +224,7 @@ def test_a_stuck_delete_fails_with_its_own_reason(
 def test_without_the_providers_timing_the_runtime_just_keeps_polling(
     batch: Batch, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(wait_budget, "clock", SteppingClock(3600))
+    batch.clock = SteppingClock(3600)
     batch.state.stick("team-a")
     outcome = StackResource(
         max_polls=12, handler=batch.handler,

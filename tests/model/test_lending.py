@@ -1,0 +1,75 @@
+"""The lending attribution (model/lending.py): who lent what, by its stated assumption."""
+
+from __future__ import annotations
+
+import pytest
+
+from quota_constructs.model import BorrowingRules, LendingParties, QuotaShareSpec
+from quota_constructs.model.capacity import CapacityLimit
+from quota_constructs.model.share import SharingStrategy
+
+G5 = "ml.g5.xlarge"
+
+
+def share(name: str, strategy: SharingStrategy, limit: int,
+          borrow: int | None = None) -> QuotaShareSpec:
+    return QuotaShareSpec(name=name, capacity_limits=[CapacityLimit(G5, limit)],
+                          strategy=strategy, borrow_limit_percent=borrow)
+
+
+BORROWER = share("B", SharingStrategy.LEND_AND_BORROW, 1, borrow=500)
+LENDER_A = share("A", SharingStrategy.LEND, 2)
+LENDER_C = share("C", SharingStrategy.LEND, 4)
+KEEPER = share("K", SharingStrategy.RESERVE, 1)
+
+
+def lent(parties: LendingParties, usage: dict[str, float]) -> dict[str, float]:
+    """What each lender lent, leaving out the lenders that lent nothing."""
+    return {name: amount for name, amount in parties.lent(usage).items() if amount}
+
+
+def by_rules(capacity: int, *, borrowable: bool = True) -> LendingParties:
+    rules = BorrowingRules.of(environment={G5: capacity},
+                              shares=[BORROWER, LENDER_A, LENDER_C, KEEPER],
+                              unowned_capacity_borrowable=borrowable)
+    return LendingParties.of_rules(rules, G5)
+
+
+def test_one_lender_is_exact() -> None:
+    parties = LendingParties.by_strategy({"B": 1, "A": 2}, {"B": "LEND_AND_BORROW", "A": "LEND"})
+    assert lent(parties, {"B": 3, "A": 0}) == {"A": 2.0}
+    assert lent(parties, {"B": 2, "A": 0}) == {"A": 1.0}
+
+
+def test_lenders_share_in_proportion_to_their_idle_capacity() -> None:
+    parties = by_rules(8)       # nothing unowned
+    # B borrows 3; A has 2 idle, C 4: one third and two thirds.
+    assert lent(parties, {"B": 4}) == pytest.approx({"A": 1.0, "C": 2.0})
+
+
+def test_every_idle_instance_in_use_is_all_lent() -> None:
+    parties = by_rules(8)
+    assert lent(parties, {"B": 7, "C": 0, "A": 0}) == {"A": 2.0, "C": 4.0}
+
+
+def test_capacity_no_share_owns_is_borrowed_first() -> None:
+    parties = by_rules(10)      # 2 unowned
+    assert parties.unowned_borrowable == 2
+    assert lent(parties, {"B": 3}) == {}
+    assert lent(parties, {"B": 6}) == pytest.approx({"A": 1.0, "C": 2.0})
+    # Unless capacity no share owns runs no job (assumption 1's other reading).
+    assert lent(by_rules(10, borrowable=False), {"B": 3}) == pytest.approx(
+        {"A": 2 / 3, "C": 4 / 3})
+
+
+def test_a_reserve_share_never_lends() -> None:
+    assert "K" not in by_rules(8).lenders
+    parties = LendingParties.by_strategy({"K": 1, "B": 1}, {"K": "RESERVE",
+                                                            "B": "LEND_AND_BORROW"})
+    assert parties.lenders == ("B",)
+    assert lent(parties, {"B": 1, "K": 0}) == {}
+
+
+def test_listing_keeps_only_the_shares_with_a_limit_of_the_type() -> None:
+    parties = LendingParties.by_strategy({"A": 2, "Other": 0}, {"A": "LEND", "Other": "LEND"})
+    assert parties.listing() == LendingParties({"A": 2}, ("A",), 0)
