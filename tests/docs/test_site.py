@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import itertools
 import json
 import os
 import re
@@ -88,6 +89,25 @@ def test_the_readmes_relative_links_land_on_a_file_and_heading() -> None:
         assert path.is_file(), link
         if anchor:
             assert anchor in headings(path), link
+
+
+def outside_fences(text: str) -> list[str]:
+    return re.sub(r"^ *```.*?^ *```", "", text, flags=re.DOTALL | re.MULTILINE).splitlines()
+
+
+def test_nested_lists_and_item_paragraphs_are_indented_as_the_site_reads_them() -> None:
+    """Python-Markdown (the site) nests a list, or keeps a second paragraph in an item, only when
+    it is indented four spaces; with two it flattens the list or merges every following item into
+    that paragraph, although GitHub shows both right."""
+    for path in DOCS.rglob("*.md"):
+        lines = outside_fences(path.read_text())
+        shallow = [line for line in lines if re.match(r" {1,3}([-*]|\d+\.) ", line)]
+        assert shallow == [], path
+        after_blank = [
+            line for before, line in itertools.pairwise(lines)
+            if before == "" and re.match(r" {1,3}\S", line)
+        ]
+        assert after_blank == [], path
 
 
 def test_the_guides_say_npx_yes() -> None:
