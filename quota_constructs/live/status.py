@@ -15,6 +15,12 @@ and the capacity no share owns come from the one rules model (:mod:`.rules`). Ba
 say who lent what: ``lent`` follows the one attribution rule and its stated assumption,
 :mod:`quota_constructs.model.lending` (by strategy alone when the environment's capacity is
 unknown).
+
+The usage and the head jobs are AWS Batch's snapshot, which carries when it was last updated.
+A snapshot older than ``--max-snapshot-age`` (default 10 minutes, the monitoring's own limit),
+or of unknown age, is still shown, with a line saying so (``snapshot_warning`` in ``--json``):
+the same rule the metrics function uses before it judges a share
+(:func:`quota_constructs.runtime.share_metrics.snapshot_too_old`).
 """
 
 from __future__ import annotations
@@ -28,11 +34,20 @@ from typing import Any
 
 from quota_constructs.model import LendingParties
 from quota_constructs.runtime.preemption import two_clock_units
+from quota_constructs.runtime.share_metrics import snapshot_too_old
 from quota_constructs.runtime.share_request import GuardOptIns
 from quota_constructs.wire.live_share import LiveShare
+from quota_constructs.wire.monitoring_contract import DEFAULT_MAX_SNAPSHOT_AGE_SECONDS
 
 from . import command_line
-from .queue_reader import RUNNABLE_PAGES, QueueFacts, QueueReader, RunnableCount, Snapshot
+from .queue_reader import (
+    RUNNABLE_PAGES,
+    LiveQueueError,
+    QueueFacts,
+    QueueReader,
+    RunnableCount,
+    Snapshot,
+)
 from .rules import UnitUse, rules_of
 
 
@@ -92,6 +107,9 @@ class QueueStatus:
     shares: tuple[ShareStatus, ...]
     totals: tuple[UnitTotal, ...]
     runnable_pages: int
+    snapshot_warning: str | None = None
+    """Why the snapshot's usage and head jobs may be out of date (too old, or of unknown age);
+    None when it is recent enough."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -142,6 +160,7 @@ class QueueStatus:
                 f"runnable counts at most {self.runnable_pages} pages of ListServiceJobs per "
                 "share; a capped figure is a floor (at least that many RUNNABLE jobs)"
             ),
+            "snapshot_warning": self.snapshot_warning,
         }
 
 
@@ -154,8 +173,10 @@ def queue_status(
     now_ms: int,
     runnable_pages: int = RUNNABLE_PAGES,
     unowned_capacity_borrowable: bool = True,
+    max_snapshot_age_seconds: int | None = DEFAULT_MAX_SNAPSHOT_AGE_SECONDS,
 ) -> QueueStatus:
-    """The status from what was read (no I/O)."""
+    """The status from what was read (no I/O); ``max_snapshot_age_seconds`` None shows a
+    snapshot of any age without a warning."""
     unit_names = _units(shares, snapshot)
     rules = rules_of(facts.environment_limits, shares,
                      unowned_capacity_borrowable=unowned_capacity_borrowable)
@@ -205,7 +226,9 @@ def queue_status(
         for unit in unit_names
     )
     return QueueStatus(facts.name, facts.arn, facts.state, facts.status, facts.status_reason,
-                       tuple(share_rows), totals, runnable_pages)
+                       tuple(share_rows), totals, runnable_pages,
+                       snapshot_too_old(snapshot, now_ms=now_ms,
+                                        max_age_seconds=max_snapshot_age_seconds))
 
 
 def read_status(
@@ -215,6 +238,7 @@ def read_status(
     runnable_pages: int = RUNNABLE_PAGES,
     now_ms: int | None = None,
     unowned_capacity_borrowable: bool = True,
+    max_snapshot_age_seconds: int | None = DEFAULT_MAX_SNAPSHOT_AGE_SECONDS,
 ) -> QueueStatus:
     """Read the queue's status (see the module docstring for the calls it makes)."""
     reader = reader or QueueReader.connect()
@@ -231,6 +255,7 @@ def read_status(
         now_ms=int(time.time() * 1000) if now_ms is None else now_ms,
         runnable_pages=runnable_pages,
         unowned_capacity_borrowable=unowned_capacity_borrowable,
+        max_snapshot_age_seconds=max_snapshot_age_seconds,
     )
 
 
@@ -273,6 +298,9 @@ def render_table(status: QueueStatus) -> str:
     if any(share.runnable_capped for share in status.shares):
         lines.append(f">=N: more RUNNABLE jobs than {status.runnable_pages} pages hold; "
                      "at least N.")
+    if status.snapshot_warning is not None:
+        lines.append(f"the queue's snapshot may be out of date ({status.snapshot_warning}): "
+                     "IN USE, BORROWED, LENT, IDLE OWN and the head jobs are as of then.")
     return "\n".join(lines)
 
 
@@ -283,12 +311,21 @@ def main(argv: Sequence[str] | None = None, prog: str = "quota-constructs status
                         help=f"ListServiceJobs pages read per share at most "
                              f"(default {RUNNABLE_PAGES}); beyond, counts are floors")
     command_line.add_unowned_borrowing(parser)
+    parser.add_argument("--max-snapshot-age", type=int,
+                        default=DEFAULT_MAX_SNAPSHOT_AGE_SECONDS, metavar="SECONDS",
+                        help="say so when the queue's snapshot was last updated longer ago "
+                             f"than this (default {DEFAULT_MAX_SNAPSHOT_AGE_SECONDS}, the "
+                             "monitoring's limit)")
     options = parser.parse_args(argv)
 
     def command() -> int:
+        if options.max_snapshot_age < 1:
+            raise LiveQueueError(f"--max-snapshot-age got {options.max_snapshot_age}; allowed: "
+                                 "a whole number of seconds, at least 1")
         status = read_status(options.queue, reader=command_line.connect(options),
                              runnable_pages=max(1, options.runnable_pages),
-                             unowned_capacity_borrowable=options.unowned_capacity_borrowable)
+                             unowned_capacity_borrowable=options.unowned_capacity_borrowable,
+                             max_snapshot_age_seconds=options.max_snapshot_age)
         print(json.dumps(status.to_json(), indent=2) if options.json else render_table(status))
         return command_line.OK
 

@@ -265,3 +265,41 @@ def test_the_table_shows_the_head_jobs_wait_in_its_two_largest_units(
     now_ms = 1_000 + int(waited * 1000)
     status = read_status("training", reader=QueueReader.connect(), now_ms=now_ms)
     assert f"{arranged['head']} ({shown})" in render_table(status)
+
+
+@pytest.mark.parametrize(
+    ("now_ms", "max_age", "warned"),
+    [
+        (600_000, 600, False),  # exactly the limit: recent enough
+        (600_001, 600, True),
+        (60_001, 60, True),
+        (10**12, None, False),  # no limit: any age is shown without a word
+    ],
+)
+def test_a_snapshot_older_than_the_limit_is_shown_with_a_warning(
+    batch: Batch, now_ms: int, max_age: int | None, warned: bool
+) -> None:
+    """The fake's snapshot was last updated at 0 ms: its age is ``now_ms``."""
+    arrange_borrowing(batch)
+
+    status = read_status("training", reader=QueueReader.connect(), now_ms=now_ms,
+                         max_snapshot_age_seconds=max_age)
+
+    assert (status.snapshot_warning is not None) is warned
+    assert status.to_json()["snapshot_warning"] == status.snapshot_warning
+    table = render_table(status)
+    assert ("snapshot may be out of date" in table) is warned
+    if warned:
+        assert f"more than the {max_age} s allowed" in table
+    # The figures are shown either way: the warning says how far to trust them.
+    assert [s.name for s in status.shares] == ["research", "reserved", "vision"]
+
+
+def test_the_snapshot_age_limit_is_a_positive_number_of_seconds(
+    batch: Batch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli(["status", "--queue", "training", "--max-snapshot-age", "0"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("--max-snapshot-age got 0; allowed: a whole number of seconds, "
+                        "at least 1"), err
+    assert "\n" not in err
