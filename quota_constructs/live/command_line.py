@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from quota_constructs.cli.parsing import OneLineParser
 from quota_constructs.model import QuotaConfigError
 from quota_constructs.runtime.batch_gateway import BatchRequestError
+from quota_constructs.wire.monitoring_contract import DEFAULT_MAX_SNAPSHOT_AGE_SECONDS
 
 from .queue_reader import LiveQueueError, QueueReader, readable_error
 
@@ -41,6 +42,30 @@ def add_unowned_borrowing(parser: argparse.ArgumentParser) -> None:
                         help="capacity no share owns is not borrowable (AWS's 'idle capacity "
                         "from other shares' taken literally; default: borrowable, as the "
                         "synth summary and simulate assume)")
+
+
+def add_max_snapshot_age(parser: argparse.ArgumentParser) -> None:
+    """``--max-snapshot-age``: how old AWS Batch's snapshot may be before the command says its
+    figures may be out of date (the monitoring's limit by default)."""
+    parser.add_argument("--max-snapshot-age", type=int, default=DEFAULT_MAX_SNAPSHOT_AGE_SECONDS,
+                        metavar="SECONDS",
+                        help="say so when the queue's snapshot was last updated longer ago "
+                             f"than this (default {DEFAULT_MAX_SNAPSHOT_AGE_SECONDS}, the "
+                             "monitoring's limit)")
+
+
+def max_snapshot_age(options: argparse.Namespace) -> int:
+    """``--max-snapshot-age``, checked before any AWS call."""
+    seconds: int = options.max_snapshot_age
+    if seconds < 1:
+        raise LiveQueueError(f"--max-snapshot-age got {seconds}; allowed: a whole number of "
+                             "seconds, at least 1")
+    return seconds
+
+
+def stale_snapshot_line(warning: str, figures: str) -> str:
+    """The line a command prints under figures read from a snapshot that may be out of date."""
+    return f"the queue's snapshot may be out of date ({warning}): {figures} are as of then."
 
 
 def progress(message: str) -> None:

@@ -31,15 +31,22 @@ Reads are bounded: one queue, environment, share listing and snapshot; the job; 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from quota_constructs.model import BorrowingRules
 from quota_constructs.runtime.preemption import preemption_kind
 from quota_constructs.runtime.service_job import DISPATCHED_STATUSES
+from quota_constructs.runtime.share_metrics import snapshot_too_old
 from quota_constructs.wire.live_share import LiveShare
-from quota_constructs.wire.monitoring_contract import CROSS_SHARE, IN_SHARE, UNKNOWN_KIND
+from quota_constructs.wire.monitoring_contract import (
+    CROSS_SHARE,
+    DEFAULT_MAX_SNAPSHOT_AGE_SECONDS,
+    IN_SHARE,
+    UNKNOWN_KIND,
+)
 from quota_constructs.wire.share_arn import QuotaShareArn
 
 from . import command_line
@@ -65,9 +72,12 @@ class Explanation:
     inferred: bool
     history: Mapping[str, Any] | None = None
     details: Mapping[str, Any] = field(default_factory=dict)
+    snapshot_warning: str | None = None
+    """Why the snapshot the answer reads (usage, order) may be out of date; None when recent."""
 
     def to_json(self) -> dict[str, Any]:
-        return command_line.json_of(self, when_set={"history"}, spread="details")
+        return command_line.json_of(self, when_set={"history", "snapshot_warning"},
+                                    spread="details")
 
 
 @dataclass(frozen=True)
@@ -116,14 +126,21 @@ def explain(
     share: str | None = None,
     reader: QueueReader | None = None,
     unowned_capacity_borrowable: bool = True,
+    now_ms: int | None = None,
+    max_snapshot_age_seconds: int | None = DEFAULT_MAX_SNAPSHOT_AGE_SECONDS,
 ) -> Explanation:
     """Why ``job_id`` (or ``share``'s head job) is not running (see the module docstring);
-    ``unowned_capacity_borrowable``: the rules model's assumption 1 (``--no-unowned-borrowing``)."""
+    ``unowned_capacity_borrowable``: the rules model's assumption 1 (``--no-unowned-borrowing``).
+    The answer carries a ``snapshot_warning`` when the snapshot it reads is older than
+    ``max_snapshot_age_seconds`` at ``now_ms`` (default: now), or of unknown age."""
+
     if (job_id is None) == (share is None):
         raise LiveQueueError("explain needs exactly one of a job id or a share name")
     reader = reader or QueueReader.connect()
     facts = reader.queue(queue)
     snapshot = reader.snapshot_of(facts.arn)
+    stale = snapshot_too_old(snapshot, now_ms=int(time.time() * 1000) if now_ms is None else now_ms,
+                             max_age_seconds=max_snapshot_age_seconds)
     if job_id is None:
         assert share is not None
         front = snapshot.head_of(share)
@@ -132,6 +149,7 @@ def explain(
                 None, share, None, "NO_WAITING_JOB",
                 f"quota share {share!r} has no RUNNABLE job at its front "
                 "(GetJobQueueSnapshot): nothing of it is waiting", False,
+                snapshot_warning=stale,
             )
         job_id = front.job_id
     detail = reader.service_job(job_id)
@@ -144,8 +162,9 @@ def explain(
                              f"{detail.get('jobQueue')!r}, not {facts.name!r}")
     shares = {s.name: s for s in reader.shares(facts.arn)}
     snapshot = reader.complete_usage(snapshot, shares.values())
-    return _Explainer(reader, facts, snapshot, shares, job,
-                      unowned_capacity_borrowable).explain()
+    explanation = _Explainer(reader, facts, snapshot, shares, job,
+                             unowned_capacity_borrowable).explain()
+    return replace(explanation, snapshot_warning=stale)
 
 
 class _Explainer:
@@ -405,17 +424,23 @@ def main(argv: Sequence[str] | None = None, prog: str = "quota-constructs explai
     target.add_argument("--job", help="the service job's id")
     target.add_argument("--share", help="a quota share: explain its head job")
     command_line.add_unowned_borrowing(parser)
+    command_line.add_max_snapshot_age(parser)
     options = parser.parse_args(argv)
 
     def command() -> int:
+        max_age = command_line.max_snapshot_age(options)
         result = explain(options.queue, job_id=options.job, share=options.share,
                          reader=command_line.connect(options),
-                         unowned_capacity_borrowable=options.unowned_capacity_borrowable)
+                         unowned_capacity_borrowable=options.unowned_capacity_borrowable,
+                         max_snapshot_age_seconds=max_age)
         if options.json:
             print(json.dumps(result.to_json(), indent=2))
         else:
             mark = " (inferred: AWS Batch does not report this)" if result.inferred else ""
             print(f"{result.reason_code}{mark}\n{result.reason}")
+            if result.snapshot_warning is not None:
+                print(command_line.stale_snapshot_line(
+                    result.snapshot_warning, "the usage and order this answer reads"))
         return command_line.OK
 
     return command_line.run(prog, command)

@@ -42,7 +42,6 @@ from quota_constructs.wire.monitoring_contract import DEFAULT_MAX_SNAPSHOT_AGE_S
 from . import command_line
 from .queue_reader import (
     RUNNABLE_PAGES,
-    LiveQueueError,
     QueueFacts,
     QueueReader,
     RunnableCount,
@@ -299,8 +298,8 @@ def render_table(status: QueueStatus) -> str:
         lines.append(f">=N: more RUNNABLE jobs than {status.runnable_pages} pages hold; "
                      "at least N.")
     if status.snapshot_warning is not None:
-        lines.append(f"the queue's snapshot may be out of date ({status.snapshot_warning}): "
-                     "IN USE, BORROWED, LENT, IDLE OWN and the head jobs are as of then.")
+        lines.append(command_line.stale_snapshot_line(
+            status.snapshot_warning, "IN USE, BORROWED, LENT, IDLE OWN and the head jobs"))
     return "\n".join(lines)
 
 
@@ -311,21 +310,15 @@ def main(argv: Sequence[str] | None = None, prog: str = "quota-constructs status
                         help=f"ListServiceJobs pages read per share at most "
                              f"(default {RUNNABLE_PAGES}); beyond, counts are floors")
     command_line.add_unowned_borrowing(parser)
-    parser.add_argument("--max-snapshot-age", type=int,
-                        default=DEFAULT_MAX_SNAPSHOT_AGE_SECONDS, metavar="SECONDS",
-                        help="say so when the queue's snapshot was last updated longer ago "
-                             f"than this (default {DEFAULT_MAX_SNAPSHOT_AGE_SECONDS}, the "
-                             "monitoring's limit)")
+    command_line.add_max_snapshot_age(parser)
     options = parser.parse_args(argv)
 
     def command() -> int:
-        if options.max_snapshot_age < 1:
-            raise LiveQueueError(f"--max-snapshot-age got {options.max_snapshot_age}; allowed: "
-                                 "a whole number of seconds, at least 1")
+        max_age = command_line.max_snapshot_age(options)
         status = read_status(options.queue, reader=command_line.connect(options),
                              runnable_pages=max(1, options.runnable_pages),
                              unowned_capacity_borrowable=options.unowned_capacity_borrowable,
-                             max_snapshot_age_seconds=options.max_snapshot_age)
+                             max_snapshot_age_seconds=max_age)
         print(json.dumps(status.to_json(), indent=2) if options.json else render_table(status))
         return command_line.OK
 

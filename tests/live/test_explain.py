@@ -191,3 +191,31 @@ def test_an_unknown_job_is_one_line(batch: Batch, capsys: pytest.CaptureFixture[
     assert cli(["explain", "--queue", "small", "--job", "job-9999"]) == 2
     err = capsys.readouterr().err.strip()
     assert "service job 'job-9999' not found" in err and "\n" not in err
+
+
+@pytest.mark.parametrize("now_ms", [600_000, 600_001])
+def test_an_answer_read_from_an_old_snapshot_says_so(batch: Batch, now_ms: int) -> None:
+    """The fake's snapshot was last updated at 0 ms: its age is ``now_ms``; the limit 600 s."""
+    job = _behind_higher_priority(batch, queue(batch))
+    answer = explain("small", job_id=job, reader=QueueReader.connect(), now_ms=now_ms)
+    idle = explain("small", share="nobody", reader=QueueReader.connect(), now_ms=now_ms)
+
+    stale = now_ms > 600_000
+    for result in (answer, idle):
+        assert (result.snapshot_warning is not None) is stale
+        assert ("snapshot_warning" in result.to_json()) is stale
+    assert "behind 2 job(s)" in answer.reason  # the answer is given either way
+    assert idle.reason_code == "NO_WAITING_JOB"
+
+
+def test_the_explain_command_prints_the_snapshot_warning(
+    batch: Batch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    job = _behind_higher_priority(batch, queue(batch))
+    # The wall clock is decades past the fake's snapshot (updated at 0 ms).
+    assert cli(["explain", "--queue", "small", "--job", job]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[-1].startswith("the queue's snapshot may be out of date (queueUtilization was "
+                                "last updated ")
+    assert cli(["explain", "--queue", "small", "--job", job, "--max-snapshot-age", "-5"]) == 2
+    assert "--max-snapshot-age got -5; allowed" in capsys.readouterr().err
