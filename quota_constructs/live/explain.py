@@ -37,6 +37,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from quota_constructs.model import BorrowingRules
+from quota_constructs.runtime.batch_reads import QueueSnapshot
 from quota_constructs.runtime.preemption import preemption_kind
 from quota_constructs.runtime.service_job import DISPATCHED_STATUSES
 from quota_constructs.runtime.share_metrics import snapshot_too_old
@@ -50,7 +51,7 @@ from quota_constructs.wire.monitoring_contract import (
 from quota_constructs.wire.share_arn import QuotaShareArn
 
 from . import command_line
-from .queue_reader import LiveQueueError, QueueFacts, QueueReader, Snapshot, payload_of
+from .queue_reader import LiveQueueError, QueueFacts, QueueReader, payload_of
 from .rules import UnitUse, rules_of, spec_of
 
 JOBS_DESCRIBED = 50
@@ -168,7 +169,7 @@ def explain(
 
 
 class _Explainer:
-    def __init__(self, reader: QueueReader, facts: QueueFacts, snapshot: Snapshot,
+    def __init__(self, reader: QueueReader, facts: QueueFacts, snapshot: QueueSnapshot,
                  shares: Mapping[str, LiveShare], job: _Job,
                  unowned_capacity_borrowable: bool = True) -> None:
         self.reader, self.facts, self.snapshot = reader, facts, snapshot

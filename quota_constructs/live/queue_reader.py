@@ -85,11 +85,6 @@ class QueueFacts:
     """Per instance type, the service environment's capacity (empty if it could not be read)."""
 
 
-Snapshot = QueueSnapshot
-"""GetJobQueueSnapshot as the runtime parses it: the live commands read the same usage and
-front jobs the custom resource's guards and the monitoring read."""
-
-
 @dataclass(frozen=True)
 class RunnableCount:
     count: int
@@ -215,10 +210,12 @@ class QueueReader(MonitoringGateway):
             shares.append(LiveShare.from_api(item, tags={}))
         return sorted(shares, key=lambda share: share.name)
 
-    def snapshot_of(self, queue_arn: str) -> Snapshot:
+    def snapshot_of(self, queue_arn: str) -> QueueSnapshot:
         return parse_queue_snapshot(self.read("GetJobQueueSnapshot", jobQueue=queue_arn))
 
-    def complete_usage(self, snapshot: Snapshot, shares: Iterable[LiveShare]) -> Snapshot:
+    def complete_usage(
+        self, snapshot: QueueSnapshot, shares: Iterable[LiveShare]
+    ) -> QueueSnapshot:
         """The snapshot with the usage of shares it leaves out, when it leaves any out.
 
         ``topCapacityUtilization`` lists the *top* shares; when what it lists adds up to less

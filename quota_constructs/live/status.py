@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from quota_constructs.model import LendingParties
+from quota_constructs.runtime.batch_reads import QueueSnapshot
 from quota_constructs.runtime.preemption import two_clock_units
 from quota_constructs.runtime.share_metrics import snapshot_too_old
 from quota_constructs.runtime.share_request import GuardOptIns
@@ -40,13 +41,7 @@ from quota_constructs.wire.live_share import LiveShare
 from quota_constructs.wire.monitoring_contract import DEFAULT_MAX_SNAPSHOT_AGE_SECONDS
 
 from . import command_line
-from .queue_reader import (
-    RUNNABLE_PAGES,
-    QueueFacts,
-    QueueReader,
-    RunnableCount,
-    Snapshot,
-)
+from .queue_reader import RUNNABLE_PAGES, QueueFacts, QueueReader, RunnableCount
 from .rules import UnitUse, rules_of
 
 
@@ -166,7 +161,7 @@ class QueueStatus:
 def queue_status(
     facts: QueueFacts,
     shares: Sequence[LiveShare],
-    snapshot: Snapshot,
+    snapshot: QueueSnapshot,
     runnable: Mapping[str, RunnableCount],
     *,
     now_ms: int,
@@ -325,7 +320,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "quota-constructs status
     return command_line.run(prog, command)
 
 
-def _units(shares: Sequence[LiveShare], snapshot: Snapshot) -> list[str]:
+def _units(shares: Sequence[LiveShare], snapshot: QueueSnapshot) -> list[str]:
     units: list[str] = []
     for share in shares:
         for unit in [*share.config.limits, *snapshot.usage_of(share.name)]:
@@ -339,7 +334,7 @@ def _reach(use: UnitUse | None, share: str) -> int | None:
     return None if rule is None else rule.reach
 
 
-def _lent(unit: str, shares: Sequence[LiveShare], snapshot: Snapshot) -> dict[str, float]:
+def _lent(unit: str, shares: Sequence[LiveShare], snapshot: QueueSnapshot) -> dict[str, float]:
     """Per lending share, how much of its idle own ``unit`` other shares borrow, when the
     environment's capacity (and so the rules model) is unknown: by strategy alone."""
     parties = LendingParties.by_strategy(
