@@ -81,6 +81,7 @@ def notification_variables(
         ENFORCE_BUDGET_ENV: "true" if enforce_budget else "false",
     }
 
+
 # -- metric dimensions -------------------------------------------------------------------------
 JOB_QUEUE_DIMENSION: Final = "JobQueue"
 """Its value is the queue's name (as ``JobQueueName`` in ``AWS/Batch``), never its ARN."""

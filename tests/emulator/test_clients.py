@@ -16,14 +16,7 @@ from quota_constructs.model import CapacityLimit, QuotaShareSpec, ShareAgreement
 from quota_constructs.runtime import job_events_handler
 from quota_constructs.runtime.job_events_handler import MEMORY
 from quota_constructs.runtime.monitor_settings import load_declaration
-from quota_constructs.wire.monitoring_contract import (
-    DECLARATION_FILE_ENV,
-    ENFORCE_BUDGET_ENV,
-    JOB_QUEUE_ARN_ENV,
-    JOB_QUEUE_NAME_ENV,
-    METRIC_NAMESPACE_ENV,
-    OWNER_TOPICS_ENV,
-)
+from quota_constructs.wire.monitoring_contract import notification_variables, queue_variables
 from quota_constructs.wire.monitoring_declaration import monitoring_declaration_json
 
 from ..monitoring_runtime.fake_sns import FakeSnsServer
@@ -107,12 +100,13 @@ def monitored(emu: Emulator, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) ->
     load_declaration.cache_clear()
     monkeypatch.setenv("AWS_ENDPOINT_URL_SNS", sns_server.endpoint)
     monkeypatch.setenv("LAMBDA_TASK_ROOT", str(tmp_path))
-    monkeypatch.setenv(DECLARATION_FILE_ENV, "declaration.json")
-    monkeypatch.setenv(JOB_QUEUE_ARN_ENV, emu.queue_arn)
-    monkeypatch.setenv(JOB_QUEUE_NAME_ENV, QUEUE)
-    monkeypatch.setenv(METRIC_NAMESPACE_ENV, "Test/Emulator")
-    monkeypatch.setenv(OWNER_TOPICS_ENV, json.dumps({"vision": topic}))
-    monkeypatch.setenv(ENFORCE_BUDGET_ENV, "false")
+    # Written by the contract's own writers, as the constructs write them.
+    for name, value in {
+        **queue_variables(job_queue_arn=emu.queue_arn, job_queue_name=QUEUE,
+                          declaration_file="declaration.json", namespace="Test/Emulator"),
+        **notification_variables(json.dumps({"vision": topic}), enforce_budget=False),
+    }.items():
+        monkeypatch.setenv(name, value)
     MEMORY.use_directory(tmp_path / "memory")
     yield sns, topic
     load_declaration.cache_clear()

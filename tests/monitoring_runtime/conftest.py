@@ -19,12 +19,9 @@ from quota_constructs.runtime.job_events_handler import MEMORY
 from quota_constructs.runtime.monitor_settings import load_declaration
 from quota_constructs.runtime.retry import ClientTimeouts, RetryPolicy
 from quota_constructs.wire.monitoring_contract import (
-    DECLARATION_FILE_ENV,
     ENFORCE_BUDGET_ENV,
-    JOB_QUEUE_ARN_ENV,
-    JOB_QUEUE_NAME_ENV,
-    METRIC_NAMESPACE_ENV,
-    OWNER_TOPICS_ENV,
+    notification_variables,
+    queue_variables,
 )
 from quota_constructs.wire.monitoring_declaration import monitoring_declaration_json
 from quota_constructs.wire.share_codec import api_configuration
@@ -141,13 +138,14 @@ def monitor(
     topics = {owner: sns.add_topic(f"{owner}-quota") for owner in
               ("vision-team", "nlp-team", "research-team")}
 
-    monkeypatch.setenv(JOB_QUEUE_ARN_ENV, training)
-    monkeypatch.setenv(JOB_QUEUE_NAME_ENV, "training")
-    monkeypatch.setenv(DECLARATION_FILE_ENV, DECLARATION_FILE)
     monkeypatch.setenv("LAMBDA_TASK_ROOT", str(tmp_path))
-    monkeypatch.setenv(METRIC_NAMESPACE_ENV, NAMESPACE)
-    monkeypatch.setenv(OWNER_TOPICS_ENV, json.dumps(topics))
-    monkeypatch.setenv(ENFORCE_BUDGET_ENV, "false")
+    # Written by the contract's own writers, as the constructs write them.
+    for name, value in {
+        **queue_variables(job_queue_arn=training, job_queue_name="training",
+                          declaration_file=DECLARATION_FILE, namespace=NAMESPACE),
+        **notification_variables(json.dumps(topics), enforce_budget=False),
+    }.items():
+        monkeypatch.setenv(name, value)
     state = Monitor(batch, sns, training, research, topics, [], monkeypatch, tmp_path, sleeps,
                     connection)
     state.declare(reference_shares())
