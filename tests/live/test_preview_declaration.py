@@ -112,15 +112,20 @@ def test_without_queue_or_queue_name_says_which_option(
     assert "\n" not in err and "--queue got None; allowed: the job queue's name or ARN" in err
 
 
+def create_stacks_own_share(batch: Batch) -> None:
+    """``team-a`` with 4 g5, created by the stack STACK_ID's custom resource (its owner marker)."""
+    resource = StackResource(
+        logical_id="TrainingQueueteamaABC123", stack_id=STACK_ID, handler=batch.handler,
+    )
+    assert resource.create(share_properties(share_spec(limits={G5: 4}), batch.training)).ok
+
+
 def test_with_the_stack_id_a_declarations_own_share_is_an_update_not_an_adoption(
     batch: Batch, declaration_file: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # A declaration object carries no logical ids: the stack's own share of the declared name
     # is still its own, as without --stack-id.
-    resource = StackResource(
-        logical_id="TrainingQueueteamaABC123", stack_id=STACK_ID, handler=batch.handler,
-    )
-    assert resource.create(share_properties(share_spec(limits={G5: 4}), batch.training)).ok
+    create_stacks_own_share(batch)
 
     code = cli(["preview", "--declaration", f"{declaration_file}:WAIVED", "--stack-id",
                 STACK_ID, "--json"])
@@ -133,10 +138,7 @@ def test_without_the_stack_id_a_managed_share_of_the_declared_name_is_not_taken_
     batch: Batch, declaration_file: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # Were it another stack's, the handler would refuse the deployment (issue 26, item 7).
-    resource = StackResource(
-        logical_id="TrainingQueueteamaABC123", stack_id=STACK_ID, handler=batch.handler,
-    )
-    assert resource.create(share_properties(share_spec(limits={G5: 4}), batch.training)).ok
+    create_stacks_own_share(batch)
 
     code = cli(["preview", "--declaration", f"{declaration_file}:WAIVED", "--json"])
 
