@@ -20,7 +20,8 @@ first exactly when no attempt of the job had stopped before it started. In this 
 3. the first start when that moment is before every ``stoppedAt`` the job reports now
    (``attempts``, ``preemptionSummary.recentPreemptedAttempts``) or the event does. AWS lists
    only "the most recent" preempted attempts: a job that reports more preemptions than it
-   lists attempts is not judged (a point left out rather than one counted twice).
+   lists attempts is not judged (a point left out rather than one counted twice). With no
+   moment at all, the first start only while the job was never stopped.
 
 Comparing starts with stops, not starts with starts, keeps the judgement sound when two fields
 AWS writes for one moment differ by a little. The wait ends at the start the event reports,

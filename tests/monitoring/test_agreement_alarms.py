@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import itertools
 import json
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +27,7 @@ from quota_constructs.wire.monitoring_contract import (
 )
 
 from ..constructs.support import logical_id
-from ..monitoring_runtime.conftest import G5, Monitor, context
+from ..monitoring_runtime.conftest import G5, Monitor, context, shares_with_a_wait_target
 from ..monitoring_runtime.emf_lines import DataPoint, data_points, values
 from ..monitoring_runtime.events import state_change_now
 from ..monitoring_runtime.fake_service_jobs import FakeServiceJob
@@ -40,22 +39,6 @@ HOUR = 3600.0
 TARGET = 4 * HOUR
 START_MS = 1_790_000_000_000
 """The timeline's first moment; every time below is counted from it, on the fakes' clock."""
-
-
-def agreement_shares() -> list[QuotaShareSpec]:
-    """QS1 promises a wait and a budget, QS2 a budget only, QS3 neither."""
-    return [
-        QuotaShareSpec(name="QS1", capacity_limits=[CapacityLimit(G5, 1)],
-                       strategy=SharingStrategy.LEND_AND_BORROW, borrow_limit_percent=200,
-                       agreement=ShareAgreement(owner="vision-team", interruption_budget=2,
-                                                target_wait_p95=timedelta(hours=4))),
-        QuotaShareSpec(name="QS2", capacity_limits=[CapacityLimit(G5, 1)],
-                       strategy=SharingStrategy.LEND,
-                       agreement=ShareAgreement(owner="nlp-team", interruption_budget=0)),
-        QuotaShareSpec(name="QS3", capacity_limits=[CapacityLimit(G5, 1)],
-                       strategy=SharingStrategy.RESERVE,
-                       agreement=ShareAgreement(owner="research-team")),
-    ]
 
 
 class Timeline:
@@ -71,7 +54,7 @@ class Timeline:
         self.described = described
         self.now_ms = START_MS
         self.batch.clock_ms = lambda: self.now_ms
-        props.setdefault("shares", agreement_shares())
+        props.setdefault("shares", shares_with_a_wait_target())
         monitor.declare(props["shares"])
         monitor.create_shares(props["shares"])
         self.monitoring: QuotaShareMonitoring = deploy(monitor, outdir, **props)
@@ -422,7 +405,7 @@ def test_a_queue_whose_shares_declare_no_target_or_budget_deploys_nothing_more(
 def test_metric_methods_carry_the_statistic_the_dimensions_and_the_window(
     monitor: Monitor, tmp_path: Path
 ) -> None:
-    monitoring = deploy(monitor, tmp_path, shares=agreement_shares(),
+    monitoring = deploy(monitor, tmp_path, shares=shares_with_a_wait_target(),
                         share_thresholds={"QS2": ShareAlarmThresholds(
                             agreement_window=cdk.Duration.hours(6))})
     stack = cdk.Stack.of(monitoring)
@@ -450,7 +433,7 @@ def test_metric_methods_carry_the_statistic_the_dimensions_and_the_window(
 def test_the_wait_graph_shows_the_target_as_a_horizontal_line(
     monitor: Monitor, tmp_path: Path
 ) -> None:
-    monitoring = deploy(monitor, tmp_path, shares=agreement_shares())
+    monitoring = deploy(monitor, tmp_path, shares=shares_with_a_wait_target())
     assert monitoring.dashboard is not None
     resources = Template.from_stack(cdk.Stack.of(monitoring)).to_json()["Resources"]
     parts = resources[logical_id(monitoring.dashboard.resource)]["Properties"][

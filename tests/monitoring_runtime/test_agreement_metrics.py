@@ -4,8 +4,6 @@ them only for the shares whose agreement declares the line."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -22,7 +20,7 @@ from quota_constructs.wire.monitoring_contract import (
     WAIT_TIME,
 )
 
-from .conftest import G5, Monitor, context, reference_shares
+from .conftest import G5, Monitor, context, shares_with_a_wait_target
 from .emf_lines import data_points, values
 from .events import state_change_now
 
@@ -143,11 +141,7 @@ def test_the_events_counts_stand_in_for_a_description_without_them() -> None:
 
 
 def with_targets(monitor: Monitor) -> None:
-    """QS1 (budget 2) also promises a 4-hour p95 wait; QS2 budget 0; QS3 neither."""
-    shares = reference_shares()
-    assert shares[0].agreement is not None
-    shares[0] = replace(shares[0], agreement=replace(
-        shares[0].agreement, target_wait_p95=timedelta(hours=4)))
+    shares = shares_with_a_wait_target()
     monitor.declare(shares)
     monitor.create_shares(shares)
 
