@@ -19,6 +19,7 @@ from .._l1_resources import default_policy
 from ..wire.monitoring_contract import (
     EVENT_SOURCE,
     JOB_EVENTS_HANDLER,
+    JOB_STARTED_STATUSES,
     QUEUE_BLOCKED_DETAIL_TYPE,
     STATE_CHANGE_DETAIL_TYPE,
     STATE_CHANGE_STATUSES,
@@ -113,6 +114,9 @@ class JobEventsFunction(Construct):
       statuses never reach the function.
     - ``QueueBlockedRule``: ``Batch Service Job Queue Blocked`` events of this queue
       (``detail.jobQueue``): a job at the front that can never start.
+    - ``JobStartedRule`` (added by :meth:`watch_starts`, once a monitored share declares a wait
+      target): ``Batch Service Job State Change`` events of this queue whose ``detail.status``
+      is RUNNING, so each started job's wait reaches ``WaitTime``.
     Preemption events carry no queue: they go to the stack's one preemptions function
     (:class:`StackPreemptions`), which looks each job up once for every queue the stack
     monitors.
@@ -162,6 +166,24 @@ class JobEventsFunction(Construct):
             # The documented sample carries the queue's ARN in detail.jobQueue.
             detail={"jobQueue": [props.job_queue_arn]},
         )
+        self._props = props
+        self.job_started_rule: events.Rule | None = None
+        """The rule delivering this queue's jobs starting; None until :meth:`watch_starts`."""
+
+    def watch_starts(self) -> events.Rule:
+        """Deliver this queue's jobs becoming RUNNING (``JobStartedRule``, created once): one
+        invocation and one ``DescribeServiceJob`` per start, whatever the backlog. The event
+        names the queue but (documented) not the share, so every start of the queue comes;
+        the function publishes the waits of the shares that declare a target."""
+        if self.job_started_rule is None:
+            self.job_started_rule = service_job_rule(
+                self, "JobStartedRule", self.function, self._props.settings,
+                description=f"Jobs of this queue starting, for their waits ({self.node.path})",
+                detail_types=[STATE_CHANGE_DETAIL_TYPE],
+                detail={"jobQueue": [self._props.job_queue_arn],
+                        "status": list(JOB_STARTED_STATUSES)},
+            )
+        return self.job_started_rule
 
     def allow_publishing(self, topic: sns.ITopic) -> None:
         """Let the function publish to an owner's topic (and use its key)."""

@@ -40,6 +40,7 @@ from ..wire.monitoring_contract import (
     DEFAULT_MAX_SNAPSHOT_AGE_SECONDS,
     DEFAULT_METRIC_NAMESPACE,
     DEFAULT_RUNNABLE_COUNT_CAP,
+    agreement_variables,
     notification_variables,
     queue_variables,
 )
@@ -138,6 +139,16 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
     :param job_events_concurrency: reserved concurrency of the job-events function, so a
         preemption storm queues rather than throttles the account's AWS Batch API. Default 2;
         None: unreserved (for accounts whose concurrency quota cannot spare it).
+    :param agreement_metrics_enabled: watch the agreements live (needs the job-events
+        function). For each share whose agreement declares ``target_wait_p95``: every started
+        job's wait to its first start is published (``WaitTime``, from a ``JobStartedRule``
+        delivering the queue's jobs becoming RUNNING: one invocation and one
+        ``DescribeServiceJob`` per start) and the ``WaitTarget`` alarm reads its p95; for each
+        share whose agreement declares ``interruption_budget``: every job that FAILED by
+        exhausting its preemption retries counts in ``BudgetFailures`` and the
+        ``BudgetFailures`` alarm reads its sum. Both over the thresholds'
+        ``agreement_window`` (one day). Default True; a queue none of whose shares declares
+        either deploys nothing more. False: neither metric, alarm, nor the rule.
     """
 
     def __init__(
@@ -163,6 +174,7 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
         runnable_count_cap: int = DEFAULT_RUNNABLE_COUNT_CAP,
         job_events_concurrency: int | None = DEFAULT_CONCURRENCY,
         max_snapshot_age: Duration | None = DEFAULT_MAX_SNAPSHOT_AGE,
+        agreement_metrics_enabled: bool = True,
     ) -> None:
         # Checks: everything before the construct exists, so a mistake leaves nothing behind.
         subject = f"monitoring {child_path(scope, id)}"
@@ -176,6 +188,7 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
             thresholds=thresholds, share_thresholds=share_thresholds, namespace=namespace,
             operations_topic=operations_topic, runnable_count_cap=runnable_count_cap,
             job_events_concurrency=job_events_concurrency, max_snapshot_age=max_snapshot_age,
+            agreement_metrics_enabled=agreement_metrics_enabled,
         )
         _claim_queue(queue, subject=subject, path=child_path(scope, id))
         super().__init__(scope, id)
@@ -208,6 +221,7 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
         self._share_metrics = ShareMetrics(namespace, queue.job_queue_name, self._period)
         self._share_metrics_on = metrics_enabled
         self._job_events_on = job_events_enabled
+        self._agreement_metrics_on = agreement_metrics_enabled and job_events_enabled
 
         self.dead_letter_queue: Final = self._create_dead_letter_queue()
         # The code (runtime + declaration of the monitored shares) is staged when the app is
@@ -233,7 +247,8 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
         job events are off)."""
         self.dashboard: Final[QuotaShareDashboard | None] = (
             QuotaShareDashboard(
-                self, "Dashboard", metrics=self._share_metrics, shares=(), period=self._period
+                self, "Dashboard", metrics=self._share_metrics, shares=(), period=self._period,
+                agreement_metrics=self._agreement_metrics_on,
             )
             if dashboard_enabled
             else None
@@ -313,9 +328,12 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
         owner_topics = Lazy.string(LazyText(lambda: stack.to_json_string(
             {owner: topic.topic_arn for owner, topic in self.owner_topics.items()}
         )))
-        notified = notification_variables(
-            owner_topics, enforce_budget=self.enforces_interruption_budget is True
-        )
+        notified = {
+            **notification_variables(
+                owner_topics, enforce_budget=self.enforces_interruption_budget is True
+            ),
+            **agreement_variables(enabled=self._agreement_metrics_on),
+        }
         function = JobEventsFunction(
             self,
             "JobEvents",
@@ -440,6 +458,9 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
             topic = self._owner_topic(spec.agreement.owner)
         if self.dashboard is not None:
             self.dashboard.add_share(spec)
+        if (self.job_events is not None and self._agreement_metrics_on
+                and spec.agreement is not None and spec.agreement.target_wait_p95 is not None):
+            self.job_events.watch_starts()
         if self._alarms_scope is not None:
             self.alarms[spec.name] = ShareAlarms(
                 self._alarms_scope,
@@ -451,6 +472,7 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
                 share_metrics=self._share_metrics_on,
                 job_events=self._job_events_on,
                 owner_topic=topic,
+                agreement_metrics=self._agreement_metrics_on,
             )
 
     def _owner_topic(self, owner: str) -> sns.ITopic:
@@ -477,6 +499,9 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
 
     def _queue_allocation(self) -> QuotaAllocation | None:
         return self.job_queue.allocation
+
+    def _agreement_window(self, share: str) -> Duration:
+        return self._share_thresholds.get(share, self._thresholds).agreement_window
 
     def _final_declaration(self) -> tuple[str, Mapping[str, sns.ITopic]]:
         self.resolve_shares()
@@ -704,6 +729,7 @@ class _CheckedProps:
         runnable_count_cap: int,
         job_events_concurrency: int | None,
         max_snapshot_age: Duration | None,
+        agreement_metrics_enabled: bool,
     ) -> _CheckedProps:
         explicit = None if shares is None else tuple(shares)
         if explicit is not None:
@@ -717,6 +743,7 @@ class _CheckedProps:
             ("job_events_enabled", job_events_enabled),
             ("dashboard_enabled", dashboard_enabled),
             ("alarms_enabled", alarms_enabled),
+            ("agreement_metrics_enabled", agreement_metrics_enabled),
         ):
             check_flag(value, subject=subject, field=name)
         if enforce_interruption_budget and not job_events_enabled:

@@ -70,6 +70,8 @@ class FakeServiceJob(FakeJob):
     attempts: list[PreemptedAttempt] = field(default_factory=list)
     runnable_since: int = 0
     """When the job last became RUNNABLE (submitted, or put back after a preemption)."""
+    attempt_started_at: int | None = None
+    """When the running attempt started, as :meth:`MonitoringFakeBatch.start` records it."""
 
     @property
     def arn(self) -> str:
@@ -110,6 +112,9 @@ class MonitoringFakeBatch(FakeBatch):
     """Every part's ``lastUpdatedAt`` in GetJobQueueSnapshot (None: now)."""
     snapshot_undated: bool = False
     """GetJobQueueSnapshot sends no ``lastUpdatedAt`` at all (AWS marks the field optional)."""
+    started_at_moves_on_restart: bool = False
+    """AWS does not document whether a job's ``startedAt`` is its first start or its latest
+    attempt's: False, the first (kept on a restart); True, the latest."""
     position_kept_on_requeue: bool = False
     """AWS does not document what a preemption does to ``earliestTimeAtPosition``: False, the
     requeued job's time restarts when it is put back; True, it keeps its submission time."""
@@ -151,14 +156,29 @@ class MonitoringFakeBatch(FakeBatch):
             self.jobs.append(job)
             return job
 
+    def start(self, job_id: str) -> FakeServiceJob:
+        """``job`` starts an attempt now: RUNNING, its ``startedAt`` set on its first start
+        (and on every start with :attr:`started_at_moves_on_restart`)."""
+        with self.lock:
+            job = self.service_job(job_id)
+            now = self.clock_ms()
+            job.status = "RUNNING"
+            job.attempt_started_at = now
+            if job.started_at is None or self.started_at_moves_on_restart:
+                job.started_at = now
+            return job
+
     def preempt(self, job_id: str, reason: str = CROSS_SHARE_REASON,
                 ran_seconds: float = 141.31) -> FakeServiceJob:
-        """``job`` loses its attempt: back to RUNNABLE (FAILED once past its retries)."""
+        """``job`` loses its attempt: back to RUNNABLE (FAILED once past its retries). The
+        attempt ran since :meth:`start` when the job was started by it, else ``ran_seconds``."""
         with self.lock:
             job = self.service_job(job_id)
             stopped = self.clock_ms()
+            started = job.attempt_started_at
+            job.attempt_started_at = None
             job.attempts.append(PreemptedAttempt(
-                started_at=stopped - int(ran_seconds * 1000),
+                started_at=stopped - int(ran_seconds * 1000) if started is None else started,
                 stopped_at=stopped,
                 reason=reason,
                 training_job=f"arn:aws:sagemaker:{REGION}:{ACCOUNT}:training-job/"
