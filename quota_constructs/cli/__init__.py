@@ -54,6 +54,10 @@ COMMANDS: dict[str, Command] = {
         "quota_constructs.live.explain",
         "why a job (or a share's head job) is not running, as a reason code and a sentence",
     ),
+    "estimate": Command(
+        "quota_constructs.live.estimate",
+        "by when a job not yet submitted would start at the latest, from the live queue",
+    ),
     "preview": Command(
         "quota_constructs.live.preview",
         "what deploying a declaration would do to the live queue; exit 1 if it would be refused",
