@@ -253,8 +253,13 @@ class _Estimate:
             now = endpoint_now_ms(self.snapshot, _stamps(self.described.values()), self.now_ms)
             return StartEstimate(None, moment(now), missing.reason, missing.jobs)
         bound = bound_start(state)
+        assumes = bound.assumes
+        if self.wanted.created_ms is None and bound.latest_ms is not None:
+            assumes += ("; and, submitted now, it is in its place before any capacity frees "
+                        "(what frees before AWS Batch's next scheduling pass may go to a job "
+                        "already waiting)")
         return StartEstimate(None if bound.latest_ms is None else moment(bound.latest_ms),
-                             moment(state.now_ms), bound.assumes, bound.blocking_jobs)
+                             moment(state.now_ms), assumes, bound.blocking_jobs)
 
     def state(self) -> UnitState:
         facts, wanted = self.facts, self.wanted

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import boto3
 import pytest
 
 from quota_constructs import CapacityLimit, QuotaShareSpec, SharingStrategy
@@ -23,7 +24,8 @@ from quota_constructs.live.estimate import Submission, estimate_submission
 from quota_constructs.live.queue_reader import QueueReader
 
 from .start_times import G5, client, emulated, estimate_of, started_since, submit
-from .support import point_boto3_at
+from .support import QUEUE as WALKTHROUGH_QUEUE
+from .support import EmulatorProcess, point_boto3_at
 
 QUEUE = "lab-gpus"
 DECLARATION = {
@@ -234,3 +236,36 @@ def test_bad_input_is_one_line(emu: Emulator, capsys: pytest.CaptureFixture[str]
     (line,) = captured.err.strip().splitlines()
     assert line.startswith("quota-constructs estimate: error: ") and named in line
     assert captured.out == ""
+
+
+def test_against_the_emulate_command_with_a_manual_clock(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The walkthrough's queue served by ``quota-constructs emulate``: QS1 borrows QS2's idle
+    instance, QS2 takes it back, and the commands say when QS1's job starts again."""
+    process = EmulatorProcess()
+    try:
+        point_boto3_at(monkeypatch, process.url)
+        batch = boto3.client("batch")
+        own = submit(batch, WALKTHROUGH_QUEUE, "QS1", 3000, priority=1)
+        borrowed = submit(batch, WALKTHROUGH_QUEUE, "QS1", 600, priority=1)
+        start = datetime.fromtimestamp(process.advance(10)["now"] / 1000 - 10, UTC)
+        lender = submit(batch, WALKTHROUGH_QUEUE, "QS2", 1200)
+        process.advance(10)
+        assert (status(batch, own), status(batch, borrowed)) == ("RUNNING", "RUNNABLE")
+
+        assert cli(["explain", "--queue", WALKTHROUGH_QUEUE, "--job", borrowed, "--json"]) == 0
+        estimate = json.loads(capsys.readouterr().out)["start_estimate"]
+        assert datetime.fromisoformat(estimate["latest"]) == start + timedelta(seconds=1210)
+        assert estimate["blocking_jobs"] == [lender]
+        assert cli(["estimate", "--queue", WALKTHROUGH_QUEUE, "--share", "QS3",
+                    "--instance-type", G5, "--json"]) == 0
+        reserved = json.loads(capsys.readouterr().out)
+        assert reserved["latest"] == reserved["earliest"]  # QS3 keeps its instance idle
+
+        process.advance(100)
+        process.control("POST", f"/_emulator/jobs/{lender}/finish", {"status": "SUCCEEDED"})
+        since = start + timedelta(seconds=20)  # the estimate's moment
+        assert started_since(batch, borrowed, since) == start + timedelta(seconds=120)
+    finally:
+        process.terminate()
