@@ -5,7 +5,8 @@
 Each command is a module with ``main(argv: Sequence[str] | None) -> int`` that parses its own
 options (``prog`` = ``quota-constructs COMMAND``). The table below is the only place commands
 are listed; modules are imported only when their command runs, so ``--help`` and a command that
-reads AWS never load the simulator, and nothing here imports ``aws_cdk``.
+reads AWS never load the simulator (``explain`` and ``estimate`` load its engine only to step
+it), and nothing here imports ``aws_cdk``.
 
 Commands that read a declaration (``--declaration FILE.py:ATTR|MODULE:ATTR``, or ``--env``)
 read it through :mod:`quota_constructs.cli.declarations`, which documents its one shape; option
