@@ -25,7 +25,7 @@ from quota_constructs.live.queue_reader import QueueReader
 
 from .start_times import G5, client, emulated, estimate_of, started_since, submit
 from .support import QUEUE as WALKTHROUGH_QUEUE
-from .support import EmulatorProcess, point_boto3_at
+from .support import EmulatorProcess, point_boto3_at, serving
 
 QUEUE = "lab-gpus"
 DECLARATION = {
@@ -44,8 +44,7 @@ DECLARATION = {
 
 @pytest.fixture
 def emu(monkeypatch: pytest.MonkeyPatch) -> Iterator[Emulator]:
-    with Emulator(DECLARATION, queue_name=QUEUE) as emulator:
-        point_boto3_at(monkeypatch, emulator.endpoint_url)
+    with serving(monkeypatch, DECLARATION, QUEUE) as emulator:
         yield emulator
 
 

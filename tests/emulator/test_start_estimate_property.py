@@ -11,6 +11,8 @@ so a bound the engine's own behaviour can break would show here."""
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -106,12 +108,20 @@ def check(emu: Emulator, batch: Any, job_id: str, latest: Any, earliest: Any,
         assert started <= latest, f"started {started}, promised by {latest}"
 
 
-def _emulator(layout: Layout) -> Emulator | None:
+@contextmanager
+def arranged(layout: Layout,
+             wanted: list[Job]) -> Iterator[tuple[Emulator, Any, list[str]] | None]:
+    """The layout emulated and the jobs submitted; None when the model refuses the layout
+    (RESERVE shares over the environment)."""
     try:
-        return Emulator(capacity_limits=[CapacityLimit(G5, layout.capacity)],
-                        shares=list(layout.shares), queue_name=QUEUE)
+        emu = Emulator(capacity_limits=[CapacityLimit(G5, layout.capacity)],
+                       shares=list(layout.shares), queue_name=QUEUE)
     except (QuotaConfigError, ApiError):
-        return None  # a layout the model refuses (RESERVE shares over the environment)
+        yield None
+        return
+    with emu:
+        batch = client(emu)
+        yield emu, batch, arrange(emu, batch, layout, wanted)
 
 
 PROPERTY = settings(max_examples=25, deadline=None, derandomize=True,
@@ -123,12 +133,10 @@ PROPERTY = settings(max_examples=25, deadline=None, derandomize=True,
 def test_a_waiting_job_starts_within_its_estimate(
     layout: Layout, wanted: list[Job], pick: int, seed: int
 ) -> None:
-    emu = _emulator(layout)
-    if emu is None:
-        return
-    with emu:
-        batch = client(emu)
-        ids = arrange(emu, batch, layout, wanted)
+    with arranged(layout, wanted) as found:
+        if found is None:
+            return
+        emu, batch, ids = found
         waiting = [j for j in ids
                    if batch.describe_service_job(jobId=j)["status"] == "RUNNABLE"]
         if not waiting:
@@ -145,12 +153,10 @@ def test_a_waiting_job_starts_within_its_estimate(
 def test_a_job_submitted_after_its_estimate_starts_within_it(
     layout: Layout, wanted: list[Job], share: int, count: int, priority: int, seed: int
 ) -> None:
-    emu = _emulator(layout)
-    if emu is None:
-        return
-    with emu:
-        batch = client(emu)
-        arrange(emu, batch, layout, wanted)
+    with arranged(layout, wanted) as found:
+        if found is None:
+            return
+        emu, batch, _ = found
         name = layout.shares[share % len(layout.shares)].name
         estimate = estimate_submission(QUEUE, Submission(name, G5, count, priority, 300),
                                        reader=QueueReader(batch))
