@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from quota_constructs.model import CapacityLimit, QuotaConfigError
+from quota_constructs.model import CapacityLimit, QuotaConfigError, QuotaShareSpec
 from quota_constructs.model.capacity import describe_unit_problem
 from quota_constructs.model.share import check_share_name
 from quota_constructs.model.submission import MAX_JOB_PRIORITY, MIN_JOB_PRIORITY
@@ -158,8 +158,9 @@ class _Wanted:
     count: int
     priority: int
     max_runtime_seconds: float | None
-    created_ms: int | None
-    """None for a job not yet submitted: it comes after every job read."""
+    detail: Mapping[str, Any] | None
+    """DescribeServiceJob's answer; None for a job not yet submitted (it comes after every
+    job of its priority read)."""
 
 
 def start_estimate_of_job(
@@ -183,8 +184,7 @@ def start_estimate_of_job(
     priority = detail.get("schedulingPriority")
     wanted = _Wanted(job.job_id, job.share, unit, int(count),
                      priority if isinstance(priority, int) else 0,
-                     None if request is None else max_runtime_seconds(request),
-                     job.created_at_ms)
+                     None if request is None else max_runtime_seconds(request), detail)
     return _Estimate(reader, facts, snapshot, shares, wanted, now_ms,
                      unowned_capacity_borrowable).answer()
 
@@ -244,7 +244,9 @@ class _Estimate:
         self.reader, self.facts, self.snapshot = reader, facts, snapshot
         self.shares, self.wanted, self.now_ms = shares, wanted, now_ms
         self.unowned_capacity_borrowable = unowned_capacity_borrowable
-        self.described: dict[str, dict[str, Any]] = {}
+        self.described: dict[str, Mapping[str, Any]] = {}
+        if wanted.detail is not None:
+            self.described[wanted.job_id] = wanted.detail
 
     def answer(self) -> StartEstimate:
         try:
@@ -254,7 +256,7 @@ class _Estimate:
             return StartEstimate(None, moment(now), missing.reason, missing.jobs)
         bound = bound_start(state)
         assumes = bound.assumes
-        if self.wanted.created_ms is None and bound.latest_ms is not None:
+        if self.wanted.detail is None and bound.latest_ms is not None:
             assumes += ("; and, submitted now, it is in its place before any capacity frees "
                         "(what frees before AWS Batch's next scheduling pass may go to a job "
                         "already waiting)")
@@ -272,11 +274,7 @@ class _Estimate:
         if wanted.unit is None:
             raise _Unanswerable(f"job {wanted.job_id}'s instance type is unknown (no readable "
                                 "request payload)")
-        try:
-            specs = [spec_of(share) for share in self.shares.values()]
-        except QuotaConfigError as error:
-            raise _Unanswerable(f"a live share is not one the rules model reads ({error})") \
-                from None
+        specs = self.specs()
         listed = self.listed()
         holders = [(job_id, self.describe(job_id))
                    for job_id in self.on_unit(listed, DISPATCHED_STATUSES)]
@@ -287,7 +285,7 @@ class _Estimate:
         target = QueuedJob(
             wanted.job_id, wanted.share, wanted.count, wanted.priority,
             wanted.max_runtime_seconds,
-            self.order(wanted.job_id, listed) if wanted.created_ms is not None
+            self.order(wanted.job_id, listed) if wanted.detail is not None
             else (max([now, *created]), len(WAITING_STATUSES), 0),
         )
         return UnitState(
@@ -298,6 +296,14 @@ class _Estimate:
             rivals_complete=all(listed.complete.get(s, False) for s in WAITING_STATUSES),
             unowned_capacity_borrowable=self.unowned_capacity_borrowable,
         )
+
+    def specs(self) -> list[QuotaShareSpec]:
+        """The live shares as the rules model reads them."""
+        try:
+            return [spec_of(share) for share in self.shares.values()]
+        except QuotaConfigError as error:
+            reason = f"a live share is not one the rules model reads ({error})"
+        raise _Unanswerable(reason)
 
     # -- listings
 
@@ -391,7 +397,7 @@ class _Estimate:
 
     # -- job details
 
-    def describe(self, job_id: str) -> dict[str, Any]:
+    def describe(self, job_id: str) -> Mapping[str, Any]:
         if job_id not in self.described:
             if len(self.described) >= DESCRIBED_AT_MOST:
                 raise _Unanswerable(f"more than {DESCRIBED_AT_MOST} jobs hold or wait for "

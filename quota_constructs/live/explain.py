@@ -25,7 +25,8 @@ Checks, in order (the first that holds answers):
    borrower may take, the model's assumption 1) come from the one rules model (:mod:`.rules`).
 
 Reads are bounded: one queue, environment, share listing and snapshot; the job; at most
-:data:`JOBS_DESCRIBED` further DescribeServiceJob calls for priorities.
+:data:`JOBS_DESCRIBED` further DescribeServiceJob calls for priorities; and the start
+estimate's (``start_estimate``: by when the job starts, :mod:`.estimate`).
 """
 
 from __future__ import annotations
