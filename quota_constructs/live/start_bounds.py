@@ -196,7 +196,7 @@ def never_starts(state: UnitState, rules: BorrowingRules) -> str | None:
 
 @dataclass(frozen=True)
 class _Outcome:
-    """One engine run: when the target started (engine seconds), who ended then."""
+    """One engine run: when the target first started (ms), and who ended at that moment."""
 
     started_ms: int | None
     ended_then: tuple[str, ...] = ()
