@@ -32,6 +32,7 @@ from ..wire.monitoring_contract import QUEUE_BLOCKED_DETAIL_TYPE, STATE_CHANGE_D
 from ..wire.share_arn import QuotaShareArn, quota_share_arn
 from ..wire.share_codec import api_configuration, resource_properties, spec_from_properties
 from ..wire.share_config import ENABLED, Casing, recased
+from ..wire.training_request import DEFAULT_MAX_RUNTIME_SECONDS
 from . import events
 from .clock import Clock
 from .protocol import ApiError, bad_value
@@ -51,7 +52,7 @@ ACCOUNT = "123456789012"
 MAX_PAYLOAD_BYTES = 10 * 1024
 MAX_SHARES = 20
 MIN_PRIORITY, MAX_PRIORITY = 0, 9999
-DEFAULT_MAX_RUNTIME = 86400
+DEFAULT_MAX_RUNTIME = DEFAULT_MAX_RUNTIME_SECONDS
 """SageMaker's default ``StoppingCondition.MaxRuntimeInSeconds`` (one day), for a payload
 that names none."""
 MAX_RESULTS = 100

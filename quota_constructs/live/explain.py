@@ -25,7 +25,8 @@ Checks, in order (the first that holds answers):
    borrower may take, the model's assumption 1) come from the one rules model (:mod:`.rules`).
 
 Reads are bounded: one queue, environment, share listing and snapshot; the job; at most
-:data:`JOBS_DESCRIBED` further DescribeServiceJob calls for priorities.
+:data:`JOBS_DESCRIBED` further DescribeServiceJob calls for priorities; and the start
+estimate's (``start_estimate``: by when the job starts, :mod:`.estimate`).
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ from quota_constructs.wire.monitoring_contract import (
 from quota_constructs.wire.share_arn import QuotaShareArn
 
 from . import command_line
+from .estimate import StartEstimate, start_estimate_of_job
 from .queue_reader import LiveQueueError, QueueFacts, QueueReader, payload_of
 from .rules import UnitUse, rules_of, spec_of
 
@@ -75,10 +77,15 @@ class Explanation:
     details: Mapping[str, Any] = field(default_factory=dict)
     snapshot_warning: str | None = None
     """Why the snapshot the answer reads (usage, order) may be out of date; None when recent."""
+    start_estimate: StartEstimate | None = None
+    """By when the job starts at the latest (:mod:`.estimate`); None when no job was read."""
 
     def to_json(self) -> dict[str, Any]:
-        return command_line.json_of(self, when_set={"history", "snapshot_warning"},
-                                    spread="details")
+        answer = command_line.json_of(
+            self, when_set={"history", "snapshot_warning", "start_estimate"}, spread="details")
+        if self.start_estimate is not None:
+            answer["start_estimate"] = self.start_estimate.to_json()
+        return answer
 
 
 @dataclass(frozen=True)
@@ -165,7 +172,9 @@ def explain(
     snapshot = reader.complete_usage(snapshot, shares.values())
     explanation = _Explainer(reader, facts, snapshot, shares, job,
                              unowned_capacity_borrowable).explain()
-    return replace(explanation, snapshot_warning=stale)
+    estimate = start_estimate_of_job(reader, facts, snapshot, shares, detail, now_ms=now_ms,
+                                     unowned_capacity_borrowable=unowned_capacity_borrowable)
+    return replace(explanation, snapshot_warning=stale, start_estimate=estimate)
 
 
 class _Explainer:
@@ -439,6 +448,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "quota-constructs explai
         else:
             mark = " (inferred: AWS Batch does not report this)" if result.inferred else ""
             print(f"{result.reason_code}{mark}\n{result.reason}")
+            if result.start_estimate is not None:
+                print(result.start_estimate.line())
             if result.snapshot_warning is not None:
                 print(command_line.stale_snapshot_line(
                     result.snapshot_warning, "the usage and order this answer reads"))

@@ -24,6 +24,7 @@ from typing import Any
 from quota_constructs.runtime.batch_gateway import BatchRequestError
 from quota_constructs.runtime.batch_reads import (
     QueueSnapshot,
+    paginate,
     parse_queue_snapshot,
     runnable_jobs,
 )
@@ -259,6 +260,16 @@ class QueueReader(MonitoringGateway):
                                        page_size=RUNNABLE_PAGE_SIZE)
         ids = tuple(sorted(str(job.get("jobId")) for job in jobs)) if keep_ids else ()
         return RunnableCount(len(jobs), not complete, ids)
+
+    def queue_jobs(self, queue_arn: str, status: str, *, max_pages: int = RUNNABLE_PAGES
+                   ) -> tuple[list[dict[str, Any]], bool]:
+        """Every share's jobs in ``status`` (one ListServiceJobs listing of the whole queue,
+        newest first), reading at most ``max_pages`` pages, and whether that was all of them."""
+        listing = paginate(self.read, "ListServiceJobs", "jobSummaryList", max_pages=max_pages,
+                           page_size=RUNNABLE_PAGE_SIZE, jobQueue=queue_arn, jobStatus=status)
+        # Checked again: an endpoint that ignored the status must not mix others in.
+        jobs = [job for job in listing.items if job.get("status", status) == status]
+        return jobs, listing.complete
 
     def service_job(self, job_id: str) -> dict[str, Any] | None:
         """DescribeServiceJob; None when Batch does not know the job."""

@@ -39,6 +39,8 @@ PUBLIC_PLAIN_MODULES = (
     "quota_constructs.stack_outputs",
     "quota_constructs.live.status",
     "quota_constructs.live.explain",
+    "quota_constructs.live.estimate",
+    "quota_constructs.live.start_bounds",
     "quota_constructs.live.preview",
     "quota_constructs.live.history",
 )

@@ -9,6 +9,7 @@ import shlex
 import sys
 import types
 from collections.abc import Iterator
+from datetime import datetime, timedelta
 from typing import Any
 
 import boto3
@@ -84,6 +85,15 @@ def test_the_sections_sdk_submission_status_explain_and_preview(
 
     code, explained = run_json(capsys, "explain", "--queue", "gpu-prod", "--share", "QS1")
     assert code == 0 and explained["share"] == "QS1"
+
+    # The section's estimate: a QS1 job submitted now starts once high or low is over (their
+    # MaxRuntimeInSeconds, an hour), or sooner.
+    (command,) = [line for line in bash_commands() if line.startswith("quota-constructs estimate")]
+    code, estimated = run_json(capsys, *shlex.split(command)[1:])
+    assert code == 0 and estimated["latest"] is not None
+    waited = datetime.fromisoformat(estimated["latest"]) - datetime.fromisoformat(
+        estimated["earliest"])
+    assert waited == timedelta(seconds=3600 - 1)
 
     # Stopping QS1's borrowing would leave low's borrowed instance open to preemption: the
     # shrink guard refuses, naming it, as it would against the live queue.

@@ -133,6 +133,8 @@ class FakeJob:
     attempts: list[dict[str, Any]] = field(default_factory=list)
     started_at: int | None = None
     stopped_at: int | None = None
+    payload: str | None = None
+    """Its ``serviceRequestPayload`` as sent; None: a request naming only its resources."""
 
     @property
     def arn(self) -> str:
@@ -147,7 +149,7 @@ class FakeJob:
             **self.summary(),
             "jobQueue": self.queue_arn,
             "schedulingPriority": self.priority,
-            "serviceRequestPayload": json.dumps(payload),
+            "serviceRequestPayload": json.dumps(payload) if self.payload is None else self.payload,
             "attempts": list(self.attempts),
             "preemptionSummary": {
                 "preemptedAttemptCount": len(self.preemptions),
