@@ -22,9 +22,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from heapq import merge, nlargest
 from itertools import islice
 from operator import attrgetter
-from typing import Any
+from typing import Any, TypeVar
 
 from ..model import CapacityLimit, QuotaAllocation, QuotaConfigError, QuotaShareSpec
+from ..model.submission import check_job_name
+from ..model.tags import RESERVED_TAG_PREFIX, validate_tags
 from ..runtime.ownership import LIFECYCLE_TAG_KEY, OWNER_TAG_KEY, owner_marker, stack_marker
 from ..runtime.share_request import GuardOptIns
 from ..simulation.inputs import SimulationOptions
@@ -62,6 +64,7 @@ JOB_FILTERS = ("JOB_NAME", "BEFORE_CREATED_AT", "AFTER_CREATED_AT", "SHARE_IDENT
 LIMIT_EXCEEDED = "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED"
 ENVIRONMENT_MAX = "MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE"
 _seq = attrgetter("seq")
+_T = TypeVar("_T")
 _BLOCKED = 1 << 40
 """Queue entries of jobs that can never run carry this plus their number (not an engine job)."""
 
@@ -111,7 +114,8 @@ class QueueService:
         self.unit_index = {u: k for k, u in enumerate(self.engine.problem.unit_names)}
         self.jobs = JobIndex()
         self.pending: list[Job] = []
-        self.client_tokens: dict[str, Job] = {}
+        self.client_tokens: dict[str, tuple[dict[str, Any], Job]] = {}
+        """Per clientToken, the request it came with (without the token) and its job."""
         self.events: list[dict[str, Any] | JobState] = []
         """Every event so far; a state change is kept as the job's state and rendered when
         first read."""
@@ -317,9 +321,16 @@ class QueueService:
     def op_SubmitServiceJob(self, params: dict[str, Any]) -> dict[str, Any]:
         self._queue(params["jobQueue"], "jobQueue")
         token = params.get("clientToken")
+        request = {key: value for key, value in params.items() if key != "clientToken"}
         if token is not None and token in self.client_tokens:
-            known = self.client_tokens[token]
+            first, known = self.client_tokens[token]
+            if request != first:
+                raise bad_value("clientToken", token,
+                                f"a token not used before: it names job {known.job_id}'s "
+                                "SubmitServiceJob, and this request differs from that one")
             return {"jobArn": known.arn, "jobName": known.name, "jobId": known.job_id}
+        name = _model_checked(check_job_name, params["jobName"], field="jobName")
+        tags = _model_checked(validate_tags, params.get("tags") or {}, field="tags")
         if params.get("shareIdentifier") is not None:
             raise bad_value("shareIdentifier", params["shareIdentifier"],
                             "no value: the job queue has a quota share scheduling policy "
@@ -345,18 +356,18 @@ class QueueService:
         seq = next(self.seq)
         job_id = str(uuid.uuid4())
         job = Job(
-            seq=seq, job_id=job_id, arn=self.job_prefix + job_id, name=params["jobName"],
+            seq=seq, job_id=job_id, arn=self.job_prefix + job_id, name=name,
             share=share_name, payload=params["serviceRequestPayload"],
             instance_type=instance_type, instance_count=count, duration=duration,
             priority=priority, retries=retries, created_at=self.ms(self.synced),
             submitted_s=self.synced,
-            tags=dict(params.get("tags") or {}), timeout_config=params.get("timeoutConfig"),
+            tags=tags, timeout_config=params.get("timeoutConfig"),
             retry_strategy=params.get("retryStrategy"), training_prefix=self.training_prefix,
         )
         self.jobs.add(job)
         self.pending.append(job)
         if token is not None:
-            self.client_tokens[token] = job
+            self.client_tokens[token] = (request, job)
         # "Events aren't created for the initial job submission" (AWS Batch user guide).
         return {"jobArn": job.arn, "jobName": job.name, "jobId": job.job_id}
 
@@ -409,8 +420,11 @@ class QueueService:
         successful: list[str] = []
         errors: list[dict[str, str]] = []
         for reference in jobs:
+            job = self.jobs.find(reference)
             try:
-                self._terminate(self._job(reference), params["reason"])
+                # "Service jobs that can't be found are treated as successfully processed."
+                if job is not None:
+                    self._terminate(job, params["reason"])
             except ApiError as error:
                 errors.append({"job": reference, "code": error.code, "message": error.message})
             else:
@@ -471,11 +485,19 @@ class QueueService:
     # -------------------------------------------------------------------------------- tags
 
     def op_TagResource(self, params: dict[str, Any]) -> dict[str, Any]:
-        self._tags_of(params["resourceArn"]).update(params["tags"])
+        tags = self._tags_of(params["resourceArn"])
+        added = _model_checked(validate_tags, params["tags"], field="tags")
+        _model_checked(validate_tags, {**tags, **added}, field="tags",
+                       subject=f"resource {params['resourceArn']}")  # 50 per resource
+        tags.update(added)
         return {}
 
     def op_UntagResource(self, params: dict[str, Any]) -> dict[str, Any]:
         tags = self._tags_of(params["resourceArn"])
+        for key in params["tagKeys"]:
+            if key.lower().startswith(RESERVED_TAG_PREFIX):
+                raise bad_value("tagKeys", key, "keys you set: AWS's own, starting with "
+                                f"{RESERVED_TAG_PREFIX!r}, cannot be removed")
         for key in params["tagKeys"]:
             tags.pop(key, None)
         return {}
@@ -718,11 +740,15 @@ class QueueService:
         share = Share(spec, self._share_arn(spec.name), len(self.engine_shares))
         self.shares[spec.name] = share
         self.engine_shares.append(share)
-        self.tags[share.arn] = {
+        tags = {
             **spec.tags,
             OWNER_TAG_KEY: owner_marker(self.stack_id, spec.name),
             LIFECYCLE_TAG_KEY: lifecycle.tag_value(stack_marker(self.stack_id)),
         }
+        # The declared tags and the custom resource's two markers must fit AWS's 50, as they
+        # must when the stack deploys the share.
+        self.tags[share.arn] = _model_checked(validate_tags, tags, field="tags",
+                                              subject=f"quota share {spec.name!r}")
 
     @staticmethod
     def _spec(props: dict[str, Any]) -> QuotaShareSpec:
@@ -760,6 +786,18 @@ def _share_properties(params: Mapping[str, Any], name: str, queue_arn: str) -> d
     if params.get("tags"):
         props["Tags"] = params["tags"]
     return props
+
+
+def _model_checked(check: Callable[..., _T], value: Any, *, field: str,
+                   subject: str = "") -> _T:
+    """``check(value, subject=..., field=...)`` of the library's model (the rule AWS documents,
+    kept in one place), its refusal as the ClientException naming the field and value."""
+    try:
+        return check(value, subject=subject, field=field)
+    except QuotaConfigError as error:
+        where = f"{subject}: " if subject else ""
+        raise ApiError(f"{where}{error.field}: {error.value!r} is not valid; expected "
+                       f"{error.allowed}") from None
 
 
 def _payload(payload: str) -> tuple[str, int, float]:

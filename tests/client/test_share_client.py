@@ -121,6 +121,24 @@ def test_the_client_refuses_reserved_tags_before_any_call(
     assert len(queue.state.calls) == before
 
 
+@pytest.mark.parametrize(("job_name", "tags", "named"), [
+    ("has space", {}, "has space"),
+    ("n" * 129, {}, "n" * 129),
+    ("ok", {"cost,center": "42"}, "cost,center"),
+    ("ok", {"team": "aws:vision"}, "aws:vision"),
+])
+def test_the_client_refuses_names_and_tags_aws_refuses_before_any_call(
+    queue: Queue, job_name: str, tags: dict[str, str], named: str
+) -> None:
+    """SubmitServiceJob's documented job-name pattern and AWS Batch's tag restrictions."""
+    client = ShareClient(queue="gpu-prod", share="vision")
+    before = len(queue.state.calls)
+    with pytest.raises(QuotaConfigError) as raised:
+        client.submit(job_name=job_name, training_job_request=REQUEST, tags=tags)
+    assert "vision" in str(raised.value) and repr(named) in str(raised.value)
+    assert len(queue.state.calls) == before
+
+
 def raw_submit(share: str, tags: dict[str, str]) -> None:
     """A request the client would never send, made with boto3 under the team's policy."""
     import boto3
