@@ -5,10 +5,11 @@ Every operation takes the request's parameters (already checked against botocore
 :class:`~.protocol.ApiError` naming the field and the value. Who runs is decided by the
 simulator's engine (:mod:`.scheduler`); this module keeps what AWS shows of it.
 
-Time: the service runs at the clock's time. A submitted job is SUBMITTED until the next
-scheduling pass (the clock moving: ``advance``, or real time under the wall clock), which
-makes it RUNNABLE and offers it capacity; priority changes, finishes and terminations take
-effect at once, and the capacity they free is offered at once too.
+Time: the service runs at the clock's time (:mod:`.clock`: it starts at the real time, or at
+a start the user gives), and every time it answers with is on that clock. A submitted job is
+SUBMITTED until the next scheduling pass (the clock moving: ``advance``, or real time under
+the wall clock), which makes it RUNNABLE and offers it capacity; priority changes, finishes
+and terminations take effect at once, and the capacity they free is offered at once too.
 """
 
 from __future__ import annotations
@@ -76,14 +77,13 @@ class QueueService:
     def __init__(
         self, *, capacity_limits: Sequence[CapacityLimit], shares: Sequence[QuotaShareSpec],
         queue_name: str, clock: Clock, options: SimulationOptions | None = None,
-        region: str = "us-east-1", account: str = ACCOUNT, start_ms: int = 1_767_225_600_000,
+        region: str = "us-east-1", account: str = ACCOUNT,
         lifecycles: Mapping[str, GuardOptIns] | None = None,
     ) -> None:
         self.options = options or SimulationOptions()
         self.capacity_limits = tuple(capacity_limits)
         self.clock = clock
         self.region, self.account = region, account
-        self.start_ms = start_ms
         self.lock = threading.RLock()
         prefix = f"arn:aws:batch:{region}:{account}"
         self.queue_name = queue_name
@@ -130,7 +130,8 @@ class QueueService:
     # ------------------------------------------------------------------------- the clock
 
     def ms(self, seconds: float) -> int:
-        return self.start_ms + round(seconds * 1000)
+        """Emulated second ``seconds`` as Batch sends times: milliseconds since the epoch."""
+        return self.clock.ms(seconds)
 
     def handle(self, operation: str, params: dict[str, Any]) -> dict[str, Any]:
         run = self.operations.get(operation)
@@ -707,8 +708,9 @@ class QueueService:
     def _job(self, reference: str) -> Job:
         job = self.jobs.find(reference)
         if job is None:
-            raise bad_value("jobId", reference, "the id or ARN of a service job of job queue "
-                            f"{self.queue_name!r}")
+            # "not found" in the message, as a client tells a missing job from a bad request.
+            raise ApiError(f"jobId: service job {reference!r} not found; expected the id or ARN "
+                           f"of a service job of job queue {self.queue_name!r}")
         return job
 
     def _share_arn(self, name: str) -> str:
