@@ -274,6 +274,25 @@ def test_from_agreement_reads_a_generated_queue_name_from_the_stack_output(
     assert client.queue == "gen-123"
 
 
+@pytest.mark.parametrize("twin_written", [True, False])
+def test_from_agreement_given_the_markdown_page_points_at_its_json_twin(
+    tmp_path: Path, twin_written: bool
+) -> None:
+    page = tmp_path / "Stack.md"
+    page.write_text("# Allocation agreement\n")
+    if twin_written:
+        (tmp_path / "Stack.json").write_text(json.dumps(agreement_document(queue_name="q")))
+    with pytest.raises(ValueError) as raised:
+        ShareClient.from_agreement(page, share="vision")
+    message = str(raised.value)
+    assert f"the client reads its JSON twin, {tmp_path / 'Stack.json'}" in message
+    assert "JSON" in message and "Expecting value" not in message
+    assert ("not there" in message) is not twin_written
+    if twin_written:
+        client = ShareClient.from_agreement(tmp_path / "Stack.json", share="vision")
+        assert client.queue == "q"
+
+
 def test_from_agreement_names_the_known_shares(tmp_path: Path) -> None:
     path = tmp_path / "Stack.json"
     path.write_text(json.dumps(agreement_document(queue_name="q")))

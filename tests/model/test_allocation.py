@@ -260,3 +260,14 @@ def test_every_nothing_to_borrow_reason_states_figures_that_hold(
             assert (f"less the {kept} that RESERVE" in reason) == (kept > 0)
             others_lend = any(s is not share and s.strategy.lends for s in shares)
             assert ("no other share lends" in reason) == (not others_lend)
+
+
+def test_a_capacity_of_zero_names_its_instance_type() -> None:
+    with pytest.raises(QuotaConfigError) as caught:
+        QuotaAllocation.check(environment_limits=[CapacityLimit(G5, 2),
+                                                  CapacityLimit("ml.p4d.24xlarge", 0)],
+                              shares=[spec("A", SharingStrategy.LEND)], queue_name="training")
+    assert caught.value.field == "capacity_limits[1].max_capacity"
+    assert str(caught.value).endswith(
+        "got 0; allowed: an integer >= 1 of ml.p4d.24xlarge (for none of it, leave "
+        "ml.p4d.24xlarge out of capacity_limits)")
