@@ -99,12 +99,19 @@ def _borrow_limit_reached(b: Batch, q: str) -> str:
     return b.state.add_job(share, "RUNNABLE", {G5: 1})
 
 
+def _vision_waits_beside_research(b: Batch, q: str, vision: tuple[int, str, int],
+                                  research: tuple[int, str, int]) -> str:
+    """Shares vision and research, each (limit, strategy, jobs running); a job of vision
+    waits."""
+    shares: dict[str, str] = {}
+    for name, (limit, strategy, count) in (("vision", vision), ("research", research)):
+        shares[name] = b.state.add_share(q, name, {G5: limit}, strategy)
+        running(b, shares[name], count)
+    return b.state.add_job(shares["vision"], "RUNNABLE", {G5: 1})
+
+
 def _nothing_idle_to_borrow(b: Batch, q: str) -> str:
-    share = b.state.add_share(q, "vision", {G5: 2}, "LEND_AND_BORROW")
-    research = b.state.add_share(q, "research", {G5: 2}, "LEND")
-    running(b, share, 2)
-    running(b, research, 2)
-    return b.state.add_job(share, "RUNNABLE", {G5: 1})
+    return _vision_waits_beside_research(b, q, (2, "LEND_AND_BORROW", 2), (2, "LEND", 2))
 
 
 def _lender_reclaiming(b: Batch, q: str) -> str:
@@ -116,11 +123,7 @@ def _lender_reclaiming(b: Batch, q: str) -> str:
 
 def _environment_over_allocated(b: Batch, q: str) -> str:
     """Limits of 3 + 3 in an environment of 4, all held within the shares' own limits."""
-    share = b.state.add_share(q, "vision", {G5: 3}, "LEND")
-    research = b.state.add_share(q, "research", {G5: 3}, "LEND")
-    running(b, share, 1)
-    running(b, research, 3)
-    return b.state.add_job(share, "RUNNABLE", {G5: 1})
+    return _vision_waits_beside_research(b, q, (3, "LEND", 1), (3, "LEND", 3))
 
 
 def _in_share_preemption_pending(b: Batch, q: str) -> str:
