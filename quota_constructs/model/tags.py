@@ -11,6 +11,7 @@ team client before it calls Batch, and the local emulator on every request that 
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Mapping
 from typing import Final
@@ -25,6 +26,8 @@ RESERVED_TAG_PREFIX = "aws:"
 TAG_PUNCTUATION: Final = "+-=._:/@"
 """With letters, numbers and spaces, the characters a tag key or value may hold."""
 ALLOWED_TAG_CHARACTERS: Final = f"letters, numbers, spaces and {' '.join(TAG_PUNCTUATION)}"
+_PLAIN_TAG_TEXT: Final = re.compile(r"[A-Za-z0-9 +=._:/@-]*")
+"""ASCII text of allowed characters only (others, letters beyond ASCII, are looked up)."""
 
 LIBRARY_TAG_PREFIX: Final = "quota-constructs:"
 """Every tag key the library sets or reads starts with this."""
@@ -84,6 +87,8 @@ def tag_text_problem(text: str, *, minimum: int, maximum: int) -> str | None:
         return f"{minimum} to {maximum} characters"
     if text.lower().startswith(RESERVED_TAG_PREFIX):
         return f"text that does not start with {RESERVED_TAG_PREFIX!r} (reserved by AWS)"
+    if _PLAIN_TAG_TEXT.fullmatch(text) is not None:  # the common case, without a lookup
+        return None
     wrong = [c for c in text if not _allowed_tag_character(c)]
     if wrong:
         return f"only {ALLOWED_TAG_CHARACTERS} (not {''.join(dict.fromkeys(wrong))!r})"
