@@ -16,6 +16,7 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from types import FrameType
 
 from ..cli.declarations import add_declaration_arguments, load
@@ -93,7 +94,8 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "quota-constructs emu
     server.start()
     print(server.endpoint_url, flush=True)
     print(f"{prog}: queue {service.queue_name} ({service.queue_arn}) of {declaration.name}, "
-          f"{len(service.shares)} shares, {args.clock} clock; not AWS. Shares recorded as "
+          f"{len(service.shares)} shares, {args.clock} clock from {_iso(service.clock.start_ms)}"
+          "; not AWS. Shares recorded as "
           f"deployed by stack {service.stack_id} (preview --stack-id). "
           f"AWS_ENDPOINT_URL_BATCH={server.endpoint_url}; stop with Ctrl-C",
           file=sys.stderr, flush=True)
@@ -101,3 +103,7 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "quota-constructs emu
         pass
     server.stop()
     return 0
+
+
+def _iso(epoch_ms: int) -> str:
+    return datetime.fromtimestamp(epoch_ms / 1000, UTC).isoformat(timespec="seconds")
