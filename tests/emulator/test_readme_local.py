@@ -110,7 +110,7 @@ def test_the_sdk_block_needs_its_role_switch_offline(local: Emulator) -> None:
     sdk = block("TrainingQueue(")
     line = 'os.environ["SAGEMAKER_VALIDATE_ROLE"] = "false"'
     assert line in sdk
-    with pytest.raises(EndpointConnectionError, match="127.0.0.1:9"):
+    with pytest.raises(EndpointConnectionError, match=r"127\.0\.0\.1:9"):
         exec(sdk.replace(line, ""), {})
     assert boto3.client("batch").list_service_jobs(
         jobQueue="gpu-prod", jobStatus="SUBMITTED")["jobSummaryList"] == []
