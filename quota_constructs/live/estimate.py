@@ -22,7 +22,6 @@ Times are the endpoint's: :func:`endpoint_now_ms` is the one place "now" is deci
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -44,7 +43,14 @@ from quota_constructs.wire.training_request import (
 )
 
 from . import command_line
-from .queue_reader import RUNNABLE_PAGES, LiveQueueError, QueueFacts, QueueReader, job_id_of
+from .queue_reader import (
+    RUNNABLE_PAGES,
+    LiveQueueError,
+    QueueFacts,
+    QueueReader,
+    job_id_of,
+    judged_at_ms,
+)
 from .rules import spec_of
 from .start_bounds import HeldCapacity, QueuedJob, Rival, UnitState, bound_start
 
@@ -134,15 +140,12 @@ def moment(ms: int) -> datetime:
 def endpoint_now_ms(snapshot: QueueSnapshot, seen_ms: Iterable[int],
                     now_ms: int | None = None) -> int:
     """The moment an answer is computed at, on the clock of the endpoint read: ``now_ms`` when
-    given; else the latest time the endpoint reported (the snapshot's ``lastUpdatedAt`` and
-    the jobs' timestamps), since its clock is at least that; the local clock only when it
-    reported none. The one place "now" is decided: reading the endpoint's own clock changes
-    this function only."""
+    given; else the endpoint's clock as every live command judges it (:func:`judged_at_ms`),
+    and never before a time the endpoint reported for the jobs read (``seen_ms``), since its
+    clock is at least that."""
     if now_ms is not None:
         return now_ms
-    stamps = [stamp for stamp in (snapshot.usage_updated_at_ms, snapshot.heads_updated_at_ms,
-                                  snapshot.front_updated_at_ms, *seen_ms) if stamp is not None]
-    return max(stamps) if stamps else int(time.time() * 1000)
+    return max([judged_at_ms(snapshot), *seen_ms])
 
 
 # -- the job in question --------------------------------------------------------------------

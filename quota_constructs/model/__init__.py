@@ -15,7 +15,7 @@ from .capacity import (
     validate_capacity_limits,
 )
 from .errors import QuotaConfigError
-from .lending import LendingParties
+from .lending import LendingParties, UnitUse
 from .queue import (
     MAX_SHARES_PER_QUEUE,
     JobStateTimeLimitAction,
@@ -50,6 +50,7 @@ __all__ = [
     "ShareAgreement",
     "SharingStrategy",
     "UnitRules",
+    "UnitUse",
     "allocation_summary",
     "borrow_allowance",
     "borrow_ceiling",

@@ -1,8 +1,12 @@
-"""Who lent what: the part of each lending share's idle own capacity that borrowers hold.
+"""Who lent what, and what is idle: one instance type of a queue at one moment, read by the rules.
 
-The one attribution rule, read by ``quota-constructs status`` (its ``lent`` column) and by the
-monitoring's ``metric_lent`` (the same rule written as CloudWatch metric math over the
-published ``CapacityInUse``).
+:class:`UnitUse` is what ``quota-constructs status`` shows (borrowed, idle own, lent) and what
+``explain`` reasons from (what a share could start on now, what cross-share preemption could
+reclaim for it), so the two never disagree, over-allocated environments included.
+
+:class:`LendingParties` is the one attribution rule, read by :class:`UnitUse` (``status``'s
+``lent`` column) and by the monitoring's ``metric_lent`` (the same rule written as CloudWatch
+metric math over the published ``CapacityInUse``).
 
 AWS Batch reports what each share holds of a type, not whose idle capacity a borrower holds.
 **Assumed** (AWS is silent; stated here once): borrowers hold the borrowable capacity no share
@@ -18,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from .borrowing import BorrowingRules
+from .borrowing import BorrowingRules, UnitRules
 from .share import SharingStrategy
 
 _LENDING = frozenset(strategy.value for strategy in SharingStrategy if strategy.lends)
@@ -73,3 +77,108 @@ class LendingParties:
         if rest >= total:
             return idle
         return {name: rest * amount / total for name, amount in idle.items()}
+
+
+@dataclass(frozen=True)
+class UnitUse:
+    """One instance type of a queue at one moment: the rules model against what each share
+    holds. What is idle, borrowed and lent, read alike by ``status`` (its columns) and
+    ``explain`` (its reasons), over-allocated environments included (assumption 4 of
+    :mod:`.borrowing`: what other shares hold within their own limits is never taken back).
+    """
+
+    unit: str
+    rules: BorrowingRules
+    usage: Mapping[str, float]
+    """In use per share (a share missing holds nothing)."""
+
+    def rule(self, share: str) -> UnitRules | None:
+        return self.rules.by_share.get(share, {}).get(self.unit)
+
+    def own(self, share: str) -> int:
+        rule = self.rule(share)
+        return 0 if rule is None else rule.own
+
+    def used(self, share: str) -> float:
+        return self.usage.get(share, 0.0)
+
+    def borrowed(self, share: str) -> float:
+        """What it holds above its own limit."""
+        return max(0.0, self.used(share) - self.own(share))
+
+    def unused_own(self, share: str) -> float:
+        """The part of its own limit it does not use (whether or not it could take it now)."""
+        return max(0.0, self.own(share) - self.used(share))
+
+    @property
+    def capacity(self) -> int:
+        """The environment's capacity of the type."""
+        return int(self.rules.environment.get(self.unit, 0))
+
+    @property
+    def usable(self) -> int:
+        """What jobs can ever use of it (assumption 1 decides capacity no share owns)."""
+        return self.rules.usable_capacity(self.unit)
+
+    @property
+    def in_use(self) -> float:
+        return sum(self.usage.values())
+
+    @property
+    def idle(self) -> float:
+        """Usable capacity no job holds."""
+        return max(0.0, self.usable - self.in_use)
+
+    @property
+    def owned(self) -> int:
+        return self.rules.owned(self.unit)
+
+    @property
+    def over_allocated(self) -> bool:
+        """The shares' limits add up to more than the environment has (assumption 4)."""
+        return self.owned > self.capacity
+
+    @property
+    def unowned(self) -> int:
+        """Capacity of the environment no share's limit accounts for."""
+        return self.rules.unowned(self.unit)
+
+    @property
+    def unowned_borrowable(self) -> int:
+        return self.rules.unowned_usable(self.unit)
+
+    def borrowers(self) -> list[str]:
+        """Shares holding more than their own limit, in declaration order."""
+        return [share for share in self.rules.by_share if self.borrowed(share) > 0]
+
+    @property
+    def reclaimable(self) -> float:
+        """Borrowed capacity: what cross-share preemption can take back for a share whose job
+        fits within its own limit (nothing else is ever taken back)."""
+        return sum(self.borrowed(share) for share in self.rules.by_share)
+
+    def kept_idle(self, share: str) -> float:
+        """Idle capacity RESERVE shares other than ``share`` keep (never lent, assumption 3)."""
+        rule = self.rule(share)
+        return sum(self.unused_own(name) for name, _ in (rule.kept_by if rule else ()))
+
+    def free_for(self, share: str) -> float:
+        """What ``share`` could start jobs on now without preempting anyone: the idle capacity
+        less what other RESERVE shares keep idle."""
+        return max(0.0, self.idle - self.kept_idle(share))
+
+    def idle_own(self, share: str) -> float:
+        """The part of its own limit ``share`` could take now: on free capacity, or by
+        reclaiming what borrowers hold. In an over-allocated environment the rest of its
+        unused limit is held by other shares within their own limits, and is not idle."""
+        return min(self.unused_own(share), self.free_for(share) + self.reclaimable)
+
+    def held_within_others_limits(self, share: str) -> float:
+        """The part of its unused own limit it cannot take now: other shares hold it within
+        their own limits (only in an over-allocated environment)."""
+        return self.unused_own(share) - self.idle_own(share)
+
+    def lent(self) -> dict[str, float]:
+        """Per lender, how much of its idle own capacity borrowers hold (the attribution rule
+        and its assumption: this module's docstring)."""
+        return LendingParties.of_rules(self.rules, self.unit).lent(self.usage)

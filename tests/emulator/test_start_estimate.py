@@ -20,7 +20,7 @@ import pytest
 from quota_constructs import CapacityLimit, QuotaShareSpec, SharingStrategy
 from quota_constructs.cli import main as cli
 from quota_constructs.emulator import Emulator
-from quota_constructs.live.estimate import Submission, estimate_submission
+from quota_constructs.live.estimate import Submission, clock, estimate_submission
 from quota_constructs.live.queue_reader import QueueReader
 
 from .start_times import G5, client, emulated, estimate_of, started_since, submit
@@ -206,8 +206,8 @@ def test_the_commands_answer_in_json_and_in_one_line(
 
     assert cli(["explain", "--queue", QUEUE, "--job", waiting]) == 0
     (line,) = [x for x in capsys.readouterr().out.splitlines() if x.startswith("starts by")]
-    assert line == ("starts by 2026-01-01 00:08:20 UTC at the latest, if nothing of higher "
-                    f"priority arrives; earliest now (2026-01-01 00:00:10 UTC), if job(s) "
+    assert line == (f"starts by {clock(at(emu, 500))} at the latest, if nothing of higher "
+                    f"priority arrives; earliest now ({clock(at(emu, 10))}), if job(s) "
                     f"{holder} finish early")
 
     assert cli(["estimate", "--queue", QUEUE, "--share", "nlp", "--instance-type", G5,

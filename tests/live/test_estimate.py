@@ -5,6 +5,8 @@ time, an attempt whose start is unknown, listings past their caps, a blocked que
 from __future__ import annotations
 
 import json
+import time
+from datetime import UTC, datetime
 
 import pytest
 
@@ -13,6 +15,7 @@ from quota_constructs.live import estimate as estimate_module
 from quota_constructs.live.estimate import Submission, estimate_submission
 from quota_constructs.live.explain import explain
 from quota_constructs.live.queue_reader import QueueReader
+from quota_constructs.wire.training_request import DEFAULT_MAX_RUNTIME_SECONDS
 
 from ..runtime.conftest import G5, Batch
 
@@ -116,16 +119,22 @@ def test_a_submission_is_checked_before_any_call(batch: Batch) -> None:
 def test_explains_text_prints_the_estimate_before_the_snapshot_warning(
     batch: Batch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """The fake's answers carry a real HTTP Date (the endpoint's clock, which the live commands
+    judge by) and a snapshot of 1970 (too old): the running job started on the endpoint's clock
+    an hour ago, so it holds the share for its default day less that hour."""
     share = batch.state.add_share(queue(batch), "vision", {G5: 1}, "RESERVE")
-    batch.state.add_job(share, "RUNNING", {G5: 1}, started_at=5)
+    started = (int(time.time()) - 3600) * 1000
+    batch.state.add_job(share, "RUNNING", {G5: 1}, started_at=started)
     waiting = batch.state.add_job(share, "RUNNABLE", {G5: 1})
+    latest = datetime.fromtimestamp(started / 1000 + DEFAULT_MAX_RUNTIME_SECONDS, UTC)
     assert cli(["explain", "--queue", "small", "--job", waiting]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert lines[-2].startswith("starts by 1970-01-02 00:00:00 UTC at the latest")
+    assert lines[-2].startswith(
+        f"starts by {latest.strftime('%Y-%m-%d %H:%M:%S')} UTC at the latest")
     assert lines[-1].startswith("the queue's snapshot may be out of date")
     assert cli(["explain", "--queue", "small", "--job", waiting, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["start_estimate"]["latest"] == (
-        "1970-01-02T00:00:00.005Z")
+        latest.strftime("%Y-%m-%dT%H:%M:%SZ"))
 
 
 def _iso(ms: int) -> str:

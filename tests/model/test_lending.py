@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from quota_constructs.model import BorrowingRules, LendingParties, QuotaShareSpec
+from quota_constructs.model import BorrowingRules, LendingParties, QuotaShareSpec, UnitUse
 from quota_constructs.model.capacity import CapacityLimit
 from quota_constructs.model.share import SharingStrategy
 
@@ -73,3 +73,30 @@ def test_a_reserve_share_never_lends() -> None:
 def test_listing_keeps_only_the_shares_with_a_limit_of_the_type() -> None:
     parties = LendingParties.by_strategy({"A": 2, "Other": 0}, {"A": "LEND", "Other": "LEND"})
     assert parties.listing() == LendingParties({"A": 2}, ("A",), 0)
+
+
+def use_of(environment: int, shares: list[QuotaShareSpec], usage: dict[str, float]) -> UnitUse:
+    rules = BorrowingRules.of(environment={G5: environment}, shares=shares)
+    return UnitUse(G5, rules, usage)
+
+
+def test_over_allocated_capacity_held_within_own_limits_is_not_idle_to_anyone() -> None:
+    """Assumption 4: limits 1 + 2 + 4 + 1 in an environment of 4, all of it held within the
+    shares' own limits: nobody borrows, nothing is reclaimable, and a share below its limit
+    could take nothing now."""
+    use = use_of(4, [BORROWER, LENDER_A, LENDER_C, KEEPER], {"A": 2, "C": 2})
+    assert use.over_allocated and use.borrowers() == [] and use.reclaimable == 0
+    assert [use.idle_own(name) for name in "BACK"] == [0, 0, 0, 0]
+    assert use.held_within_others_limits("C") == 2
+    assert use.lent() == {}
+
+
+def test_a_share_below_its_limit_can_take_what_borrowers_hold_and_free_capacity() -> None:
+    # B borrows 2 above its own 1; A holds 1 of its 2; 1 of 5 is free, K keeps its 1 idle.
+    use = use_of(6, [BORROWER, LENDER_A, LENDER_C, KEEPER], {"B": 3, "A": 1, "C": 1})
+    assert (use.borrowed("B"), use.reclaimable, use.idle, use.kept_idle("A")) == (2, 2, 1, 1)
+    assert use.free_for("A") == 0 and use.free_for("K") == 1  # K's idle is its own
+    assert use.idle_own("A") == 1 and use.idle_own("C") == 2  # by reclaiming B's 2
+    assert use.idle_own("K") == 1
+    assert sum(use.lent().values()) == 2 and all(
+        use.lent()[name] <= use.idle_own(name) for name in use.lent())

@@ -475,7 +475,9 @@ class FakeBatch:
 
     def _DescribeJobQueues(self, p: dict[str, Any]) -> dict[str, Any]:
         found = []
-        for reference in p.get("jobQueues") or []:
+        # Like Batch: no jobQueues lists every queue.
+        wanted = p.get("jobQueues") or [queue.arn for queue in self.queues.values()]
+        for reference in wanted:
             for queue in self.queues.values():
                 if reference in (queue.arn, queue.name):
                     found.append({

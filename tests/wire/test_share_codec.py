@@ -14,6 +14,7 @@ from quota_constructs.model import (
     QuotaShareSpec,
     SharingStrategy,
 )
+from quota_constructs.model.tags import TAG_PUNCTUATION
 from quota_constructs.wire.share_codec import (
     api_configuration,
     parse_bool,
@@ -36,6 +37,15 @@ def stringify(value: Any) -> Any:
     return str(value)
 
 
+def tag_values(max_size: int) -> st.SearchStrategy[str]:
+    """Tag values AWS's tag restrictions allow: letters, numbers and spaces of any script and
+    ``+ - = . _ : / @``, not starting with ``aws:``."""
+    alphabet = st.one_of(st.characters(categories=("L", "N", "Zs")),
+                         st.sampled_from(TAG_PUNCTUATION))
+    return st.text(alphabet, max_size=max_size).filter(
+        lambda text: not text.lower().startswith("aws:"))
+
+
 @st.composite
 def specs(draw: st.DrawFn) -> QuotaShareSpec:
     strategy = draw(st.sampled_from(list(SharingStrategy)))
@@ -51,7 +61,7 @@ def specs(draw: st.DrawFn) -> QuotaShareSpec:
         enabled=draw(st.booleans()),
         tags=draw(
             st.dictionaries(
-                st.from_regex(r"[a-z]{1,8}", fullmatch=True), st.text(max_size=10), max_size=3
+                st.from_regex(r"[a-z]{1,8}", fullmatch=True), tag_values(10), max_size=3
             )
         ),
     )
