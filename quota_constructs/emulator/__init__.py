@@ -62,10 +62,9 @@ The emulator's own answers where AWS documents nothing, stated here once:
   documented, so every id it cannot find is processed successfully; a job already finished
   is processed successfully and left as it is. ``TerminateServiceJob`` (one job) refuses an
   unknown id with a ClientException saying it was not found.
-- Tag characters: letters, numbers, spaces and ``+ - = . _ : / @`` only, the characters the
-  guide lists as allowed across services (it warns other services may refuse the rest);
-  ``UntagResource`` refuses ``aws:`` keys ("You can't edit or delete tag keys or values with
-  this prefix").
+- Tag characters are not judged (the guide names only what is "generally allowed" across
+  services, and botocore's model gives no pattern); ``UntagResource`` refuses ``aws:`` keys
+  ("You can't edit or delete tag keys or values with this prefix").
 - Errors are ``ClientException`` (HTTP 400) naming the field and the value; faults of the
   emulator itself are ``ServerException`` (500).
 - No IAM: every call is allowed. ``DeleteQuotaShare`` terminates the share's jobs at once.

@@ -2,17 +2,19 @@
 place the library's own tag keys are named.
 
 The limits are the AWS Batch user guide's "Tag restrictions": at most 50 tags per resource;
-keys of 1–128 and values of at most 256 Unicode characters; letters, numbers, spaces and
-``+ - = . _ : / @`` (the characters the guide lists as allowed across services: a tag outside
-them may not travel to every service that reads it); and ``aws:`` in any case reserved for AWS
-as the prefix of a key or a value. The constructs check declared tags with them at synth, the
-team client before it calls Batch, and the local emulator on every request that tags.
+keys of 1–128 and values of at most 256 Unicode characters; and ``aws:`` in any case reserved
+for AWS as the prefix of a key or a value. The constructs check declared tags with them at
+synth, the team client before it calls Batch, and the local emulator on every request that
+tags.
+
+Characters are not judged: the guide names letters, numbers, spaces and ``+ - = . _ : / @``
+only as what is "generally allowed" when a tagging schema spans *other* services, and
+botocore's Batch model gives tag keys and values no pattern, so refusing another character
+would refuse a tag AWS Batch may accept.
 """
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Mapping
 from typing import Final
 
@@ -23,12 +25,6 @@ MAX_TAGS = 50
 MAX_TAG_KEY_LENGTH = 128
 MAX_TAG_VALUE_LENGTH = 256
 RESERVED_TAG_PREFIX = "aws:"
-TAG_PUNCTUATION: Final = "+-=._:/@"
-"""With letters, numbers and spaces, the characters a tag key or value may hold."""
-ALLOWED_TAG_CHARACTERS: Final = f"letters, numbers, spaces and {' '.join(TAG_PUNCTUATION)}"
-_PLAIN_TAG_TEXT: Final = re.compile(r"[A-Za-z0-9 +=._:/@-]*")
-"""ASCII text of allowed characters only (others, letters beyond ASCII, are looked up)."""
-
 LIBRARY_TAG_PREFIX: Final = "quota-constructs:"
 """Every tag key the library sets or reads starts with this."""
 SHARE_TAG_KEY: Final = LIBRARY_TAG_PREFIX + "quota-share"
@@ -57,8 +53,8 @@ def is_library_tag_key(key: str) -> bool:
 
 
 def validate_tags(tags: Mapping[str, str], *, subject: str, field: str = "tags") -> dict[str, str]:
-    """At most 50 tags; keys of 1–128 and values of 0–256 allowed characters, neither
-    starting with ``aws:`` (the module docstring's rules). Unresolved tokens are not judged."""
+    """At most 50 tags; keys of 1–128 and values of 0–256 characters, neither starting with
+    ``aws:`` (the module docstring's rules). Unresolved tokens are not judged."""
     if not isinstance(tags, Mapping):
         raise QuotaConfigError(subject, field, tags, "a mapping of tag keys to string values")
     if len(tags) > MAX_TAGS:
@@ -87,14 +83,4 @@ def tag_text_problem(text: str, *, minimum: int, maximum: int) -> str | None:
         return f"{minimum} to {maximum} characters"
     if text.lower().startswith(RESERVED_TAG_PREFIX):
         return f"text that does not start with {RESERVED_TAG_PREFIX!r} (reserved by AWS)"
-    if _PLAIN_TAG_TEXT.fullmatch(text) is not None:  # the common case, without a lookup
-        return None
-    wrong = [c for c in text if not _allowed_tag_character(c)]
-    if wrong:
-        return f"only {ALLOWED_TAG_CHARACTERS} (not {''.join(dict.fromkeys(wrong))!r})"
     return None
-
-
-def _allowed_tag_character(character: str) -> bool:
-    # Letters (L), numbers (N) and spaces (Z) in Unicode's general categories.
-    return character in TAG_PUNCTUATION or unicodedata.category(character)[0] in "LNZ"

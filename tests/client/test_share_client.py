@@ -124,7 +124,6 @@ def test_the_client_refuses_reserved_tags_before_any_call(
 @pytest.mark.parametrize(("job_name", "tags", "named"), [
     ("has space", {}, "has space"),
     ("n" * 129, {}, "n" * 129),
-    ("ok", {"cost,center": "42"}, "cost,center"),
     ("ok", {"team": "aws:vision"}, "aws:vision"),
 ])
 def test_the_client_refuses_names_and_tags_aws_refuses_before_any_call(

@@ -225,7 +225,8 @@ def test_tags_on_shares_and_jobs(emu: Emulator, batch: Any) -> None:
 
 def test_tags_follow_awss_tag_restrictions(emu: Emulator, batch: Any) -> None:
     """AWS Batch user guide, "Tag restrictions": 50 per resource, keys 1-128 and values up to
-    256 characters of letters, numbers, spaces and + - = . _ : / @, no ``aws:`` prefix."""
+    256 characters, no ``aws:`` prefix (characters are not judged: the guide's list is what is
+    "generally allowed" across services, and botocore's model has no pattern)."""
     job = batch.describe_service_job(jobId=submit(
         batch, "tagged", "QS1", tags={f"k{i}": "v" for i in range(48)}))["jobArn"]
     assert "at most 50" in refused(batch.tag_resource, resourceArn=job,
@@ -234,15 +235,14 @@ def test_tags_follow_awss_tag_restrictions(emu: Emulator, batch: Any) -> None:
     assert len(batch.list_tags_for_resource(resourceArn=job)["tags"]) == 50
     share = batch.list_quota_shares(jobQueue=QUEUE)["quotaShares"][0]["quotaShareArn"]
     for tags, named in [({"aws:team": "a"}, "aws:team"), ({"AWS:Team": "a"}, "AWS:Team"),
-                        ({"team": "aws:a"}, "aws:a"), ({"team,x": "a"}, "team,x"),
-                        ({"team": "a;b"}, "a;b"), ({"k" * 129: "a"}, "k" * 129),
+                        ({"team": "aws:a"}, "aws:a"), ({"k" * 129: "a"}, "k" * 129),
                         ({"team": "v" * 257}, "v" * 257)]:
         assert repr(named) in refused(batch.tag_resource, resourceArn=share, tags=tags)
         assert repr(named) in refused(batch.submit_service_job, jobName="t", jobQueue=QUEUE,
                                       serviceJobType="SAGEMAKER_TRAINING",
                                       serviceRequestPayload=training_payload(),
                                       quotaShareName="QS1", tags=tags)
-    batch.tag_resource(resourceArn=share, tags={"cost center": "é-42 +=._:/@"})
+    batch.tag_resource(resourceArn=share, tags={"cost center": "é-42 +=._:/@", "team,x": "a;b"})
     assert "aws:" in refused(batch.untag_resource, resourceArn=share, tagKeys=["aws:x"])
 
 
