@@ -321,6 +321,19 @@ class FakeBatch:
                         break
                     self._advance(share)
 
+    def waiting_jobs_become_runnable(self) -> list[str]:
+        """Every SUBMITTED and PENDING job becomes RUNNABLE, as AWS Batch moves them on by itself
+        with nothing asked of anyone; in a share whose in-share preemption is on, the new
+        RUNNABLE jobs then preempt as RUNNABLE jobs do. Returns the jobs moved on."""
+        with self.lock:
+            moved = [job for job in self.jobs if job.status in ("SUBMITTED", "PENDING")]
+            for job in moved:
+                job.status = "RUNNABLE"
+            for share in list(self.shares.values()):
+                if share.in_share_preemption == "ENABLED":
+                    self._preempt_in_share(share)
+            return [job.job_id for job in moved]
+
     def count(self, operation: str) -> int:
         return sum(1 for name, _ in self.calls if name == operation)
 
