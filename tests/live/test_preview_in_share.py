@@ -209,3 +209,43 @@ def test_a_declaration_objects_in_share_switch_is_judged_as_the_handler_judges_i
 
     assert change.refused is not opt_in and outcome.ok is opt_in
     assert change.preemptible_jobs == (low,)
+
+
+@pytest.mark.parametrize("opt_in", [False, True])
+@pytest.mark.parametrize("status", ["SUBMITTED", "PENDING", "RUNNABLE"])
+@pytest.mark.parametrize("waiting", [((50, 1),), ((50, 2), (0, 1)), ((1, 1),)],
+                         ids=["outranks", "outranks-with-low", "outranked"])
+def test_jobs_in_every_waiting_state_are_judged_as_the_handler_judges_them(
+    batch: Batch, status: str, opt_in: bool, waiting: tuple[tuple[int, int], ...],
+) -> None:
+    # Issue 30, item 6: a SUBMITTED or PENDING job becomes RUNNABLE by itself and then
+    # preempts; preview counts it exactly as the handler's guard does.
+    resource = StackResource(handler=batch.handler)
+    lend = share_spec(limits={G5: 3}, strategy=SharingStrategy.LEND)
+    assert resource.create(share_properties(lend, batch.training)).ok
+    arn = resource.physical_id
+    assert arn is not None
+    low = batch.state.add_job(arn, "RUNNING", {G5: 2}, priority=1)
+    batch.state.add_job(arn, "RUNNING", {G5: 1}, priority=9)
+    for priority, size in waiting:
+        batch.state.add_job(arn, status, {G5: size}, priority=priority)
+    turned_on = share_spec(limits={G5: 3}, strategy=SharingStrategy.LEND,
+                           in_share_preemption=True)
+    declared = [DeclaredShare.of_spec(
+        turned_on, batch.training, logical_id="TeamShare",
+        opt_ins=GuardOptIns(allow_preemption_on_in_share_enable=opt_in))]
+
+    (change,) = preview("training", declared, reader=QueueReader.connect(),
+                        stack_id=STACK_ID).changes
+    outcome = resource.update(share_properties(
+        turned_on, batch.training, allow_preemption_on_in_share_enable=opt_in))
+    batch.state.waiting_jobs_become_runnable()
+
+    outranks = waiting[0][0] > 1
+    assert change.refused == (outranks and not opt_in) == (not outcome.ok)
+    assert (low in change.preemptible_jobs) is outranks
+    if change.refused:
+        assert change.reason is not None and change.reason in outcome.reason
+    # What AWS Batch (the fake) preempts once the jobs are RUNNABLE, preview named.
+    assert set(batch.state.preempted_jobs) <= set(change.preemptible_jobs)
+    assert bool(batch.state.preempted_jobs) is (outranks and opt_in)
