@@ -7,17 +7,19 @@ from typing import Any
 from quota_constructs.model.adoption_record import AdoptionEntry, AdoptionRecord
 from quota_constructs.model.tags import ADOPTED_TAG_KEY, MAX_TAGS
 from quota_constructs.wire.custom_resource import RUNTIME_TAG_KEYS
+from quota_constructs.wire.lifecycle_record import RESTORE_PENDING_WORD
 from quota_constructs.wire.live_share import LiveShare
 from quota_constructs.wire.share_arn import QuotaShareArn
 from quota_constructs.wire.share_codec import api_configuration
 from quota_constructs.wire.share_config import ShareConfig
 
-from .adoption import give_back_configuration, recorded_config
+from .adoption import give_back_configuration
 from .batch_gateway import BatchGateway, BatchRequestError
 from .errors import QuotaShareLifecycleError
 from .guards import ShareUpdate, check_update
 from .ownership import (
     ADOPTING_TAG_KEY,
+    LIFECYCLE_TAG_KEY,
     MARKER_TAG_KEYS,
     OWNER_TAG_KEY,
     claimed_owner_value,
@@ -148,8 +150,8 @@ class ShareProvisioner:
             raise QuotaShareLifecycleError(f"{error} {undone}") from error
 
     def _undo_failed_adoption(self, arn: QuotaShareArn) -> str:
-        """Start giving back a share this resource was adopting; what was restored ("" when
-        the share is not being adopted by this resource)."""
+        """Start giving back a share this resource was adopting; what was restored and what
+        was not ("" when the share is not being adopted by this resource)."""
         owner = self._declaration.owner
         try:
             share = self._gateway.describe(arn)
@@ -158,15 +160,19 @@ class ShareProvisioner:
             entry = AdoptionRecord.from_tags(share.tags).entry_by(owner)
             if entry is None:
                 return ""
-            give_back_configuration(self._gateway, arn, share, entry)
+            give_back = give_back_configuration(self._gateway, arn, share, entry)
         except QuotaShareLifecycleError as error:
             log("adoption_undo_failed", quota_share=arn.arn, reason=str(error))
             return ""
-        before = recorded_config(share, entry).describe()
+        held = ""
+        if give_back.held_back:
+            held = (" CloudFormation's rollback marks what was not restored on the share "
+                    f"({LIFECYCLE_TAG_KEY} {RESTORE_PENDING_WORD}=...), so that it can be "
+                    "restored once the jobs allow.")
         return (
-            f"The adoption was undone: quota share {arn.share_name!r} is given back the "
-            f"configuration it had before ({before}); CloudFormation's rollback then puts "
-            "back its tags and markers and releases it."
+            f"The adoption was undone: quota share {arn.share_name!r}, "
+            f"{give_back.describe()}; CloudFormation's rollback then puts back its tags and "
+            f"markers and releases it.{held}"
         )
 
     def _wait(self, arn: QuotaShareArn, may_be_unseen: bool) -> bool:

@@ -17,6 +17,7 @@ from quota_constructs.wire.custom_resource import (
     RENDERED_WHEN_SET,
     RUNTIME_TAG_KEYS,
 )
+from quota_constructs.wire.lifecycle_record import lifecycle_words
 from quota_constructs.wire.share_arn import QuotaShareArn, is_job_queue_arn, quota_share_arn
 from quota_constructs.wire.share_codec import parse_bool, spec_from_properties
 
@@ -80,7 +81,7 @@ class GuardOptIns:
         value = tags.get(LIFECYCLE_TAG_KEY)
         if value is None:
             return None
-        words = _words(value)
+        words = lifecycle_words(value)
         if not set(words) & set(_TAG_FIELDS.values()):
             return None  # only a delete's own mark: no deployment recorded its opt-ins
         return cls(**{name: words.get(word) == "true" for name, word in _TAG_FIELDS.items()})
@@ -89,12 +90,13 @@ class GuardOptIns:
 def recorded_stack(tags: Mapping[str, str]) -> str | None:
     """The :func:`~.ownership.stack_marker` of the stack that last deployed the share; None
     when its lifecycle record names none (deployed before the record carried it)."""
-    return _words(tags.get(LIFECYCLE_TAG_KEY) or "").get(_STACK_WORD) or None
+    return lifecycle_words(tags.get(LIFECYCLE_TAG_KEY) or "").get(_STACK_WORD) or None
 
 
 def disabled_for_delete(tags: Mapping[str, str]) -> bool:
     """A Delete disabled the share (the share was enabled before that delete began)."""
-    return _words(tags.get(LIFECYCLE_TAG_KEY) or "").get(_DISABLED_FOR_DELETE_WORD) == "true"
+    words = lifecycle_words(tags.get(LIFECYCLE_TAG_KEY) or "")
+    return words.get(_DISABLED_FOR_DELETE_WORD) == "true"
 
 
 def lifecycle_with_delete_mark(tags: Mapping[str, str], marked: bool) -> str:
@@ -105,9 +107,6 @@ def lifecycle_with_delete_mark(tags: Mapping[str, str], marked: bool) -> str:
         words.append(f"{_DISABLED_FOR_DELETE_WORD}=true")
     return " ".join(words)
 
-
-def _words(value: str) -> dict[str, str]:
-    return dict(part.partition("=")[::2] for part in value.split())
 
 
 @dataclass(frozen=True)
