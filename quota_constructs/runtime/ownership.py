@@ -6,10 +6,14 @@ any other needs ``adopt_existing``. The marker ties a share to one CloudFormatio
 (stack id + logical id): a stack recreated under the same name gets a new stack id and
 therefore does not silently take over what a previous stack left behind.
 
-A share adopted with ``adopt_existing`` first carries the marker under a separate key
-(``quota-constructs:adopting``), and gets the owner key only once the adopting deployment step
-has finished (VALID with the declared configuration). When the share had another resource's
-owner marker, the claim remembers that resource in the owner tag's value
+A share adopted with ``adopt_existing`` first carries the adopting resource's marker in its
+adoption record (:mod:`quota_constructs.model.adoption_record`: an entry ``pending`` until the
+adoption finishes), and gets the owner key only once the adopting deployment step has finished
+(VALID with the declared configuration): one TagResource call writes the owner key and clears
+``pending``, so an adopted share never carries more than the library's three tags (owner,
+lifecycle record, adoption record). Earlier versions wrote the adopting marker under a key of
+its own (``quota-constructs:adopting``), which is still read and removed. When the share had
+another resource's owner marker, the claim remembers that resource in the owner tag's value
 (``<new owner>/<previous owner>``): the adoption can still be undone.
 
 Delete (stack deletion, removal, the cleanup after a replacement, the rollback of a create or
@@ -120,9 +124,16 @@ def is_owned(tags: Mapping[str, str], marker: str) -> bool:
     return owner_of(tags) == marker
 
 
+def adopting_markers(tags: Mapping[str, str]) -> frozenset[str]:
+    """The resources that started adopting the share and have not finished: the pending
+    entries of its adoption record, and the adopting tag earlier versions wrote."""
+    legacy = tags.get(ADOPTING_TAG_KEY)
+    return AdoptionRecord.from_tags(tags).adopting | ({legacy} if legacy else set())
+
+
 def is_adoption_pending(tags: Mapping[str, str], marker: str) -> bool:
     """The resource started adopting this pre-existing share but never finished doing so."""
-    return tags.get(ADOPTING_TAG_KEY) == marker and not is_owned(tags, marker)
+    return marker in adopting_markers(tags) and not is_owned(tags, marker)
 
 
 @dataclass(frozen=True)
@@ -177,8 +188,11 @@ def release_on_delete(
         words = (tags.get(LIFECYCLE_TAG_KEY) or "").split()
         delete_adopted = "delete_adopted_share_on_delete=true" in words
     owner, previous = owner_of(tags), previous_owner_of(tags)
-    adopting = tags.get(ADOPTING_TAG_KEY)
-    own_adopting = [ADOPTING_TAG_KEY] if adopting == marker else []
+    adopting = adopting_markers(tags)
+    adopting_here = marker in adopting
+    # The adopting tag of earlier versions goes with this resource's adoption; an adoption
+    # recorded in the record goes with its entry (``record.without``).
+    own_adopting = [ADOPTING_TAG_KEY] if tags.get(ADOPTING_TAG_KEY) == marker else []
     record = AdoptionRecord.from_tags(tags)
 
     def undo_adoption(reason: str, restores_rest: str,
@@ -197,7 +211,7 @@ def release_on_delete(
                 OWNER_RESTORES_THE_REST,
                 {OWNER_TAG_KEY: previous},
             )
-        if adopting is not None and adopting != marker:
+        if adopting - {marker}:
             return Release("another resource is adopting the share")
         if record.existed_before_the_stack and not delete_adopted:
             original = record.original()
@@ -213,7 +227,7 @@ def release_on_delete(
             )
         return None
     if owner is None:
-        if own_adopting:
+        if adopting_here:
             return undo_adoption(
                 "this resource never finished adopting the pre-existing share: given back, "
                 "with the tags it had",
@@ -231,7 +245,7 @@ def release_on_delete(
             own_adopting,
             record=record.settled_on(owner) if record.entries else None,
         )
-    if own_adopting:
+    if adopting_here:
         return undo_adoption(
             "another quota-constructs resource owns the share, which this resource never "
             "finished adopting: given back to it, with the tags it had",

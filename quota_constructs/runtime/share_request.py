@@ -13,9 +13,10 @@ from quota_constructs.model import (
 )
 from quota_constructs.wire.custom_resource import (
     GUARD_PROPERTIES,
-    MAX_DECLARED_TAGS,
     RENDERED_WHEN_SET,
     RUNTIME_TAG_KEYS,
+    declared_tag_budget,
+    declared_tag_limit,
 )
 from quota_constructs.wire.lifecycle_record import lifecycle_words
 from quota_constructs.wire.share_arn import QuotaShareArn, is_job_queue_arn, quota_share_arn
@@ -165,18 +166,18 @@ class ShareDeclaration:
     @classmethod
     def parse(cls, event: ShareEvent) -> ShareDeclaration:
         spec, job_queue = spec_from_properties(event.properties)
-        if len(set(spec.tags) - RUNTIME_TAG_KEYS) > MAX_DECLARED_TAGS:
+        opt_ins = event.opt_ins()
+        declared = len(set(spec.tags) - RUNTIME_TAG_KEYS)
+        if declared > declared_tag_budget(adopt_existing=opt_ins.adopt_existing):
             raise QuotaConfigError(
-                share_subject(spec.name), "tags", f"{len(spec.tags)} tags",
-                f"at most {MAX_DECLARED_TAGS} tags: the custom resource keeps {OWNER_TAG_KEY} to "
-                f"recognise the shares it manages and {LIFECYCLE_TAG_KEY} to record their "
-                "lifecycle opt-ins",
+                share_subject(spec.name), "tags", f"{declared} tags",
+                declared_tag_limit(adopt_existing=opt_ins.adopt_existing),
             )
         old_tags = event.old_properties.get("Tags")
         return cls(
             spec=spec,
             job_queue=job_queue,
-            opt_ins=event.opt_ins(),
+            opt_ins=opt_ins,
             owner=event.owner,
             # Old properties only say which tags the resource used to own; they are not
             # re-validated, so a rule added since cannot block an update.

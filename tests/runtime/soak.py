@@ -42,6 +42,7 @@ from quota_constructs.runtime.ownership import (
     ADOPTING_TAG_KEY,
     LIFECYCLE_TAG_KEY,
     OWNER_TAG_KEY,
+    adopting_markers,
     owner_marker,
 )
 from quota_constructs.runtime.quota_share_handler import EntryPoints
@@ -692,7 +693,7 @@ class Sequence:
                               share.arn)
             marker = owner_marker(STACK_ID, slot.resource.logical_id)
             if share.tags.get(OWNER_TAG_KEY, "").split("/")[0] != marker or (
-                ADOPTING_TAG_KEY in share.tags
+                ADOPTING_TAG_KEY in share.tags or adopting_markers(share.tags)
             ):
                 self._problem("stray_markers", f"{share.name}: {share.tags}", share.arn)
         others: list[tuple[str, Declared]] = [(k.arn, k.declared) for k in self.kept]
