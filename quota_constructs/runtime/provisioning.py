@@ -393,12 +393,18 @@ class ShareProvisioner:
                         "or shorter tags."
                     )
                 changed[ADOPTED_TAG_KEY] = covered.encode()
+        written = sorted(changed)
+        if dropped and ADOPTED_TAG_KEY in changed:
+            # The record first: it knows a dropped key's value before the key goes.
+            self._gateway.tag(arn, {ADOPTED_TAG_KEY: changed.pop(ADOPTED_TAG_KEY)})
+        if dropped:
+            # Removed before the new ones are set, so the share never carries both at once:
+            # it never holds more tags than the budget counted (tag_budget_refusal).
+            self._gateway.untag(arn, dropped)
         if changed:
             self._gateway.tag(arn, changed)
-        if dropped:
-            self._gateway.untag(arn, dropped)
-        if changed or dropped:
-            log("quota_share_tagged", quota_share=arn.arn, set=sorted(changed), removed=dropped)
+        if written or dropped:
+            log("quota_share_tagged", quota_share=arn.arn, set=written, removed=dropped)
 
     def _refuse_deleting(self, share: LiveShare, arn: QuotaShareArn) -> None:
         if share.status == "DELETING":

@@ -455,3 +455,19 @@ def test_48_declared_tags_with_adopt_existing_are_refused_before_any_call(batch:
             "ShareLifecycle(adopt_existing=True)") in outcome.reason
     assert batch.state.calls == []
     assert batch.state.shares[arn].tags == {"made": "by-hand", "team": "legacy"}
+
+
+def test_an_update_swapping_its_declared_tags_never_carries_both_sets(batch: Batch) -> None:
+    # 40 declared tags replaced by 40 others: the old ones go before the new ones are set, so
+    # the share never carries 80 (AWS would refuse past 50).
+    resource = StackResource(handler=batch.handler)
+    assert resource.create(share_properties(
+        share_spec(tags={f"old{n}": "v" for n in range(40)}), batch.training)).ok
+
+    outcome = resource.update(share_properties(
+        share_spec(tags={f"new{n}": "v" for n in range(40)}), batch.training))
+
+    assert outcome.ok, outcome.reason
+    assert resource.physical_id is not None
+    tags = batch.state.shares[resource.physical_id].tags
+    assert len(tags) == 42 and not [key for key in tags if key.startswith("old")]
