@@ -31,6 +31,7 @@ DECLARATION = textwrap.dedent("""\
         shares: list[QuotaShareSpec]
         queue_name: str | None = None
         lifecycle_by_share: dict[str, ShareLifecycle] = field(default_factory=dict)
+        stack_name: str | None = None
 
 
     SHRUNK = QuotaShareSpec(
@@ -39,6 +40,8 @@ DECLARATION = textwrap.dedent("""\
     GUARDED = Platform([CapacityLimit("ml.g5.xlarge", 4)], [SHRUNK], "training")
     WAIVED = Platform([CapacityLimit("ml.g5.xlarge", 4)], [SHRUNK], "training",
                       {"team-a": ShareLifecycle(allow_preemption_on_shrink=True)})
+    NAMED = Platform([CapacityLimit("ml.g5.xlarge", 4)], [SHRUNK], "training",
+                     {"team-a": ShareLifecycle(allow_preemption_on_shrink=True)}, "platform")
     OTHER_QUEUE = Platform([CapacityLimit("ml.g5.xlarge", 4)], [SHRUNK], "elsewhere")
     TOO_BIG = Platform([CapacityLimit("ml.g5.xlarge", 4)], [QuotaShareSpec(
         name="team-a", capacity_limits=[CapacityLimit("ml.g5.xlarge", 9)],
@@ -134,17 +137,39 @@ def test_with_the_stack_id_a_declarations_own_share_is_an_update_not_an_adoption
     assert (change["action"], change["refused"], code) == ("UPDATE", False, 0)
 
 
-def test_without_the_stack_id_a_managed_share_of_the_declared_name_is_not_taken_for_its_own(
+def test_without_the_stacks_id_a_managed_share_of_the_declared_name_cannot_be_told(
     batch: Batch, declaration_file: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # Were it another stack's, the handler would refuse the deployment (issue 26, item 7).
+    # Were it another stack's, the handler would refuse the deployment (issue 26, item 7); were
+    # it this stack's, it would apply it: preview cannot tell, and says so, never "refused"
+    # (issue 30, item 9). The declaration names no stack, so nothing can be asked.
     create_stacks_own_share(batch)
 
     code = cli(["preview", "--declaration", f"{declaration_file}:WAIVED", "--json"])
 
-    (change,) = json.loads(capsys.readouterr().out)["changes"]
-    assert (change["action"], change["refused"], code) == ("ADOPT", True, 1)
-    assert "--stack-id" in change["reason"]
+    result = json.loads(capsys.readouterr().out)
+    (change,) = result["changes"]
+    assert (change["action"], change["refused"], change["cannot_tell"]) == (
+        "UPDATE", False, True)
+    assert (result["refused"], result["cannot_tell"], code) == (False, True, 3)
+    assert "--stack-id" in change["reason"] and "as another stack's: ADOPT refused" in (
+        change["reason"])
+    assert result["stack"]["id"] is None
+
+
+def test_the_declarations_stack_name_finds_the_stack_and_judges_exactly(
+    batch: Batch, declaration_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    create_stacks_own_share(batch)
+
+    code = cli(["preview", "--declaration", f"{declaration_file}:NAMED", "--json"])
+
+    result = json.loads(capsys.readouterr().out)
+    (change,) = result["changes"]
+    assert (change["action"], change["refused"], code) == ("UPDATE", False, 0)
+    assert "cannot_tell" not in change
+    assert result["stack"]["id"] == STACK_ID
+    assert "the declaration's stack_name" in result["stack"]["found_by"]
 
 
 def test_with_the_stack_id_another_stacks_share_of_the_declared_name_is_refused(
