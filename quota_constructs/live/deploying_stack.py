@@ -38,7 +38,10 @@ TEMPLATE_SUFFIX = ".template.json"
 MANIFEST = "manifest.json"
 STACK_ARTIFACT = "aws:cloudformation:stack"
 DENIED_CODES = frozenset({"AccessDenied", "AccessDeniedException", "UnauthorizedOperation"})
-ID_HINT = "pass --stack-id with the deploying stack's ARN, or --stack NAME"
+ID_HINT = ("pass --stack-id with the deploying stack's ARN, or --stack NAME (--new-stack for a "
+           "stack not created yet)")
+NOT_CREATED_ID = "quota-constructs-preview:stack-not-created-yet"
+"""The id preview judges a new stack's deployment with: no stack has it."""
 
 
 @dataclass(frozen=True)
@@ -51,10 +54,17 @@ class DeployingStack:
     """How the id (or the name) was found, for the reader of the result."""
     unknown: str = ""
     """Why preview cannot tell the stack's own shares from others' ("" when the id is known)."""
+    new: bool = False
+    """The stack is not created yet (``--new-stack``): none of the live shares is its own, and
+    ``stack_id`` is one no stack has, so that no owner marker matches."""
 
     @property
     def known(self) -> bool:
         return self.stack_id is not None
+
+    @classmethod
+    def not_created(cls, name: str | None) -> DeployingStack:
+        return cls(NOT_CREATED_ID, name, "--new-stack: not created yet", new=True)
 
     @classmethod
     def given(cls, stack_id: str) -> DeployingStack:
@@ -65,7 +75,8 @@ class DeployingStack:
         return cls(None, name, found_by, f"{why}; {ID_HINT}")
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.stack_id, "name": self.name, "found_by": self.found_by or None,
+        return {"id": None if self.new else self.stack_id, "name": self.name,
+                "new": self.new, "found_by": self.found_by or None,
                 "cannot_tell_why": self.unknown or None}
 
 
@@ -96,6 +107,23 @@ def stack_name_of_template(path: Path) -> tuple[str, str] | None:
     if path.name.endswith(TEMPLATE_SUFFIX) and len(path.name) > len(TEMPLATE_SUFFIX):
         return path.name[: -len(TEMPLATE_SUFFIX)], f"the template's file name {path.name}"
     return None
+
+
+def deploying_stack(
+    stack_id: str | None, name: str | None, name_from: str, *,
+    missing: str = "no stack id or name was given", profile: str | None = None,
+    region: str | None = None, new: bool = False,
+) -> DeployingStack:
+    """The stack ``stack_id`` names, else (``new``) a stack not created yet, else the one
+    called ``name`` (told by ``name_from``) as DescribeStacks reports it, else none
+    (``missing`` says why)."""
+    if stack_id is not None:
+        return DeployingStack.given(stack_id)
+    if new:
+        return DeployingStack.not_created(name)
+    if name is not None:
+        return find_stack(name, name_from, profile=profile, region=region)
+    return DeployingStack.not_found(missing)
 
 
 def find_stack(name: str, found_by: str, *, client: Any = None, profile: str | None = None,

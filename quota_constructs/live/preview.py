@@ -97,7 +97,7 @@ from quota_constructs.wire.share_codec import resource_properties
 from quota_constructs.wire.share_config import ShareConfig
 
 from . import command_line
-from .deploying_stack import DeployingStack, find_stack, stack_name_of_template
+from .deploying_stack import DeployingStack, deploying_stack, stack_name_of_template
 from .queue_reader import QueueReader
 
 CREATE, UPDATE, RENAME, DELETE, ADOPT, NONE = (
@@ -198,27 +198,16 @@ def preview(
         changes.append(_judge(reader, item, declaration, live, accounted, deploying))
     this_stack = stack_marker(deploying.stack_id) if deploying.stack_id is not None else None
     for name, share in sorted(live.items()):
-        if name in accounted or owner_of(share.tags) is None:
-            continue
+        if name in accounted or owner_of(share.tags) is None or deploying.new:
+            continue  # (a stack not created yet has no share to delete)
         deployed_by = recorded_stack(share.tags)
         if this_stack is not None and deployed_by is not None and deployed_by != this_stack:
             continue  # another stack's share on the same queue: this deployment leaves it
         deletion = _judge_delete(reader, share, DELETE, share.name)
         if this_stack is None:
-            deletion = _perhaps_another_stacks(deletion, share, deploying)
+            deletion = _perhaps_another_stacks(deletion, share)
         changes.append(deletion)
     return Preview(facts.name, tuple(changes), deploying)
-
-
-def deploying_stack(stack_id: str | None, stack_name: str | None, name_from: str, *,
-                    profile: str | None = None, region: str | None = None) -> DeployingStack:
-    """The stack ``stack_id`` names, else the one called ``stack_name`` (told by
-    ``name_from``), else none known."""
-    if stack_id is not None:
-        return DeployingStack.given(stack_id)
-    if stack_name is not None:
-        return find_stack(stack_name, name_from, profile=profile, region=region)
-    return DeployingStack.not_found("no stack id or name was given")
 
 
 def _judge(
@@ -232,7 +221,7 @@ def _judge(
     name = declaration.name
     existing = live.get(name)
     # The owner marker hashes stack id and logical id: recomputed only when both are known.
-    owner_known = stack.stack_id is not None and bool(item.logical_id)
+    owner_known = stack.stack_id is not None and (bool(item.logical_id) or stack.new)
     if existing is not None:
         accounted.add(name)
         if not item.guarded:
@@ -422,14 +411,13 @@ def _judge_delete(
     return Change(declared_name, action, False, note, (), jobs)
 
 
-def _perhaps_another_stacks(deletion: Change, share: LiveShare, stack: DeployingStack) -> Change:
+def _perhaps_another_stacks(deletion: Change, share: LiveShare) -> Change:
     """A managed share the declaration omits, while the deploying stack is unknown: deleted if
     it is this stack's, left alone if it is another's."""
     recorded = recorded_stack(share.tags)
-    whose = (f"preview cannot tell whether share {share.name!r} is this stack's (its lifecycle "
-             f"record names stack marker {recorded}; {stack.unknown})" if recorded else
-             f"preview cannot tell whether share {share.name!r} is this stack's "
-             f"({stack.unknown})")
+    named = f"its lifecycle record names stack marker {recorded}; " if recorded else ""
+    whose = (f"preview cannot tell whether share {share.name!r} is this stack's ({named}the "
+             "deploying stack's id is unknown: pass --stack-id with its ARN, or --stack NAME)")
     if deletion.refused:
         return replace(deletion, refused=False, cannot_tell=True, reason=(
             f"{whose}: if it is, the deployment deletes it and is refused: {deletion.reason}; "
@@ -469,7 +457,8 @@ def _unconfirmed_owner(share: LiveShare, stack: DeployingStack) -> str:
                    "names no stack (deployed by an older version): preview the synthesized "
                    "template (--template) to judge it exactly")
     else:
-        missing = stack.unknown
+        missing = ("the deploying stack's id is unknown (the result's stack says why); pass "
+                   "--stack-id with its ARN, or --stack NAME")
     return (f"share {share.name!r} is managed by a quota-constructs resource (owner marker "
             f"{owner_of(share.tags)}{deployed_by}) that preview cannot match to this "
             f"deployment: {missing}")
@@ -612,6 +601,8 @@ def render_text(result: Preview) -> str:
 
 
 def _judged_as(stack: DeployingStack) -> str:
+    if stack.new:
+        return "as the first deployment of a stack not created yet (--new-stack)"
     if stack.stack_id is not None:
         return f"as the deployment of stack {stack.stack_id} ({stack.found_by})"
     return f"without the deploying stack's id ({stack.unknown})"
@@ -640,6 +631,9 @@ def main(argv: Sequence[str] | None = None, prog: str = "quota-constructs previe
     stack.add_argument("--stack-id", help="the deploying stack's id (its ARN): recognises the "
                                           "stack's own shares, and renames, without asking "
                                           "CloudFormation")
+    stack.add_argument("--new-stack", action="store_true",
+                       help="the deploying stack is not created yet: none of the live shares "
+                            "is its own")
     stack.add_argument("--stack", metavar="NAME",
                        help="the deploying stack's name, whose id CloudFormation's "
                             "DescribeStacks gives (default: the stackName the template's "
@@ -674,11 +668,12 @@ def main(argv: Sequence[str] | None = None, prog: str = "quota-constructs previe
         if options.stack is not None:
             named = options.stack, "--stack"
         reader = command_line.connect(options)
-        deploying = (
-            DeployingStack.given(options.stack_id) if options.stack_id is not None
-            else find_stack(*named, profile=options.profile, region=options.region) if named
-            else DeployingStack.not_found("neither --stack-id, --stack, the template's file "
-                                          "name nor the declaration's stack_name names it"))
+        name, name_from = named or (None, "")
+        deploying = deploying_stack(
+            options.stack_id, name, name_from, new=options.new_stack, profile=options.profile,
+            region=options.region,
+            missing="neither --stack-id, --stack, the template's file name nor the "
+                    "declaration's stack_name names the deploying stack")
         result = preview(queue, declared, reader=reader, stack=deploying)
         print(json.dumps(result.to_json(), indent=2) if options.json else render_text(result))
         if result.refused:

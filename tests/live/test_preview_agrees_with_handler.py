@@ -121,8 +121,10 @@ def test_preview_refuses_exactly_when_the_handler_does(batch: Batch, situation: 
     state.calls.clear()
 
     # By its id, or by its name (DescribeStacks gives the id): the same judgement.
-    known = {"stack_id": STACK_ID} if how == "stack-id" else {"stack_name": "platform"}
-    predicted = preview("training", declared, reader=QueueReader.connect(), **known)
+    by_id = how == "stack-id"
+    predicted = preview("training", declared, reader=QueueReader.connect(),
+                        stack_id=STACK_ID if by_id else None,
+                        stack_name=None if by_id else "platform")
     assert predicted.stack.stack_id == STACK_ID and not predicted.cannot_tell
 
     assert state.mutations() == [], "preview changed the live queue"
@@ -292,12 +294,8 @@ def _as_cloudformation_deploys(batch: Batch, resources: dict[str, StackResource]
     return outcomes
 
 
-@pytest.mark.parametrize("way", WAYS)
-@pytest.mark.parametrize("deployment", DEPLOYMENTS, ids=lambda d: d.name)
-def test_preview_finds_its_stack_and_agrees_with_the_handler(
-    batch: Batch, tmp_path: Path, capsys: pytest.CaptureFixture[str],
-    deployment: Deployment, way: str,
-) -> None:
+def _before(batch: Batch, deployment: Deployment) -> dict[str, StackResource]:
+    """The stack's shares as its last deployment left them, the jobs running and waiting."""
     resources = {r.logical_id: StackResource(r.logical_id, handler=batch.handler) for r in BASE}
     for resource in BASE:
         assert resources[resource.logical_id].create(resource.properties(batch.training)).ok
@@ -306,6 +304,16 @@ def test_preview_finds_its_stack_and_agrees_with_the_handler(
     arns = {share.name: share.arn for share in batch.state.shares.values()}
     for share, status, size, priority in deployment.jobs:
         batch.state.add_job(arns[share], status, {G5: size}, priority=priority)
+    return resources
+
+
+@pytest.mark.parametrize("way", WAYS)
+@pytest.mark.parametrize("deployment", DEPLOYMENTS, ids=lambda d: d.name)
+def test_preview_finds_its_stack_and_agrees_with_the_handler(
+    batch: Batch, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    deployment: Deployment, way: str,
+) -> None:
+    resources = _before(batch, deployment)
     path, stack_options = _cloud_assembly(
         tmp_path, _template(deployment.declared, batch.training), way)
     batch.state.calls.clear()
@@ -335,14 +343,7 @@ def test_without_its_stack_preview_never_refuses_what_the_handler_applies(
     # The template's file name names no stack CloudFormation knows, and nothing else does:
     # what depends on whose the shares are is "cannot tell" (exit status 3), never "refused"
     # for a change the handler applies, and never "ok" for one it refuses.
-    resources = {r.logical_id: StackResource(r.logical_id, handler=batch.handler) for r in BASE}
-    for resource in BASE:
-        assert resources[resource.logical_id].create(resource.properties(batch.training)).ok
-    if deployment.hand_made:
-        batch.state.add_share(batch.training, "legacy", {G5: 2}, "LEND", tags={"made": "hand"})
-    arns = {share.name: share.arn for share in batch.state.shares.values()}
-    for share, status, size, priority in deployment.jobs:
-        batch.state.add_job(arns[share], status, {G5: size}, priority=priority)
+    resources = _before(batch, deployment)
     path = tmp_path / "Unrelated.template.json"
     path.write_text(json.dumps(_template(deployment.declared, batch.training)))
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -123,6 +124,15 @@ def create_stacks_own_share(batch: Batch) -> None:
     assert resource.create(share_properties(share_spec(limits={G5: 4}), batch.training)).ok
 
 
+def previewed(capsys: pytest.CaptureFixture[str], *argv: str
+              ) -> tuple[int, dict[str, Any], dict[str, Any]]:
+    """``preview --json ARGV``: its exit status, its result and its one change."""
+    code = cli(["preview", *argv, "--json"])
+    result = json.loads(capsys.readouterr().out)
+    (change,) = result["changes"]
+    return code, result, change
+
+
 def test_with_the_stack_id_a_declarations_own_share_is_an_update_not_an_adoption(
     batch: Batch, declaration_file: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -130,10 +140,8 @@ def test_with_the_stack_id_a_declarations_own_share_is_an_update_not_an_adoption
     # is still its own, as without --stack-id.
     create_stacks_own_share(batch)
 
-    code = cli(["preview", "--declaration", f"{declaration_file}:WAIVED", "--stack-id",
-                STACK_ID, "--json"])
-
-    (change,) = json.loads(capsys.readouterr().out)["changes"]
+    code, _, change = previewed(capsys, "--declaration", f"{declaration_file}:WAIVED",
+                                "--stack-id", STACK_ID)
     assert (change["action"], change["refused"], code) == ("UPDATE", False, 0)
 
 
@@ -145,10 +153,7 @@ def test_without_the_stacks_id_a_managed_share_of_the_declared_name_cannot_be_to
     # (issue 30, item 9). The declaration names no stack, so nothing can be asked.
     create_stacks_own_share(batch)
 
-    code = cli(["preview", "--declaration", f"{declaration_file}:WAIVED", "--json"])
-
-    result = json.loads(capsys.readouterr().out)
-    (change,) = result["changes"]
+    code, result, change = previewed(capsys, "--declaration", f"{declaration_file}:WAIVED")
     assert (change["action"], change["refused"], change["cannot_tell"]) == (
         "UPDATE", False, True)
     assert (result["refused"], result["cannot_tell"], code) == (False, True, 3)
@@ -162,10 +167,7 @@ def test_the_declarations_stack_name_finds_the_stack_and_judges_exactly(
 ) -> None:
     create_stacks_own_share(batch)
 
-    code = cli(["preview", "--declaration", f"{declaration_file}:NAMED", "--json"])
-
-    result = json.loads(capsys.readouterr().out)
-    (change,) = result["changes"]
+    code, result, change = previewed(capsys, "--declaration", f"{declaration_file}:NAMED")
     assert (change["action"], change["refused"], code) == ("UPDATE", False, 0)
     assert "cannot_tell" not in change
     assert result["stack"]["id"] == STACK_ID
@@ -180,9 +182,8 @@ def test_with_the_stack_id_another_stacks_share_of_the_declared_name_is_refused(
     )
     assert other.create(share_properties(share_spec(limits={G5: 4}), batch.training)).ok
 
-    code = cli(["preview", "--declaration", f"{declaration_file}:WAIVED", "--stack-id",
-                STACK_ID, "--json"])
+    code, _, change = previewed(capsys, "--declaration", f"{declaration_file}:WAIVED",
+                                "--stack-id", STACK_ID)
 
-    (change,) = json.loads(capsys.readouterr().out)["changes"]
     assert (change["action"], change["refused"], code) == ("ADOPT", True, 1)
     assert "this stack does not manage it" in change["reason"]

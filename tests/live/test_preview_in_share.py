@@ -318,3 +318,30 @@ def test_jobs_in_every_waiting_state_are_judged_as_the_handler_judges_them(
     # What AWS Batch (the fake) preempts once the jobs are RUNNABLE, preview named.
     assert set(batch.state.preempted_jobs) <= set(change.preemptible_jobs)
     assert bool(batch.state.preempted_jobs) is (outranks and opt_in)
+
+
+def test_a_stack_not_created_yet_owns_no_share_and_deletes_none(
+    batch: Batch, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    # --new-stack: none of the live shares is the stack's, so a same-named one is another
+    # stack's (refused unless adopt_existing, as the handler refuses it) and a busy share the
+    # template does not declare is left alone: judged exactly, without CloudFormation.
+    _deployed_elsewhere(batch)
+    busy = _deployed_elsewhere(batch, name="nlp")
+    assert busy.physical_id is not None
+    batch.state.add_job(busy.physical_id, "RUNNING", {G5: 1})
+
+    status = cli(["preview", "--queue", "training", "--template",
+                  str(_template_file(tmp_path, "Team")), "--new-stack", "--json"])
+
+    result = json.loads(capsys.readouterr().out)
+    assert status == 1 and result["cannot_tell"] is False
+    assert result["stack"]["new"] is True and result["stack"]["id"] is None
+    assert [(c["share"], c["action"], c["refused"]) for c in result["changes"]] == [
+        ("vision", ADOPT, True)]
+    assert batch.state.cloudformation.calls == []
+    deployment = StackResource(logical_id="TeamShare", stack_id=STACK_ID + "-new",
+                               handler=batch.handler).create(
+        share_properties(share_spec(name="vision"), batch.training))
+    assert not deployment.ok and "this stack does not manage it" in deployment.reason
+    assert "this stack does not manage it" in result["changes"][0]["reason"]

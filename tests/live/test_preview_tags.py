@@ -3,12 +3,12 @@ share a give-back left marked (item 7)."""
 
 from __future__ import annotations
 
-from quota_constructs.live.preview import ADOPT, UPDATE, DeclaredShare, preview
+from quota_constructs.live.preview import ADOPT, UPDATE, Change, DeclaredShare, preview
 from quota_constructs.live.queue_reader import QueueReader
 from quota_constructs.runtime.share_request import GuardOptIns
 from quota_constructs.wire.lifecycle_record import lifecycle_with_restore_pending
 
-from ..runtime.cloudformation import STACK_ID, StackResource, share_properties
+from ..runtime.cloudformation import STACK_ID, Outcome, StackResource, share_properties
 from ..runtime.conftest import G5, Batch
 from ..runtime.declarations import share_spec
 from ..runtime.test_create import made_by_hand
@@ -16,16 +16,22 @@ from ..runtime.test_create import made_by_hand
 ADOPTING = GuardOptIns(adopt_existing=True)
 
 
-def test_an_adoption_past_fifty_tags_is_refused_as_the_handler_refuses_it(batch: Batch) -> None:
-    arn = made_by_hand(batch)
-    batch.state.shares[arn].tags.update({f"k{n}": "v" for n in range(46)})  # 48 of its own
+def adopted_with_tags_of_its_own(batch: Batch, count: int) -> tuple[Change, Outcome]:
+    """A share made by hand with ``count`` tags, adopted with one declared tag of them: what
+    preview says, then what the handler does."""
+    arn = made_by_hand(batch)  # two tags: made, team
+    batch.state.shares[arn].tags.update({f"k{n}": "v" for n in range(count - 2)})
     declared = [DeclaredShare.of_spec(share_spec(), batch.training, opt_ins=ADOPTING,
                                       logical_id="TeamShare")]
-
     (change,) = preview("training", declared, reader=QueueReader.connect(),
                         stack_id=STACK_ID).changes
     outcome = StackResource(handler=batch.handler).create(
         share_properties(share_spec(), batch.training, adopt_existing=True))
+    return change, outcome
+
+
+def test_an_adoption_past_fifty_tags_is_refused_as_the_handler_refuses_it(batch: Batch) -> None:
+    change, outcome = adopted_with_tags_of_its_own(batch, 48)
 
     assert (change.action, change.refused) == (ADOPT, True) and not outcome.ok
     assert change.reason is not None and change.reason in outcome.reason
@@ -35,15 +41,7 @@ def test_an_adoption_past_fifty_tags_is_refused_as_the_handler_refuses_it(batch:
 def test_an_adoption_that_fits_exactly_is_applied_as_the_handler_applies_it(
     batch: Batch,
 ) -> None:
-    arn = made_by_hand(batch)
-    batch.state.shares[arn].tags.update({f"k{n}": "v" for n in range(45)})  # 47 of its own
-    declared = [DeclaredShare.of_spec(share_spec(), batch.training, opt_ins=ADOPTING,
-                                      logical_id="TeamShare")]
-
-    (change,) = preview("training", declared, reader=QueueReader.connect(),
-                        stack_id=STACK_ID).changes
-    outcome = StackResource(handler=batch.handler).create(
-        share_properties(share_spec(), batch.training, adopt_existing=True))
+    change, outcome = adopted_with_tags_of_its_own(batch, 47)
 
     assert (change.action, change.refused, change.cannot_tell) == (ADOPT, False, False)
     assert outcome.ok, outcome.reason
