@@ -19,7 +19,9 @@ from .queue_reader import LiveQueueError, QueueReader, readable_error
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
-OK, REFUSED, ERROR = 0, 1, 2
+OK, REFUSED, ERROR, CANNOT_TELL = 0, 1, 2, 3
+"""Exit statuses: answered; ``preview``: the deployment would be refused; any error; ``preview``:
+whether the deployment would be refused cannot be told (distinct from refused)."""
 
 
 def parser(prog: str, description: str, *, queue_required: bool = True

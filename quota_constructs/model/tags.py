@@ -46,6 +46,12 @@ a key added here is reserved in every grant synthesized afterwards. The team cli
 the whole prefix."""
 
 
+def counts_against_tag_limit(key: str) -> bool:
+    """Whether ``key`` counts against the 50 tags per resource: AWS says tags whose key starts
+    with ``aws:`` (in any case) do not (AWS Batch user guide, "Tag restrictions")."""
+    return not key.lower().startswith(RESERVED_TAG_PREFIX)
+
+
 def is_library_tag_key(key: str) -> bool:
     """Whether ``key`` is in the library's namespace (compared without case, as IAM's
     ``...IgnoreCase`` operators the grants use do)."""
