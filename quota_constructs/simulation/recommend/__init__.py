@@ -71,6 +71,7 @@ by a fixed candidate order, and nothing is random, so the same inputs give the s
 recommendation on any executor (local processes, a Dask cluster's ``get_executor()``).
 """
 
+from .contract import EVERY_SHARE, MEASURES, Trade
 from .holdout import HoldoutCheck
 from .pins import Pin
 from .result import Recommendation, ShareCost, describe_change
@@ -81,12 +82,15 @@ __all__ = [
     "DEFAULT_MAX_SIMULATIONS",
     "DEFAULT_OPTIONS",
     "DEFAULT_SCREEN_JOBS",
+    "EVERY_SHARE",
+    "MEASURES",
     "Demand",
     "HoldoutCheck",
     "Pin",
     "Recommendation",
     "ShareCost",
     "ShareScore",
+    "Trade",
     "describe_change",
     "recommend",
 ]

@@ -36,7 +36,9 @@ The search (:meth:`EnvironmentSearch.advise`):
 
 "Reachable" targets leave out a share whose jobs miss even when every one starts on
 submission (:attr:`.tasks.Demand.met` false): no environment meets it, so it is not a
-reason to grow.
+reason to grow. "Meets" also means keeping every share's agreement as today's declaration on
+today's environment keeps it (:mod:`.contract`): no size is advised on which a share loses
+more jobs to its interruption budget, or misses a target met today.
 """
 
 from __future__ import annotations
@@ -81,6 +83,8 @@ class Advice:
     allocation: Allocation | None
     reasons: dict[str, str] = field(default_factory=dict)
     """Per instance type advised to change, why (in words)."""
+    scores: Scores = field(default_factory=dict)
+    """``allocation`` replayed on ``sizes``."""
 
 
 class EnvironmentSearch:
@@ -137,7 +141,7 @@ class EnvironmentSearch:
         for k, unit in enumerate(self.space.units):
             if sizes[k] < self.today[k]:
                 reasons.setdefault(unit, self.why_shrink(k, sizes))
-        return Advice(sizes, True, basis, found[0], reasons)
+        return Advice(sizes, True, basis, found[0], reasons, found[1])
 
     # --- replays ---------------------------------------------------------------------------
     def candidates(self, env: tuple[int, ...]) -> list[Allocation]:
@@ -154,9 +158,12 @@ class EnvironmentSearch:
         return out
 
     def reachable_missed(self, scores: Scores) -> list[str]:
-        """Targets missed, leaving out those no environment meets."""
+        """Targets missed, leaving out those no environment meets, and the shares whose
+        agreement a replay breaks (:mod:`.contract`: today's declaration on today's
+        environment is the bound, on every environment advised)."""
         unreachable = self.analysis.unreachable
-        return [name for name in self.ranking.missed(scores) if name not in unreachable]
+        missed = [name for name in self.ranking.missed(scores) if name not in unreachable]
+        return list(dict.fromkeys([*missed, *(b.share for b in self.ranking.broken(scores))]))
 
     def probe(self, envs: Sequence[tuple[int, ...]]) -> list[Found | None]:
         """Per environment, the first candidate whose replay meets every reachable target
