@@ -194,3 +194,35 @@ def test_with_the_opt_in_the_replay_shows_the_trade_the_advice_names(tmp_path: P
     search = json.loads((out / "search.json").read_text())
     assert {t["share"] for t in search["trades"]} == {"nlp"}
     assert all(t["allowed"] for t in search["trades"])
+
+
+def test_the_written_declaration_loads_as_preview_reads_it_with_todays_switches(
+    tmp_path: Path,
+) -> None:
+    from quota_constructs.cli.declarations import declaration_of
+
+    (tmp_path / "today.py").write_text(
+        DECLARATION.replace('"queue_name": "gpu-q"}', '"queue_name": "gpu-q", '
+                            '"lifecycle_by_share": {"nlp": {"allow_preemption_on_shrink": '
+                            'True}}}'))
+    workload = tmp_path / "jobs.csv"
+    write_workload(workload, Workload(jobs()[:40]))
+    out = tmp_path / "rec"
+    said = io.StringIO()
+    code = recommend_main(["--declaration", f"{tmp_path / 'today.py'}:DECLARATION",
+                           "--workload", str(workload), "--out", str(out), "--workers", "1",
+                           "--no-report", "--quiet"], stdout=said, stderr=said)
+    assert code in (0, 1), said.getvalue()
+    today = declaration_of(f"{tmp_path / 'today.py'}:DECLARATION", "today", command="preview")
+    written = declaration_of(f"{out / 'recommended.py'}:DECLARATION", "rec", command="preview")
+    document = json.loads((out / "recommendation.json").read_text())
+    assert [spec.name for spec in written.shares] == [s["name"] for s in document["shares"]]
+    for spec, entry in zip(written.shares, document["shares"], strict=True):
+        assert spec.strategy.value == entry["strategy"]
+        assert {str(c.unit): c.max_capacity for c in spec.capacity_limits} == \
+            entry["capacity_limits"]
+    assert [spec.agreement for spec in written.shares] == [s.agreement for s in today.shares]
+    assert list(written.capacity_limits) == list(today.capacity_limits)
+    assert written.queue_name == "gpu-q"
+    assert written.lifecycles == today.lifecycles
+    assert written.lifecycle_of("nlp").allow_preemption_on_shrink
