@@ -47,12 +47,15 @@ class DemandAnalysis:
 
 
 def analyse_demand(
-    space: SearchSpace, ranking: Ranking, replayer: Replayer, screen: Problem | None
+    space: SearchSpace, ranking: Ranking, replayer: Replayer, screen: Problem | None,
+    *, explain: bool = True,
 ) -> DemandAnalysis:
     """One batch of replays: today's declaration, every share with a target alone with the
-    whole environment of its types, and its demand per type (bisected on ``screen`` when
-    given, then confirmed on the whole history). Each answered before (by a search on
-    another environment sharing the ledger) is read, not replayed."""
+    whole environment of its types (only to ``explain`` a target no allocation meets: a
+    search on another environment, whose reasons nobody reads, skips them), and its demand
+    per type (bisected on ``screen`` when given, then confirmed on the whole history). Each
+    answered before (by a search on another environment sharing the ledger) is read, not
+    replayed."""
     problem, options, goals = replayer.problem, replayer.options, ranking.goals
     today = space.today_allocation
     env = tuple(space.capacity)
@@ -65,23 +68,25 @@ def analyse_demand(
                                len(problem.job_ids))))
     part = WHOLE if screen is None else STRETCH
     pairs: list[tuple[int, int]] = []
+    explained = list(goals) if explain else []
     for name in goals:
         s = space.index[name]
         listed = {k: space.capacity[k] for k, count in enumerate(today[s].limits) if count > 0}
-        keyed.append((("alone", s, tuple(sorted(listed.items()))),
-                      _alone_call(problem, s, listed, options)))
+        if explain:
+            keyed.append((("alone", s, tuple(sorted(listed.items()))),
+                          _alone_call(problem, s, listed, options)))
         pairs += [(s, k) for k in listed if (s, k) in space.largest]
     pairs.sort()
     keyed += [_demand_call(space, ranking, replayer, screen or problem, part, s, k,
                            space.capacity[k], 0) for s, k in pairs]
     results = _counted(replayer, keyed)
     today_scores: Scores = results.pop(0) if today_columns is not None else {}
-    alone_scores: list[Scores] = results[:len(goals)]
-    demands: list[Demand] = results[len(goals):]
+    alone_scores: list[Scores] = results[:len(explained)]
+    demands: list[Demand] = results[len(explained):]
     if screen is not None:
         demands = _confirmed_on_whole(space, ranking, replayer, pairs, demands)
     reasons: dict[str, str] = {}
-    for name, scores in zip(goals, alone_scores, strict=True):
+    for name, scores in zip(explained, alone_scores, strict=True):
         goal = goals[name]
         if not meets(scores.get(name), goal.wait_p95, goal.max_budget_failures):
             reasons[name] = impossible(space, goal, name, scores,

@@ -119,7 +119,8 @@ def search(
     picker.say(f"replaying today's declaration and analysing each share's demand "
                f"({len(picker.replayer.problem.job_ids):,} jobs)")
     with picker.replayer.doing("demand analysis"):
-        analysis = analyse_demand(space, picker.ranking, picker.replayer, picker.screen)
+        analysis = analyse_demand(space, picker.ranking, picker.replayer, picker.screen,
+                                  explain=advise)
     if picker.ranking.contract is None:
         contract = Contract.of(space.today, picker.ranking.goals, analysis.today_scores,
                                analysis.today_replayed, traded)
