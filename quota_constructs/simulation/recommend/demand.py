@@ -73,8 +73,7 @@ def analyse_demand(
         s = space.index[name]
         listed = {k: space.capacity[k] for k, count in enumerate(today[s].limits) if count > 0}
         if explain:
-            keyed.append((("alone", s, tuple(sorted(listed.items()))),
-                          _alone_call(problem, s, listed, options)))
+            keyed.append(alone_call(problem, s, listed, options))
         pairs += [(s, k) for k in listed if (s, k) in space.largest]
     pairs.sort()
     keyed += [_demand_call(space, ranking, replayer, screen or problem, part, s, k,
@@ -101,14 +100,34 @@ Make = Callable[[], Call[Any]]
 """A call, made only when its answer is not in the ledger."""
 
 
-def _alone_call(
+def alone_call(
     problem: Problem, s: int, listed: dict[int, int], options: SimulationOptions
-) -> Make:
+) -> tuple[Hashable, Make]:
+    """Share ``s``'s jobs alone, given ``listed`` instances of each type it lists: its best
+    case on an environment of those sizes (its key in the ledger, and the call)."""
     def make() -> Call[Scores]:
         whole = alone(problem, s, listed)
         return evaluate, (whole, ShareColumns.of(whole), options), len(whole.job_ids)
 
-    return make
+    return ("alone", s, tuple(sorted(listed.items()))), make
+
+
+def beyond_reach(
+    space: SearchSpace, ranking: Ranking, replayer: Replayer, env: tuple[int, ...],
+    names: list[str],
+) -> list[str]:
+    """Of ``names``, the shares whose jobs alone, given the whole of ``env``'s types they
+    list, miss their targets: no allocation on ``env`` meets them (step 2's reasoning, on
+    another environment), known from single-share replays instead of a whole search."""
+    calls = []
+    for name in names:
+        s = space.index[name]
+        listed = {k: env[k] for k, count in enumerate(space.today_allocation[s].limits)
+                  if count > 0}
+        calls.append(alone_call(replayer.problem, s, listed, replayer.options))
+    goals = ranking.goals
+    return [name for name, scores in zip(names, _counted(replayer, calls), strict=True)
+            if not meets(scores.get(name), goals[name].wait_p95, goals[name].max_budget_failures)]
 
 
 def _demand_call(

@@ -68,6 +68,9 @@ Found = tuple[Allocation, Scores]
 SearchAt = Callable[[tuple[int, ...]], tuple[Found | None, list[str]]]
 """recommend's own search on an environment of that many instances per type: what it finds
 when it meets every reachable target (else None), and the targets it misses."""
+RuledOut = Callable[[tuple[int, ...]], bool]
+"""Whether no allocation on an environment can meet every reachable target, known without a
+search (a share's jobs alone there miss: :func:`.demand.beyond_reach`)."""
 
 
 def _sized(sizes: tuple[int, ...], k: int, size: int) -> tuple[int, ...]:
@@ -92,7 +95,7 @@ class EnvironmentSearch:
 
     def __init__(
         self, space: SearchSpace, ranking: Ranking, replayer: Replayer, analysis: DemandAnalysis,
-        search_at: SearchAt,
+        search_at: SearchAt, ruled_out: RuledOut = lambda env: False,
     ) -> None:
         self.space = space
         self.ranking = ranking
@@ -105,6 +108,7 @@ class EnvironmentSearch:
         self.origin: tuple[int, ...] = self.today
         """The environment ``base`` was found for (its limits scale from there)."""
         self.searched: dict[tuple[int, ...], tuple[Found | None, list[str]]] = {}
+        self.ruled_out = ruled_out
 
     def advise(self, best: Allocation, scores: Scores) -> Advice:
         self.base = best
@@ -127,7 +131,7 @@ class EnvironmentSearch:
             sizes, found, reasons = self.necessary(sizes, found)
             if sizes == self.today or sizes == confirmed_at:
                 break
-            confirmed, _ = self.search_at(sizes)
+            confirmed = self.found_at(sizes)
             if confirmed is None:
                 break
             # What recommend finds on these sizes may fit smaller ones: search again from it.
@@ -186,6 +190,14 @@ class EnvironmentSearch:
             self.searched[env] = self.search_elsewhere(env)
         return self.searched[env]
 
+    def found_at(self, env: tuple[int, ...]) -> Found | None:
+        """What recommend's own search finds on ``env`` when it meets every reachable target;
+        None without a search where a share's jobs alone miss there (no allocation could
+        meet them), when only the answer, not the targets missed, is wanted."""
+        if env not in self.searched and self.ruled_out(env):
+            return None
+        return self.search_at(env)[0]
+
     # --- the steps -------------------------------------------------------------------------
     def grow(self) -> tuple[tuple[int, ...], Found] | None:
         upper = tuple(max(now, need) for now, need in zip(self.today, self.analysis.needed,
@@ -232,7 +244,7 @@ class EnvironmentSearch:
             if sizes[k] - 1 < lower:
                 break
             fewer = _sized(sizes, k, sizes[k] - 1)
-            met, _ = self.search_at(fewer)
+            met = self.found_at(fewer)
             if met is None:
                 break
             sizes, found = fewer, met

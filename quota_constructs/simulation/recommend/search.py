@@ -16,7 +16,7 @@ from ..problem import Problem
 from ..targets import ServiceTarget, targets_of
 from .candidates import candidates
 from .contract import Contract, budgets_of, check_trades
-from .demand import DemandAnalysis, analyse_demand
+from .demand import DemandAnalysis, analyse_demand, beyond_reach
 from .environment import EnvironmentSearch, Found
 from .explain import why_missed
 from .holdout import HoldoutCheck, check_holdout
@@ -126,7 +126,7 @@ def search(
                                analysis.today_replayed, traded)
         picker = replace(picker, ranking=replace(picker.ranking, contract=contract))
     ranking = picker.ranking
-    best, scores = _best(picker, analysis, max_simulations)
+    best, scores = _best(picker, analysis, max_simulations, shown=advise)
     unmet = ranking.missed(scores)
     reasons = dict(analysis.impossible)
     for name in unmet:
@@ -144,9 +144,14 @@ def search(
         else outcome
 
 
-def _best(picker: Picker, analysis: DemandAnalysis, max_simulations: int) -> Scored:
+def _best(
+    picker: Picker, analysis: DemandAnalysis, max_simulations: int, *, shown: bool = True
+) -> Scored:
     """Steps 3-6: today's declaration when it meets every target and honours the pins; else
-    the best candidate, improved; then walked back toward today and rid of no-op changes."""
+    the best candidate, improved; then walked back toward today and rid of no-op changes.
+    An answer nobody is ``shown`` (the search on another environment that the environment
+    advice runs) is only asked whether it meets every target: when it does not, its no-op
+    changes are left in (their replays would decide nothing)."""
     space, ranking = picker.space, picker.ranking
     today = space.today_allocation
     today_missed = (set(ranking.missed(analysis.today_scores)) if analysis.today_replayed
@@ -173,7 +178,7 @@ def _best(picker: Picker, analysis: DemandAnalysis, max_simulations: int) -> Sco
     if ranking.acceptable(scores) and best != today:
         with picker.replayer.doing("walking back"):
             best, scores = walk_back(picker, best, scores, max_simulations)
-    if best != today:
+    if best != today and (shown or ranking.acceptable(scores)):
         with picker.replayer.doing("changes that change nothing"):
             best, scores = drop_no_ops(picker, best, scores)
     return best, scores
@@ -191,9 +196,17 @@ def _advised(
     def search_at(env: tuple[int, ...]) -> tuple[Found | None, list[str]]:
         return search_elsewhere(picker, history, env, max_simulations, compiled)
 
+    reachable = [name for name in picker.ranking.goals
+                 if name not in outcome.analysis.unreachable]
+
+    def ruled_out(env: tuple[int, ...]) -> bool:
+        return not compiled.fits(env) or bool(
+            beyond_reach(space, picker.ranking, picker.replayer, env, reachable))
+
     with picker.replayer.doing("environment advice"):
         advice = EnvironmentSearch(space, picker.ranking, picker.replayer, outcome.analysis,
-                                   search_at).advise(outcome.allocation, outcome.scores)
+                                   search_at, ruled_out).advise(outcome.allocation,
+                                                                outcome.scores)
     reasons = outcome.reasons
     if advice.verified and advice.sizes != tuple(space.capacity):
         sized = ", ".join(f"{n} x {unit}" for unit, n in zip(space.units, advice.sizes,
