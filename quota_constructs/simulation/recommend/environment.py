@@ -96,6 +96,7 @@ class EnvironmentSearch:
     def __init__(
         self, space: SearchSpace, ranking: Ranking, replayer: Replayer, analysis: DemandAnalysis,
         search_at: SearchAt, ruled_out: RuledOut = lambda env: False,
+        say: Callable[[str], None] = lambda message: None,
     ) -> None:
         self.space = space
         self.ranking = ranking
@@ -109,6 +110,7 @@ class EnvironmentSearch:
         """The environment ``base`` was found for (its limits scale from there)."""
         self.searched: dict[tuple[int, ...], tuple[Found | None, list[str]]] = {}
         self.ruled_out = ruled_out
+        self.say = say
 
     def advise(self, best: Allocation, scores: Scores) -> Advice:
         self.base = best
@@ -175,6 +177,9 @@ class EnvironmentSearch:
         base = self.base
         todo = [env for env in dict.fromkeys(envs) if (base, env) not in self.cache]
         pairs = [(env, allocation) for env in todo for allocation in self.candidates(env)]
+        if pairs:
+            self.say(f"environment advice: replaying {len(pairs)} allocations on "
+                     + "; ".join(self.sizes_text(env) for env in todo))
         scored = self.replayer.evaluate_all([(allocation, env) for env, allocation in pairs])
         for env in todo:
             self.cache[(base, env)] = None
@@ -187,8 +192,12 @@ class EnvironmentSearch:
     def search_at(self, env: tuple[int, ...]) -> tuple[Found | None, list[str]]:
         """recommend's own search on ``env`` (once per environment)."""
         if env not in self.searched:
+            self.say(f"environment advice: recommend's own search on {self.sizes_text(env)}")
             self.searched[env] = self.search_elsewhere(env)
         return self.searched[env]
+
+    def sizes_text(self, env: tuple[int, ...]) -> str:
+        return ", ".join(f"{n} x {unit}" for unit, n in zip(self.space.units, env, strict=True))
 
     def found_at(self, env: tuple[int, ...]) -> Found | None:
         """What recommend's own search finds on ``env`` when it meets every reachable target;

@@ -27,6 +27,7 @@ def drop_no_ops(picker: Picker, best: Allocation, scores: Scores) -> Scored:
                    if space.honours_pins(taken(best, today, c))]
         if not changes:
             break
+        picker.say(f"checking whether each of {len(changes)} changes changes any job's replay")
         undone = [taken(best, today, c) for c in changes]
         alone = [taken(today, best, c) for c in changes]
         replays = picker.replayer.digests([best, today, *undone, *alone])

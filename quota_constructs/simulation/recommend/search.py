@@ -205,8 +205,8 @@ def _advised(
 
     with picker.replayer.doing("environment advice"):
         advice = EnvironmentSearch(space, picker.ranking, picker.replayer, outcome.analysis,
-                                   search_at, ruled_out).advise(outcome.allocation,
-                                                                outcome.scores)
+                                   search_at, ruled_out, picker.say).advise(
+            outcome.allocation, outcome.scores)
     reasons = outcome.reasons
     if advice.verified and advice.sizes != tuple(space.capacity):
         sized = ", ".join(f"{n} x {unit}" for unit, n in zip(space.units, advice.sizes,
