@@ -48,14 +48,16 @@ class DemandAnalysis:
 
 def analyse_demand(
     space: SearchSpace, ranking: Ranking, replayer: Replayer, screen: Problem | None,
-    *, explain: bool = True,
+    *, explain: bool = True, known: list[Demand] | None = None,
 ) -> DemandAnalysis:
     """One batch of replays: today's declaration, every share with a target alone with the
     whole environment of its types (only to ``explain`` a target no allocation meets: a
     search on another environment, whose reasons nobody reads, skips them), and its demand
     per type (bisected on ``screen`` when given, then confirmed on the whole history). Each
     answered before (by a search on another environment sharing the ledger) is read, not
-    replayed."""
+    replayed. ``known`` demands (bisected by the search on today's environment) are taken as
+    they are: a share's demand is the least reserved capacity its own jobs need, whatever
+    the environment, so a search on another one does not bisect it again."""
     problem, options, goals = replayer.problem, replayer.options, ranking.goals
     today = space.today_allocation
     env = tuple(space.capacity)
@@ -76,13 +78,14 @@ def analyse_demand(
             keyed.append(alone_call(problem, s, listed, options))
         pairs += [(s, k) for k in listed if (s, k) in space.largest]
     pairs.sort()
-    keyed += [_demand_call(space, ranking, replayer, screen or problem, part, s, k,
-                           space.capacity[k], 0) for s, k in pairs]
+    if known is None:
+        keyed += [_demand_call(space, ranking, replayer, screen or problem, part, s, k,
+                               space.capacity[k], 0) for s, k in pairs]
     results = _counted(replayer, keyed)
     today_scores: Scores = results.pop(0) if today_columns is not None else {}
     alone_scores: list[Scores] = results[:len(explained)]
-    demands: list[Demand] = results[len(explained):]
-    if screen is not None:
+    demands: list[Demand] = results[len(explained):] if known is None else list(known)
+    if screen is not None and known is None:
         demands = _confirmed_on_whole(space, ranking, replayer, pairs, demands)
     reasons: dict[str, str] = {}
     for name, scores in zip(explained, alone_scores, strict=True):

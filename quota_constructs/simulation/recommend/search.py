@@ -28,7 +28,7 @@ from .replays import Ledger, Replayer
 from .result import Recommendation, ShareCost, describe_change
 from .screening import Picker, Scored, stretch
 from .space import Allocation, SearchSpace
-from .tasks import Scores, without_ids
+from .tasks import Demand, Scores, without_ids
 from .walk_back import walk_back
 
 DEFAULT_OPTIONS = SimulationOptions()
@@ -109,7 +109,7 @@ def _picker(
 
 def search(
     picker: Picker, history: History, max_simulations: int, *, compiled: Compiled,
-    traded: Collection[str] = (), advise: bool = True,
+    traded: Collection[str] = (), advise: bool = True, demands: list[Demand] | None = None,
 ) -> SearchOutcome:
     """Steps 1-6 (and 7 when ``advise``): demand, candidates, improving, walking back,
     no-op changes undone, what each missed target lacks; then the environment needed. The
@@ -120,7 +120,7 @@ def search(
                f"({len(picker.replayer.problem.job_ids):,} jobs)")
     with picker.replayer.doing("demand analysis"):
         analysis = analyse_demand(space, picker.ranking, picker.replayer, picker.screen,
-                                  explain=advise)
+                                  explain=advise, known=demands)
     if picker.ranking.contract is None:
         contract = Contract.of(space.today, picker.ranking.goals, analysis.today_scores,
                                analysis.today_replayed, traded)
@@ -194,7 +194,8 @@ def _advised(
     picker = replace(picker, ranking=replace(picker.ranking, contract=outcome.contract))
 
     def search_at(env: tuple[int, ...]) -> tuple[Found | None, list[str]]:
-        return search_elsewhere(picker, history, env, max_simulations, compiled)
+        return search_elsewhere(picker, history, env, max_simulations, compiled,
+                                outcome.analysis.demands)
 
     reachable = [name for name in picker.ranking.goals
                  if name not in outcome.analysis.unreachable]
@@ -235,7 +236,7 @@ ELSEWHERE = "environment advice, recommend's search on another environment: "
 
 def search_elsewhere(
     picker: Picker, history: History, env: tuple[int, ...], max_simulations: int,
-    compiled: Compiled,
+    compiled: Compiled, demands: list[Demand] | None = None,
 ) -> tuple[Found | None, list[str]]:
     """What ``recommend`` on the environment ``env`` (today's shares, the same jobs, pins and
     options, today's contract) finds, when it meets every reachable target and keeps the
@@ -250,7 +251,8 @@ def search_elsewhere(
     sub = _picker(picker.space.on(env), picker.ranking.goals, compiled, replayer.options,
                   replayer.pool, lambda message: None, replayer.ledger,
                   picker.ranking.contract, ELSEWHERE)
-    found = search(sub, history, max_simulations, compiled=compiled, advise=False)
+    found = search(sub, history, max_simulations, compiled=compiled, advise=False,
+                   demands=demands)
     unreachable = found.analysis.unreachable
     failed = [name for name in dict.fromkeys([
         *sub.ranking.missed(found.scores), *(b.share for b in sub.ranking.broken(found.scores))
