@@ -46,10 +46,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from ..problem import Problem
 from .candidates import partition
 from .demand import DemandAnalysis
 from .ranking import Ranking
-from .replays import Replayer
+from .replays import STRETCH, WHOLE, Replayer
 from .space import Allocation, SearchSpace
 from .tasks import Scores
 
@@ -96,7 +97,7 @@ class EnvironmentSearch:
     def __init__(
         self, space: SearchSpace, ranking: Ranking, replayer: Replayer, analysis: DemandAnalysis,
         search_at: SearchAt, ruled_out: RuledOut = lambda env: False,
-        say: Callable[[str], None] = lambda message: None,
+        say: Callable[[str], None] = lambda message: None, screen: Problem | None = None,
     ) -> None:
         self.space = space
         self.ranking = ranking
@@ -104,7 +105,10 @@ class EnvironmentSearch:
         self.analysis = analysis
         self.search_elsewhere = search_at
         self.today = tuple(space.capacity)
-        self.cache: dict[tuple[Allocation, tuple[int, ...]], Found | None] = {}
+        self.cache: dict[str, dict[tuple[Allocation, tuple[int, ...]], Found | None]] = {}
+        """Per part of the history replayed, per (base, environment), what :meth:`probe`
+        found."""
+        self.screen = screen
         self.base: Allocation = ()
         self.origin: tuple[int, ...] = self.today
         """The environment ``base`` was found for (its limits scale from there)."""
@@ -171,23 +175,30 @@ class EnvironmentSearch:
         missed = [name for name in self.ranking.missed(scores) if name not in unreachable]
         return list(dict.fromkeys([*missed, *(b.share for b in self.ranking.broken(scores))]))
 
-    def probe(self, envs: Sequence[tuple[int, ...]]) -> list[Found | None]:
+    def probe(self, envs: Sequence[tuple[int, ...]], *, screened: bool = False
+              ) -> list[Found | None]:
         """Per environment, the first candidate whose replay meets every reachable target
-        (None: none does); replayed together, in a fixed order."""
+        (None: none does); replayed together, in a fixed order, on the whole searched
+        history — or, ``screened``, on the screening stretch (a long history's: see
+        :meth:`shrink`)."""
         base = self.base
-        todo = [env for env in dict.fromkeys(envs) if (base, env) not in self.cache]
+        part = STRETCH if screened else WHOLE
+        cache = self.cache.setdefault(part, {})
+        todo = [env for env in dict.fromkeys(envs) if (base, env) not in cache]
         pairs = [(env, allocation) for env in todo for allocation in self.candidates(env)]
         if pairs:
-            self.say(f"environment advice: replaying {len(pairs)} allocations on "
+            self.say(f"environment advice: replaying {len(pairs)} allocations"
+                     + (" on the screening stretch" if screened else "") + " on "
                      + "; ".join(self.sizes_text(env) for env in todo))
-        scored = self.replayer.evaluate_all([(allocation, env) for env, allocation in pairs])
+        scored = self.replayer.evaluate_all([(allocation, env) for env, allocation in pairs],
+                                            self.screen if screened else None, part)
         for env in todo:
-            self.cache[(base, env)] = None
+            cache[(base, env)] = None
         for (env, allocation), scores in zip(pairs, scored, strict=True):
-            if self.cache[(base, env)] is None and scores is not None \
+            if cache[(base, env)] is None and scores is not None \
                     and not self.reachable_missed(scores):
-                self.cache[(base, env)] = (allocation, scores)
-        return [self.cache[(base, env)] for env in envs]
+                cache[(base, env)] = (allocation, scores)
+        return [cache[(base, env)] for env in envs]
 
     def search_at(self, env: tuple[int, ...]) -> tuple[Found | None, list[str]]:
         """recommend's own search on ``env`` (once per environment)."""
@@ -227,14 +238,20 @@ class EnvironmentSearch:
         self, k: int, sizes: tuple[int, ...], found: Found, lower: int
     ) -> tuple[tuple[int, ...], Found]:
         """The smallest size of type ``k`` (the others as ``sizes``) a replay meets, by a
-        search replaying :data:`POINTS_PER_ROUND` sizes per round."""
-        failing, passing = lower - 1, sizes[k]
+        search replaying :data:`POINTS_PER_ROUND` sizes per round.
+
+        On a long history (one with a screening stretch) the sizes are searched on the
+        stretch, and the size found is then confirmed on the whole history, one instance
+        more at a time where it falls short, up to ``sizes[k]`` (met on the whole already):
+        every size advised is one a replay of the whole history met."""
+        screened = self.screen is not None
+        failing, passing, first = lower - 1, sizes[k], found
         while passing - failing > 1:
             span = passing - failing
             points = sorted({failing + max(1, round(span * i / (POINTS_PER_ROUND + 1)))
                              for i in range(1, POINTS_PER_ROUND + 1)} - {passing})
             envs = [_sized(sizes, k, point) for point in points]
-            results = self.probe(envs)
+            results = self.probe(envs, screened=screened)
             met = [(point, result) for point, result in zip(points, results, strict=True)
                    if result is not None]
             if met:
@@ -242,7 +259,13 @@ class EnvironmentSearch:
             failing = max([failing, *(point for point, result in zip(points, results,
                                                                     strict=True)
                                       if result is None and point < passing)])
-        return _sized(sizes, k, passing), found
+        if not screened:
+            return _sized(sizes, k, passing), found
+        for size in range(passing, sizes[k]):
+            (confirmed,) = self.probe([_sized(sizes, k, size)])
+            if confirmed is not None:
+                return _sized(sizes, k, size), confirmed
+        return sizes, first
 
     def one_less(
         self, k: int, sizes: tuple[int, ...], found: Found, lower: int

@@ -136,12 +136,15 @@ class Replayer:
         return self._answered(keys, evaluate, problem,
                               [self.columns(allocation, env) for allocation, env in candidates])
 
-    def digests(self, allocations: list[Allocation]) -> list[tuple[Scores, str] | None]:
+    def digests(
+        self, allocations: list[Allocation], problem: Problem | None = None, part: str = WHOLE,
+    ) -> list[tuple[Scores, str] | None]:
         """Each allocation's scores and the digest of every job's replay
-        (:func:`.tasks.evaluate_with_digest`), on today's environment and the whole history."""
+        (:func:`.tasks.evaluate_with_digest`), on today's environment and ``problem`` (the
+        whole history by default; ``part`` names it)."""
         env = tuple(self.space.capacity)
-        keys = [("digest", WHOLE, allocation, env) for allocation in allocations]
-        found = self._answered(keys, evaluate_with_digest, self.problem,
+        keys = [("digest", part, allocation, env) for allocation in allocations]
+        found = self._answered(keys, evaluate_with_digest, problem or self.problem,
                                [self.columns(allocation) for allocation in allocations])
         for key, answer in zip(keys, found, strict=True):
             if answer is not None:  # a digest's scores answer a later plain replay too

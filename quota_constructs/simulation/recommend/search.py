@@ -206,7 +206,7 @@ def _advised(
 
     with picker.replayer.doing("environment advice"):
         advice = EnvironmentSearch(space, picker.ranking, picker.replayer, outcome.analysis,
-                                   search_at, ruled_out, picker.say).advise(
+                                   search_at, ruled_out, picker.say, picker.screen).advise(
             outcome.allocation, outcome.scores)
     reasons = outcome.reasons
     if advice.verified and advice.sizes != tuple(space.capacity):
