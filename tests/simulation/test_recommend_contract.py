@@ -226,3 +226,11 @@ def test_the_written_declaration_loads_as_preview_reads_it_with_todays_switches(
     assert written.queue_name == "gpu-q"
     assert written.lifecycles == today.lifecycles
     assert written.lifecycle_of("nlp").allow_preemption_on_shrink
+
+
+def test_the_command_refuses_a_trade_of_an_unknown_share_in_one_line(tmp_path: Path) -> None:
+    _, out, code, said = recommend_files(tmp_path, "--allow-trade", "nope")
+    assert code == 2
+    (error,) = [line for line in said.splitlines() if line.startswith("error:")]
+    assert "allow_trades got 'nope'" in error and "nlp" in error and "'*'" in error
+    assert "Traceback" not in said and not out.exists()
