@@ -185,19 +185,25 @@ class EnvironmentSearch:
         part = STRETCH if screened else WHOLE
         cache = self.cache.setdefault(part, {})
         todo = [env for env in dict.fromkeys(envs) if (base, env) not in cache]
-        pairs = [(env, allocation) for env in todo for allocation in self.candidates(env)]
-        if pairs:
-            self.say(f"environment advice: replaying {len(pairs)} allocations"
-                     + (" on the screening stretch" if screened else "") + " on "
-                     + "; ".join(self.sizes_text(env) for env in todo))
-        scored = self.replayer.evaluate_all([(allocation, env) for env, allocation in pairs],
-                                            self.screen if screened else None, part)
         for env in todo:
             cache[(base, env)] = None
-        for (env, allocation), scores in zip(pairs, scored, strict=True):
-            if cache[(base, env)] is None and scores is not None \
-                    and not self.reachable_missed(scores):
-                cache[(base, env)] = (allocation, scores)
+        # The candidates in their order, each replayed only where every earlier one missed:
+        # the first that meets is the answer, so a later one would decide nothing.
+        offered = {env: self.candidates(env) for env in todo}
+        for turn in range(max((len(c) for c in offered.values()), default=0)):
+            pairs = [(env, candidates[turn]) for env, candidates in offered.items()
+                     if turn < len(candidates) and cache[(base, env)] is None]
+            if not pairs:
+                break
+            self.say(f"environment advice: replaying {len(pairs)} allocations"
+                     + (" on the screening stretch" if screened else "") + " on "
+                     + "; ".join(self.sizes_text(env) for env, _ in pairs))
+            scored = self.replayer.evaluate_all(
+                [(allocation, env) for env, allocation in pairs],
+                self.screen if screened else None, part)
+            for (env, allocation), scores in zip(pairs, scored, strict=True):
+                if scores is not None and not self.reachable_missed(scores):
+                    cache[(base, env)] = (allocation, scores)
         return [cache[(base, env)] for env in envs]
 
     def search_at(self, env: tuple[int, ...]) -> tuple[Found | None, list[str]]:
