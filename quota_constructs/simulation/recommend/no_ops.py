@@ -36,8 +36,7 @@ def drop_no_ops(picker: Picker, best: Allocation, scores: Scores) -> Scored:
         picker.say(f"checking whether each of {len(changes)} changes changes any job's replay"
                    + (" (on the screening stretch)" if picker.screen is not None else ""))
         undone = [taken(best, today, c) for c in changes]
-        alone = [taken(today, best, c) for c in changes]
-        replays = _digests(picker, [best, today, *undone, *alone])
+        replays = _digests(picker, [best, today, *undone])
         here, base = replays[0], replays[1]
         assert here is not None
         if base is not None and base[1] == here[1] and space.honours_pins(today):
@@ -45,13 +44,18 @@ def drop_no_ops(picker: Picker, best: Allocation, scores: Scores) -> Scored:
             if kept is not None:
                 return today, kept  # the whole proposal replays as today does
         n = len(changes)
+        # A change made alone on today's declaration is replayed only where that decides
+        # something: its undoing changes the answer's replay and ranks no worse.
+        asked = [i for i in range(n) if base is not None and (undo := replays[2 + i]) is not None
+                 and undo[1] != here[1] and key(undone[i], undo[0]) <= key(best, here[0])]
+        alone = dict(zip(asked, _digests(picker, [taken(today, best, changes[i])
+                                                  for i in asked]), strict=True))
         dropped = [
             i for i in range(n)
             if (undo := replays[2 + i]) is not None and (
                 undo[1] == here[1]
-                or (base is not None and (only := replays[2 + n + i]) is not None
-                    and only[1] == base[1]
-                    and key(undone[i], undo[0]) <= key(best, here[0])))
+                or (base is not None and (only := alone.get(i)) is not None
+                    and only[1] == base[1]))
         ]
         if not dropped:
             break
