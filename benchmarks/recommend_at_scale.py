@@ -8,6 +8,7 @@ test: the figures depend on the machine and its load.
 
     .venv/bin/python benchmarks/recommend_at_scale.py                   # 1M jobs, 2 then 1 worker
     .venv/bin/python benchmarks/recommend_at_scale.py --jobs 100000 --workers 2
+    .venv/bin/python benchmarks/recommend_at_scale.py --jobs 100000 --screen-jobs 15000 --workers 2
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import time
 
 from quota_constructs import CapacityLimit, QuotaShareSpec, ShareAgreement, SharingStrategy
 from quota_constructs.simulation import SimJob, recommend
+from quota_constructs.simulation.recommend import DEFAULT_SCREEN_JOBS
 
 UNITS = ("ml.g5.xlarge", "ml.g5.12xlarge", "ml.p4d.24xlarge")
 ENVIRONMENT = {"ml.g5.xlarge": 64, "ml.g5.12xlarge": 32, "ml.p4d.24xlarge": 16}
@@ -88,6 +90,9 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=1_000_000)
     parser.add_argument("--workers", type=int, action="append",
                         help="worker counts to time (default: 2 then 1)")
+    parser.add_argument("--screen-jobs", type=int, default=DEFAULT_SCREEN_JOBS,
+                        help="the screening stretch (default %(default)s; a tenth of it with a "
+                        "tenth of the jobs has a long history's shape at a tenth of the cost)")
     args = parser.parse_args()
     environment, shares = declaration(args.jobs)
     began = time.perf_counter()
@@ -100,6 +105,7 @@ def main() -> None:
         print(f"load average before: {load()}", flush=True)
         began, cpu = time.perf_counter(), cpu_seconds()
         rec = recommend(capacity_limits=environment, shares=shares, jobs=jobs, workers=workers,
+                        screen_jobs=args.screen_jobs,
                         progress=lambda message: print(f"  {message}", flush=True))
         wall, cpu = time.perf_counter() - began, cpu_seconds() - cpu
         answers.append(rec.shares)
