@@ -234,3 +234,35 @@ def test_the_command_refuses_a_trade_of_an_unknown_share_in_one_line(tmp_path: P
     (error,) = [line for line in said.splitlines() if line.startswith("error:")]
     assert "allow_trades got 'nope'" in error and "nlp" in error and "'*'" in error
     assert "Traceback" not in said and not out.exists()
+
+
+def test_jobs_preempted_beyond_the_budget_count_even_when_requeued() -> None:
+    """A job without a retry limit is requeued, not failed, after a preemption; its share's
+    budget of 0 is broken all the same, and the contract counts it (as simulate's own job
+    outcomes show)."""
+    from quota_constructs.simulation import simulate
+
+    today = [
+        QuotaShareSpec(name="lender", capacity_limits=[CapacityLimit(G5, 2)],
+                       strategy=SharingStrategy.LEND,
+                       agreement=ShareAgreement(owner="lender", target_wait_p95=86400.0)),
+        QuotaShareSpec(name="borrower", capacity_limits=[CapacityLimit(G5, 1)],
+                       strategy=SharingStrategy.LEND_AND_BORROW,
+                       agreement=ShareAgreement(owner="borrower", interruption_budget=0)),
+    ]
+    environment = [CapacityLimit(G5, 3)]
+    work = [SimJob(job_id=f"b{i}", share="borrower", submitted_at=i * 10.0, duration=7200.0,
+                   instance_type=G5) for i in range(3)]
+    work += [SimJob(job_id=f"l{i}", share="lender", submitted_at=600.0 + i, duration=600.0,
+                    instance_type=G5) for i in range(2)]
+    result = simulate(capacity_limits=environment, shares=today, jobs=work)
+    preempted = sum(1 for job in result.jobs.values()
+                    if job.share == "borrower" and job.preemptions > 0)
+    assert preempted > 0 and result.shares["borrower"].failed_preemption_budget == 0
+    with ThreadPoolExecutor(2) as pool:
+        rec = recommend(capacity_limits=environment, shares=today, jobs=work, executor=pool)
+    (borrower,) = [c for c in rec.costs if c.share == "borrower"]
+    assert borrower.today is not None and borrower.recommended is not None
+    assert borrower.today.over_budget == preempted
+    assert borrower.today.budget_failures == 0
+    assert borrower.recommended.over_budget <= preempted and rec.trades == []
