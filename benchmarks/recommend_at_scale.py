@@ -116,8 +116,9 @@ def main() -> None:
               f"{rec.jobs_simulated / wall:,.0f} jobs/s  targets met {met}/{len(rec.outcomes)} "
               f"(today {sum(o.met for o in rec.today_outcomes)})  change {rec.change}  "
               f"load average after: {load()}", flush=True)
-        print("  replays run, by reason: " + ", ".join(
-            f"{reason} {count}" for reason, count in rec.replays.items() if count)
+        print("  replays run, by reason (jobs simulated): " + ", ".join(
+            f"{reason} {count} ({rec.replayed_jobs.get(reason, 0):,})"
+            for reason, count in rec.replays.items() if count)
             + f"; {rec.reused_replays} read from earlier replays")
         for spec in rec.shares:
             limits = ", ".join(f"{c.max_capacity}" for c in spec.capacity_limits)

@@ -287,6 +287,7 @@ def search_document(rec: Recommendation, options: dict[str, Any]) -> dict[str, A
         "environment_trades": [trade.as_json() for trade in rec.environment_trades],
         "searched_jobs": rec.searched_jobs,
         "replays": dict(rec.replays),
+        "replayed_jobs": dict(rec.replayed_jobs),
         "reused_replays": rec.reused_replays,
         "simulations": rec.simulations,
         "jobs_simulated": rec.jobs_simulated,

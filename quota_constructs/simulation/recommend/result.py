@@ -90,6 +90,8 @@ class Recommendation:
     """The same for ``environment_shares`` on ``environment_needed``."""
     replays: dict[str, int] = field(default_factory=dict)
     """``simulations`` by what the search ran them for."""
+    replayed_jobs: dict[str, int] = field(default_factory=dict)
+    """``jobs_simulated`` by what the search ran them for."""
     reused_replays: int = 0
     """Replays the search asked for again and read from an earlier one instead of running."""
 

@@ -407,5 +407,6 @@ def _recommendation(
         trades=trades,
         environment_trades=environment_trades,
         replays=dict(ledger.simulations),
+        replayed_jobs=dict(ledger.jobs),
         reused_replays=sum(ledger.reused.values()),
     )
