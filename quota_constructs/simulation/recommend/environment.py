@@ -247,9 +247,9 @@ class EnvironmentSearch:
         search replaying :data:`POINTS_PER_ROUND` sizes per round.
 
         On a long history (one with a screening stretch) the sizes are searched on the
-        stretch, and the size found is then confirmed on the whole history, one instance
-        more at a time where it falls short, up to ``sizes[k]`` (met on the whole already):
-        every size advised is one a replay of the whole history met."""
+        stretch, and the size found is then confirmed on the whole history, bisected up to
+        ``sizes[k]`` (met on the whole already) where it falls short: every size advised is
+        one a replay of the whole history met."""
         screened = self.screen is not None
         failing, passing, first = lower - 1, sizes[k], found
         while passing - failing > 1:
@@ -267,11 +267,24 @@ class EnvironmentSearch:
                                       if result is None and point < passing)])
         if not screened:
             return _sized(sizes, k, passing), found
-        for size in range(passing, sizes[k]):
-            (confirmed,) = self.probe([_sized(sizes, k, size)])
-            if confirmed is not None:
-                return _sized(sizes, k, size), confirmed
-        return sizes, first
+        return self.confirmed(k, sizes, first, passing)
+
+    def confirmed(
+        self, k: int, sizes: tuple[int, ...], found: Found, screened: int
+    ) -> tuple[tuple[int, ...], Found]:
+        """The smallest size of type ``k`` from ``screened`` (what the stretch met) up to
+        ``sizes[k]`` (met on the whole history by ``found``) that a replay of the whole
+        history meets, bisected between the two."""
+        failing, passing = screened - 1, sizes[k]
+        middle = screened  # the stretch's answer first: most often the whole meets it too
+        while passing - failing > 1:
+            (met,) = self.probe([_sized(sizes, k, middle)])
+            if met is None:
+                failing = middle
+            else:
+                passing, found = middle, met
+            middle = (failing + passing) // 2
+        return _sized(sizes, k, passing), found
 
     def one_less(
         self, k: int, sizes: tuple[int, ...], found: Found, lower: int
