@@ -165,7 +165,8 @@ def read_declaration(
 
     limits, shares = field_of("capacity_limits"), field_of("shares")
     if limits is None or shares is None or isinstance(target, (str, bytes)):
-        hint = ("; a list of shares alone is not a declaration: give it capacity_limits"
+        hint = ("; a list of shares alone is not a declaration: give it capacity_limits (the "
+                "recommended.py recommend writes defines DECLARATION)"
                 if _is_share_list(target) else "")
         raise QuotaConfigError(command, option, reference or name, SHAPE + hint)
     limits, shares = _items(limits), _items(shares)
