@@ -1,8 +1,9 @@
 """Who lent what: the part of each lending share's idle own capacity that borrowers hold.
 
-The one attribution rule, read by ``quota-constructs status`` (its ``lent`` column) and by the
+The one attribution rule, read by ``quota-constructs status`` (its ``lent`` column), by the
 monitoring's ``metric_lent`` (the same rule written as CloudWatch metric math over the
-published ``CapacityInUse``).
+published ``CapacityInUse``) and, integrated over time by :class:`LentOverTime`, by
+``quota-constructs usage`` (its ``lent_hours``).
 
 AWS Batch reports what each share holds of a type, not whose idle capacity a borrower holds.
 **Assumed** (AWS is silent; stated here once): borrowers hold the borrowable capacity no share
@@ -64,7 +65,7 @@ class LendingParties:
         """Per lender, how much of its idle own capacity borrowers hold, given what each share
         holds (``usage``; a share missing holds nothing). Empty when nothing is lent."""
         borrowed = sum(max(0.0, usage.get(name, 0.0) - own) for name, own in self.own.items())
-        rest = borrowed - min(borrowed, self.unowned_borrowable)
+        rest = self.borrowed_from_lenders(borrowed)
         idle = {name: max(0.0, self.own.get(name, 0) - usage.get(name, 0.0))
                 for name in self.lenders}
         total = sum(idle.values())
@@ -73,3 +74,72 @@ class LendingParties:
         if rest >= total:
             return idle
         return {name: rest * amount / total for name, amount in idle.items()}
+
+    def borrowed_from_lenders(self, borrowed: float) -> float:
+        """Of ``borrowed`` (every share's use above its own limit, added up), what the lenders'
+        idle capacity carries: capacity no share owns is taken first."""
+        return borrowed - min(borrowed, self.unowned_borrowable)
+
+    def lent_fraction(self, borrowed: float, idle: float) -> float:
+        """The part of every lender's idle own capacity that borrowers hold, when borrowers
+        hold ``borrowed`` above their limits and the lenders have ``idle`` idle together:
+        :meth:`lent` gives each lender its idle amount times this."""
+        rest = self.borrowed_from_lenders(borrowed)
+        if rest <= 0 or idle <= 0:
+            return 0.0
+        return 1.0 if rest >= idle else rest / idle
+
+
+class LentOverTime:
+    """:meth:`LendingParties.lent` integrated over time, one change of one share's use at a time.
+
+    At every instant each lender has lent its idle amount times the rule's
+    :meth:`~LendingParties.lent_fraction`; the fraction changes with every share's use, a
+    lender's idle amount only with its own. So the fraction's integral is kept as one running
+    total, and a lender's lent capacity-time is its idle amount times what that total grew by
+    while its idle amount stayed the same: each change costs O(1) whatever the number of
+    shares, and the result equals summing :meth:`~LendingParties.lent` over every interval
+    between changes (the tests check it). Times are any one unit (seconds); the answer is in
+    instances times that unit.
+    """
+
+    def __init__(self, parties: LendingParties, start: float) -> None:
+        self.parties = parties
+        self._own = dict(parties.own)
+        self._usage: dict[str, float] = {}
+        self._idle = {name: float(max(0, self._own.get(name, 0))) for name in parties.lenders}
+        self._idle_total = sum(self._idle.values())
+        self._borrowed = 0.0
+        self._fraction = 0.0
+        self._at = start
+        self._integral = 0.0
+        """The fraction's integral from ``start`` to ``_at``."""
+        self._mark = dict.fromkeys(self._idle, 0.0)
+        """Per lender, the integral when its idle amount last changed."""
+        self._lent = dict.fromkeys(self._idle, 0.0)
+
+    def change(self, share: str, usage: float, at: float) -> None:
+        """From ``at`` on, ``share`` holds ``usage`` (``at`` never before the last change)."""
+        self._integral += self._fraction * (at - self._at)
+        self._at = at
+        before = self._usage.get(share, 0.0)
+        self._usage[share] = usage
+        own = self._own.get(share)
+        if own is None:
+            return  # not a party to the rule: its use is neither borrowed nor lent
+        self._borrowed += max(0.0, usage - own) - max(0.0, before - own)
+        idle = self._idle.get(share)
+        if idle is not None:
+            self._lent[share] += idle * (self._integral - self._mark[share])
+            self._mark[share] = self._integral
+            now_idle = max(0.0, own - usage)
+            self._idle[share] = now_idle
+            self._idle_total += now_idle - idle
+        self._fraction = self.parties.lent_fraction(self._borrowed, self._idle_total)
+
+    def lent(self, end: float) -> dict[str, float]:
+        """Per lender, its idle capacity borrowers held from ``start`` to ``end`` (no change
+        after ``end`` is counted: call it after the last change at or before ``end``)."""
+        integral = self._integral + self._fraction * (end - self._at)
+        return {name: self._lent[name] + idle * (integral - self._mark[name])
+                for name, idle in self._idle.items()}
