@@ -5,7 +5,7 @@
         [--half-life 7d] [--ledger s3://bucket/job-ledger/gpu-prod] --out usage/
 
 Reads a ``quota-constructs history`` export (and/or the monitoring's job ledger), integrates
-every share's instance counts over time per instance type (:mod:`.measure` defines each
+every share's instance counts over time per instance type (:mod:`.figures` defines each
 figure) and writes ``usage.json``, ``usage.csv`` and ``report.html`` (:func:`write_usage`).
 Pure Python but for the ledger's S3 reads (boto3); no ``aws_cdk``, no simulation.
 """
@@ -18,8 +18,7 @@ from pathlib import Path
 
 from ..model import CapacityLimit, QuotaShareSpec
 from .document import usage_document, write_usage_csv, write_usage_json
-from .jobs import JobTable, UsageInputError, merge_records, read_history
-from .measure import (
+from .figures import (
     DEFAULT_HALF_LIFE_HOURS,
     FairShare,
     QueueFigures,
@@ -30,6 +29,7 @@ from .measure import (
     default_window,
     measure,
 )
+from .jobs import JobTable, UsageInputError, merge_records, read_history
 from .page import render_usage_page
 
 USAGE_JSON, USAGE_CSV, REPORT_HTML = "usage.json", "usage.csv", "report.html"
@@ -46,16 +46,14 @@ class UsageFiles:
 
 def write_usage(directory: str | Path, result: UsageResult, *,
                 capacity_limits: Sequence[CapacityLimit], shares: Sequence[QuotaShareSpec],
-                title: str = "Quota share usage", sources: Sequence[str] = (),
-                buckets: int = 300) -> UsageFiles:
+                title: str = "Quota share usage", sources: Sequence[str] = ()) -> UsageFiles:
     """Write the three files into ``directory`` (created when missing)."""
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     write_usage_json(out / USAGE_JSON, result)
     rows = write_usage_csv(out / USAGE_CSV, result)
     html = render_usage_page(result, capacity_limits=capacity_limits, shares=shares,
-                             title=title, sources=sources, files=(USAGE_JSON, USAGE_CSV),
-                             buckets=buckets)
+                             title=title, sources=sources, files=(USAGE_JSON, USAGE_CSV))
     (out / REPORT_HTML).write_text(html, encoding="utf-8")
     return UsageFiles(out / USAGE_JSON, out / USAGE_CSV, out / REPORT_HTML, rows)
 

@@ -23,9 +23,9 @@ from ..cli import declarations
 from ..cli.parsing import OneLineParser
 from ..model import QuotaConfigError
 from . import write_usage
+from .figures import DEFAULT_HALF_LIFE_HOURS, default_window, measure
 from .inputs import HALF_LIFE_SYNTAX, INSTANT_SYNTAX, parse_half_life, parse_instant, read_prices
 from .jobs import JobTable, UsageInputError, merge_records, read_history
-from .measure import DEFAULT_HALF_LIFE_HOURS, default_window, measure
 
 OK, ERROR = 0, 2
 

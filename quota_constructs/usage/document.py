@@ -1,4 +1,4 @@
-"""``usage.json`` and ``usage.csv``: the figures of :mod:`.measure`, written once each.
+"""``usage.json`` and ``usage.csv``: the figures of :mod:`.figures`, written once each.
 
 ``usage.json``::
 
@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .measure import TypeFigures, UsageResult
+from .figures import TypeFigures, UsageResult
 
 TYPE_FIELDS = tuple(TypeFigures.__dataclass_fields__)
 CSV_COLUMNS = ("share", "instance_type", *TYPE_FIELDS)

@@ -11,9 +11,8 @@ from ..model import CapacityLimit, QuotaShareSpec
 from ..simulation.report.page import CSS, TimeAxis
 from ..simulation.report.summary import human_seconds, percent
 from ..simulation.report.svg import AreaChart, Band, BarChart, BarGroup, Line, share_colour
-from ..simulation.report.timeline import bucket_averages
 from .document import iso
-from .measure import ShareFigures, Timeline, UsageResult
+from .figures import ShareFigures, UsageResult
 
 OWN_COLOUR, BORROWED_COLOUR, IDLE_COLOUR = "#0072B2", "#D55E00", "#9a9a9a"
 EXTRA_CSS = ("td.warn{background:#fff4e5}ul.defs li{margin:3px 0}"
@@ -28,13 +27,15 @@ def render_usage_page(
     title: str,
     sources: Sequence[str],
     files: Sequence[str] = (),
-    buckets: int = 300,
 ) -> str:
     colours = {name: share_colour(i) for i, name in enumerate(result.shares)}
     window = result.window
     axis = TimeAxis.of(window.start_ms / 1000.0, window.end_ms / 1000.0)
     axis = replace(axis, label=axis.label.replace("the first submission", "the window's start"))
     jobs = sum(share.jobs for share in result.shares.values())
+    buckets = result.buckets
+    splits = {key: (list(timeline.within), list(timeline.above))
+              for key, timeline in result.timelines.items()}
     parts = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
         f"<title>{escape(title)}</title><style>{CSS}{EXTRA_CSS}</style></head><body>",
@@ -50,9 +51,9 @@ def render_usage_page(
         "them (hatched) and own allocation left idle (grey), stacked, averaged over "
         f"{buckets} equal intervals; the dashed line is the environment's capacity. Above "
         "the stack and below the line: capacity no share owns, unused.</p>",
-        *_type_charts(result, capacity_limits, axis, buckets),
+        *_type_charts(result, splits, capacity_limits, axis, buckets),
         "<details><summary>Per share and instance type</summary><div class='grid'>",
-        *_share_charts(result, colours, axis, buckets),
+        *_share_charts(result, splits, colours, axis, buckets),
         "</div></details>",
         "<h2>Each share against its agreement</h2>",
         *(_share_table(share, colours[name], _spec(shares, name))
@@ -135,18 +136,12 @@ def _missed(share: ShareFigures) -> str:
     return "; ".join(missed)
 
 
-def _split(timeline: Timeline, buckets: int, span: float) -> tuple[list[float], list[float]]:
-    """Bucket averages of a share's use within its own limit and above it."""
-    own = timeline.own
-    within = [u if u < own else own for u in timeline.usage]
-    above = [u - own if u > own else 0 for u in timeline.usage]
-    return (bucket_averages(timeline.times, within, start=0.0, end=span, buckets=buckets),
-            bucket_averages(timeline.times, above, start=0.0, end=span, buckets=buckets))
+Split = tuple[list[float], list[float]]
 
 
-def _type_charts(result: UsageResult, capacity_limits: Sequence[CapacityLimit],
-                 axis: TimeAxis, buckets: int) -> list[str]:
-    span = float(result.window.end_ms - result.window.start_ms)
+def _type_charts(result: UsageResult, splits: Mapping[tuple[str, str], Split],
+                 capacity_limits: Sequence[CapacityLimit], axis: TimeAxis,
+                 buckets: int) -> list[str]:
     capacity = {c.capacity_unit: c.max_capacity for c in capacity_limits}
     xs = axis.xs(buckets)
     out = []
@@ -155,10 +150,10 @@ def _type_charts(result: UsageResult, capacity_limits: Sequence[CapacityLimit],
                         for share in result.shares.values())
         within, above = [0.0] * buckets, [0.0] * buckets
         for name in result.shares:
-            timeline = result.timelines.get((name, unit))
-            if timeline is None:
+            split = splits.get((name, unit))
+            if split is None:
                 continue
-            inside, outside = _split(timeline, buckets, span)
+            inside, outside = split
             within = [a + b for a, b in zip(within, inside, strict=True)]
             above = [a + b for a, b in zip(above, outside, strict=True)]
         idle = [max(0.0, own_total - w) for w in within]
@@ -180,13 +175,12 @@ def _type_charts(result: UsageResult, capacity_limits: Sequence[CapacityLimit],
     return out
 
 
-def _share_charts(result: UsageResult, colours: Mapping[str, str], axis: TimeAxis,
-                  buckets: int) -> list[str]:
-    span = float(result.window.end_ms - result.window.start_ms)
+def _share_charts(result: UsageResult, splits: Mapping[tuple[str, str], Split],
+                  colours: Mapping[str, str], axis: TimeAxis, buckets: int) -> list[str]:
     xs = axis.xs(buckets)
     out = []
     for (name, unit), timeline in result.timelines.items():
-        inside, outside = _split(timeline, buckets, span)
+        inside, outside = splits[name, unit]
         idle = [max(0.0, timeline.own - w) for w in inside]
         colour = colours[name]
         chart = AreaChart(

@@ -5,14 +5,19 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from quota_constructs.wire.job_record import (
+    ENDINGS,
     FAILED,
     PREEMPTED,
     RUNNING,
     SUCCEEDED,
     AttemptRun,
     JobRecord,
+    decode_run_column,
+    decode_run_fields,
     decode_runs,
     encode_runs,
     job_record,
@@ -144,3 +149,24 @@ def test_the_ledger_document_round_trips() -> None:
     assert JobRecord.of_json(record.as_json()) == record
     with pytest.raises(ValueError, match="instance_count"):
         JobRecord.of_json({**record.as_json(), "instance_count": "2"})
+
+
+@given(st.lists(st.one_of(
+    st.just(""),
+    st.builds(lambda a, b, e: f"{a}/{b}/{e}", st.integers(-5, 50), st.one_of(
+        st.just(""), st.integers(-5, 50).map(str), st.just("x")),
+        st.sampled_from([*ENDINGS, "DONE"])),
+    st.builds(lambda a, b: f"{a};{b}", st.just("1/2/PREEMPTED"), st.just("3//RUNNING")),
+), max_size=8))
+def test_a_column_decodes_as_each_of_its_texts_does(texts: list[str]) -> None:
+    def one(text: str) -> object:
+        try:
+            return decode_run_fields(text)
+        except ValueError:
+            return ValueError
+    expected = [one(text) for text in texts]
+    if ValueError in expected:
+        with pytest.raises(ValueError):
+            decode_run_column(texts)
+    else:
+        assert decode_run_column(texts) == expected

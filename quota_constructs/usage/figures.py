@@ -28,7 +28,6 @@ and the lending rule is integrated by :class:`quota_constructs.model.LentOverTim
 from __future__ import annotations
 
 import math
-from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -42,16 +41,17 @@ from ..model import (
 from ..model.budget_failure import is_budget_failure
 from ..simulation.figures import percentile
 from ..wire.job_record import PREEMPTED
-from .jobs import JobTable, UsageInputError
+from .jobs import JobTable, UsageInputError, cyclic_gc_paused
 
 HOUR_MS = 3_600_000.0
 DEFAULT_HALF_LIFE_HOURS = 7 * 24.0
 """Slurm's default ``PriorityDecayHalfLife`` (7 days)."""
 
-# One event is one int, so a million attempts sort as plain integers:
-# (milliseconds from the window's start) << 33 | share << 21 | instances << 1 | is_start.
-_SHARE_BITS, _COUNT_BITS = 12, 20
-_SHARE_SHIFT, _TIME_SHIFT = 1 + _COUNT_BITS, 1 + _COUNT_BITS + _SHARE_BITS
+# An event is its time (a float: milliseconds from the window's start, exact below 2^53, and
+# floats sort fastest) and a small int, share << 21 | instances << 1 | is_start (below 2^30, so
+# every operation on it stays on CPython's one-digit fast path).
+_SHARE_BITS, _COUNT_BITS = 8, 20
+_SHARE_SHIFT = 1 + _COUNT_BITS
 _COUNT_MASK, _SHARE_MASK = (1 << _COUNT_BITS) - 1, (1 << _SHARE_BITS) - 1
 
 
@@ -150,12 +150,14 @@ class FairShare:
 
 @dataclass(frozen=True)
 class Timeline:
-    """One share's use of one type as a step function: ``usage[i]`` instances from
-    ``times[i]`` (milliseconds from the window's start) to the next change."""
+    """One share's use of one type, averaged over equal intervals of the window (the area
+    under each average is the instance-time exactly): what the report's charts draw."""
 
     own: int
-    times: Sequence[int]
-    usage: Sequence[int]
+    within: Sequence[float]
+    """Per interval, the average instances held within the share's own limit."""
+    above: Sequence[float]
+    """Per interval, the average instances held above it (borrowed)."""
 
 
 @dataclass(frozen=True)
@@ -167,7 +169,8 @@ class UsageResult:
     queue: Mapping[str, QueueFigures]
     fair_share: Mapping[str, FairShare]
     timelines: Mapping[tuple[str, str], Timeline]
-    """Per (share, type) that ran in the window."""
+    """Per (share, type) that ran in the window, over :attr:`buckets` equal intervals."""
+    buckets: int
     priced: bool
     unowned_capacity_borrowable: bool = True
     notes: tuple[str, ...] = ()
@@ -182,11 +185,12 @@ class _Cell:
     used: float = 0.0
     own_used: float = 0.0
     decayed: float = 0.0
-    """∫ usage · e^(k(τ - end)) dτ; times 1/k it is the decayed use."""
+    """k · ∫ usage · e^(k(τ - end)) dτ; over k, the decayed use."""
     preempted: float = 0.0
     lent: float = 0.0
-    times: array[int] = field(default_factory=lambda: array("q"))
-    usage: array[int] = field(default_factory=lambda: array("q"))
+    within: list[float] = field(default_factory=list)
+    """Per interval of the charts, instance-milliseconds held within the own limit."""
+    above: list[float] = field(default_factory=list)
 
 
 def measure(
@@ -198,8 +202,21 @@ def measure(
     half_life_hours: float = DEFAULT_HALF_LIFE_HOURS,
     prices: Mapping[str, float] | None = None,
     unowned_capacity_borrowable: bool = True,
+    buckets: int = 300,
 ) -> UsageResult:
-    """Every figure of the module docs for ``table``'s jobs over ``window``."""
+    """Every figure of the module docs for ``table``'s jobs over ``window``, and each share's
+    use of each type averaged over ``buckets`` equal intervals (for charts)."""
+    with cyclic_gc_paused():
+        return _measure(table, capacity_limits=capacity_limits, shares=shares, window=window,
+                        half_life_hours=half_life_hours, prices=prices,
+                        unowned_capacity_borrowable=unowned_capacity_borrowable,
+                        buckets=buckets)
+
+
+def _measure(table: JobTable, *, capacity_limits: Sequence[CapacityLimit],
+             shares: Sequence[QuotaShareSpec], window: Window, half_life_hours: float,
+             prices: Mapping[str, float] | None, unowned_capacity_borrowable: bool,
+             buckets: int) -> UsageResult:
     if not half_life_hours > 0 or not math.isfinite(half_life_hours):
         raise UsageInputError(f"--half-life got {half_life_hours} hours; allowed: a duration "
                               "> 0 such as 24h or 7d")
@@ -217,10 +234,10 @@ def measure(
     share_of = {name: number for number, name in enumerate(names)}
     decay = math.log(2) / (half_life_hours * HOUR_MS)
     span = window.end_ms - window.start_ms
-    for unit in types:
+    by_type = {unit: [cells[unit, name] for name in names] for unit in types}
+    for unit, events in _events(table, window, share_of, by_type, decay).items():
         parties = _parties(LendingParties.of_rules(rules, unit), names)
-        _sweep(unit, table, window, [cells[unit, name] for name in names], share_of, parties,
-               decay, span)
+        _sweep(events, window, by_type[unit], parties, buckets)
     tallies = _job_counts(table, window, names)
     notes = []
     skipped = sum(1 for unit, runs in zip(table.types, table.runs, strict=True)
@@ -234,8 +251,9 @@ def measure(
                                      cells, prices) for name in names},
         queue=_queue_figures(types, names, environment, cells, window),
         fair_share=_fair_share(names, declared, types, cells, decay, span),
-        timelines={(name, unit): Timeline(cell.own, cell.times, cell.usage)
-                   for (unit, name), cell in cells.items() if cell.times},
+        timelines={(name, unit): _timeline(cell, window, buckets)
+                   for (unit, name), cell in cells.items() if cell.used > 0},
+        buckets=buckets,
         priced=prices is not None, unowned_capacity_borrowable=unowned_capacity_borrowable,
         notes=tuple(notes),
     )
@@ -248,16 +266,28 @@ def _parties(parties: LendingParties, names: Sequence[str]) -> LendingParties:
     return LendingParties(own, parties.lenders, parties.unowned_borrowable)
 
 
-def _events(unit: str, table: JobTable, window: Window, share_of: Mapping[str, int],
-            cells: Sequence[_Cell]) -> list[int]:
-    """Every start and stop of the type's attempts within the window, as packed ints (and the
-    preempted instance-time of each share on the way)."""
+Events = tuple[list[float], list[int], list[int]]
+"""Times, codes, and the order that sorts them by time."""
+
+
+def _events(table: JobTable, window: Window, share_of: Mapping[str, int],
+            cells: Mapping[str, Sequence[_Cell]], decay: float) -> dict[str, Events]:
+    """Per instance type, every start and stop of its attempts within the window, in time
+    order. On the way, what each attempt adds on its own: its instance-time (used), its
+    decayed instance-time and, when it was preempted, its preempted instance-time."""
     start, end = window.start_ms, window.end_ms
-    events: list[int] = []
-    add = events.append
+    span = end - start
+    exp, expm1 = math.exp, math.expm1
+    times: dict[str, list[float]] = {unit: [] for unit in cells}
+    codes: dict[str, list[int]] = {unit: [] for unit in cells}
     for job, runs in enumerate(table.runs):
-        if not runs or table.types[job] != unit:
+        if not runs:
             continue
+        unit = table.types[job]
+        at = times.get(unit)
+        if at is None:
+            continue  # no instance type: counted nowhere (a note says how many)
+        coded = codes[unit]
         share = share_of[table.shares[job]]
         count = table.counts[job]
         if count > _COUNT_MASK or share > _SHARE_MASK:
@@ -265,63 +295,109 @@ def _events(unit: str, table: JobTable, window: Window, share_of: Mapping[str, i
                                   f"{len(share_of)} shares; allowed: at most {_COUNT_MASK} "
                                   f"instances and {_SHARE_MASK + 1} shares")
         seen = table.seen_ms[job]
-        tag = share << _SHARE_SHIFT | count << 1
+        code = share << _SHARE_SHIFT | count << 1
+        cell = cells[unit][share]
         for began, stop, ended in runs:
-            first = began if began > start else start
-            last = seen if stop is None else stop
-            if last > end:
-                last = end
+            first = (began if began > start else start) - start
+            last = (seen if stop is None else stop) - start
+            if last > span:
+                last = span
             if last <= first:
                 continue
-            add((first - start) << _TIME_SHIFT | tag | 1)
-            add((last - start) << _TIME_SHIFT | tag)
+            at += (float(first), float(last))
+            coded += (code | 1, code)
+            cell.used += count * (last - first)
+            # k ∫ e^(k(τ - end)) over the attempt: e^(k(last - end)) - e^(k(first - end)),
+            # through expm1 when the two are close (no digits lost), as written when not
+            # (no overflow however short the half-life).
+            grown = decay * (last - first)
+            if grown < 1.0:
+                cell.decayed += count * exp(decay * (first - span)) * expm1(grown)
+            else:
+                cell.decayed += count * (exp(decay * (last - span)) - exp(decay * (first - span)))
             if ended == PREEMPTED:
-                cells[share].preempted += count * (last - first)
-    events.sort()
-    return events
+                cell.preempted += count * (last - first)
+    return {unit: (at, codes[unit], sorted(range(len(at)), key=at.__getitem__))
+            for unit, at in times.items()}
 
 
-def _sweep(unit: str, table: JobTable, window: Window, cells: Sequence[_Cell],
-           share_of: Mapping[str, int], parties: LendingParties, decay: float,
-           span: int) -> None:
-    """Integrate every share's use of ``unit`` over the window (module docs)."""
-    events = _events(unit, table, window, share_of, cells)
+def _sweep(events: Events, window: Window, cells: Sequence[_Cell],
+           parties: LendingParties, buckets: int) -> None:
+    """Integrate every share's use of one type over the window (module docs) from its
+    ``events``."""
+    span = window.end_ms - window.start_ms
     count = len(cells)
     usage = [0] * count
-    last = [0] * count
+    last = [0.0] * count
     own = [cell.own for cell in cells]
-    used = [0.0] * count
     own_used = [0.0] * count
-    decayed = [0.0] * count
-    names = [cell.share for cell in cells]
-    lending = LentOverTime(parties, 0.0) if parties.lenders else None
-    times = [cell.times.append for cell in cells]
-    values = [cell.usage.append for cell in cells]
-    exp, expm1 = math.exp, math.expm1
-    for key in events:
-        t = key >> _TIME_SHIFT
-        share = (key >> _SHARE_SHIFT) & _SHARE_MASK
+    within = [[0.0] * buckets for _ in cells]
+    above = [[0.0] * buckets for _ in cells]
+    per_bucket = buckets / span if span > 0 else 0.0
+    # The changes of every share's use, in order, for the lending rule (when anyone lends).
+    lends = bool(parties.lenders)
+    times: list[float] = []
+    positions: list[int] = []
+    levels: list[int] = []
+    event_times, event_codes, order = events
+    for event in order:
+        t = event_times[event]
+        key = event_codes[event]
+        share = key >> _SHARE_SHIFT
         held = usage[share]
         if held:
-            dt = t - last[share]
-            used[share] += held * dt
+            began = last[share]
+            dt = t - began
             limit = own[share]
-            own_used[share] += (held if held < limit else limit) * dt
-            # ∫ e^(k(τ - end)) over [t - dt, t], times k: exact for any half-life.
-            decayed[share] -= held * exp(decay * (t - span)) * expm1(-decay * dt)
+            inside = held if held < limit else limit
+            own_used[share] += inside * dt
+            first, final = int(began * per_bucket), int(t * per_bucket)
+            if final >= buckets:
+                final = buckets - 1  # the window's end closes the last interval
+            if first == final:
+                within[share][first] += inside * dt
+                if held > limit:
+                    above[share][first] += (held - limit) * dt
+            else:
+                _spread(within[share], above[share], inside, held - inside, began, t,
+                        span / buckets, buckets)
         last[share] = t
         delta = (key >> 1) & _COUNT_MASK
         held = held + delta if key & 1 else held - delta
         usage[share] = held
-        if lending is not None:
-            lending.change(names[share], held, t)
-        times[share](t)
-        values[share](held)
-    lent = lending.lent(float(span)) if lending is not None else {}
+        if lends:
+            times.append(t)
+            positions.append(share)
+            levels.append(held)
+    lent: dict[str, float] = {}
+    if lends:
+        lending = LentOverTime(parties, 0.0, [cell.share for cell in cells])
+        lending.replay(times, positions, levels)
+        lent = lending.lent(float(span))
     for number, cell in enumerate(cells):
-        cell.used, cell.own_used = used[number], own_used[number]
-        cell.decayed = decayed[number] / decay
+        cell.own_used = own_used[number]
         cell.lent = lent.get(cell.share, 0.0)
+        cell.within, cell.above = within[number], above[number]
+
+
+def _spread(within: list[float], above: list[float], inside: int, outside: int, began: float,
+            ended: float, width: float, buckets: int) -> None:
+    """Instance-time held from ``began`` to ``ended`` (ms from the window's start), added to
+    the intervals of ``width`` it spans."""
+    bucket = min(int(began / width), buckets - 1)
+    at: float = began
+    while at < ended:
+        edge = ended if bucket == buckets - 1 else min(ended, (bucket + 1) * width)
+        within[bucket] += inside * (edge - at)
+        if outside:
+            above[bucket] += outside * (edge - at)
+        at, bucket = edge, bucket + 1
+
+
+def _timeline(cell: _Cell, window: Window, buckets: int) -> Timeline:
+    width = (window.end_ms - window.start_ms) / buckets
+    return Timeline(cell.own, [area / width for area in cell.within],
+                    [area / width for area in cell.above])
 
 
 @dataclass
@@ -338,19 +414,24 @@ class _JobCounts:
 def _job_counts(table: JobTable, window: Window, names: Sequence[str]
                 ) -> dict[str, _JobCounts]:
     counts = {name: _JobCounts() for name in names}
-    for job, share in enumerate(table.shares):
-        created = table.created_ms[job]
-        if not window.holds_submission(created):
+    jobs = dict.fromkeys(names, 0)
+    waits: dict[str, list[float]] = {name: counts[name].waits for name in names}
+    holds = window.holds_submission
+    columns = zip(table.shares, table.created_ms, table.runs, table.preempted, strict=True)
+    for job, (share, created, runs, preempted) in enumerate(columns):
+        if not holds(created):
             continue
-        tally = counts[share]
-        tally.jobs += 1
-        preempted = table.preempted[job]
-        tally.preemptions += preempted
-        tally.unseen += table.unseen(job)
-        tally.failures += is_budget_failure(table.statuses[job], preempted, table.retries[job])
-        runs = table.runs[job]
+        jobs[share] += 1
         if runs:
-            tally.waits.append((runs[0][0] - created) / 1000.0)
+            waits[share].append((runs[0][0] - created) / 1000.0)
+        if preempted:
+            tally = counts[share]
+            tally.preemptions += preempted
+            tally.unseen += table.unseen(job)
+            tally.failures += is_budget_failure(table.statuses[job], preempted,
+                                                table.retries[job])
+    for name, number in jobs.items():
+        counts[name].jobs = number
     return counts
 
 
@@ -402,7 +483,7 @@ def _fair_share(names: Sequence[str], declared: Mapping[str, QuotaShareSpec],
     weight_hours = -math.expm1(-decay * span) / decay / HOUR_MS
     result = {}
     for name in names:
-        used = sum(cells[unit, name].decayed for unit in types) / HOUR_MS
+        used = sum(cells[unit, name].decayed for unit in types) / decay / HOUR_MS
         own = sum(limit.max_capacity for limit in declared[name].capacity_limits
                   ) if name in declared else 0
         decayed_own = own * weight_hours
