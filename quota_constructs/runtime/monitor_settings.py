@@ -17,6 +17,7 @@ from quota_constructs.model import (
     QuotaShareSpec,
     ShareAgreement,
 )
+from quota_constructs.wire.job_ledger import LEDGER_BUCKET_ENV, LEDGER_PREFIX_ENV
 from quota_constructs.wire.monitoring_contract import (
     DECLARATION_FILE_ENV,
     DEFAULT_MAX_SNAPSHOT_AGE_SECONDS,
@@ -79,6 +80,9 @@ class MonitorSettings:
     runnable_count_cap: int = DEFAULT_RUNNABLE_COUNT_CAP
     max_snapshot_age_seconds: int | None = DEFAULT_MAX_SNAPSHOT_AGE_SECONDS
     """None: a snapshot of any age is judged."""
+    ledger_bucket: str | None = None
+    """The job ledger's bucket (None: no ledger is kept)."""
+    ledger_prefix: str = ""
 
     @classmethod
     def from_environment(cls, environ: Mapping[str, str] | None = None) -> MonitorSettings:
@@ -98,6 +102,8 @@ class MonitorSettings:
             enforce_budget=env.get(ENFORCE_BUDGET_ENV, "").strip().lower() == "true",
             runnable_count_cap=_count_cap(env.get(RUNNABLE_COUNT_CAP_ENV, "")),
             max_snapshot_age_seconds=_max_snapshot_age(env.get(MAX_SNAPSHOT_AGE_ENV, "")),
+            ledger_bucket=env.get(LEDGER_BUCKET_ENV, "").strip() or None,
+            ledger_prefix=env.get(LEDGER_PREFIX_ENV, "").strip(),
         )
 
     def share(self, name: str) -> QuotaShareSpec | None:

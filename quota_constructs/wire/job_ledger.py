@@ -34,6 +34,8 @@ FORMAT: Final = 1
 FINAL: Final = "final"
 PREEMPTED_KIND: Final = "preempted"
 URL_SYNTAX: Final = "s3://BUCKET/PREFIX/QUEUE (the queue's folder of the job ledger)"
+STATE_CHANGE_STATUSES: Final = ("SUCCEEDED", "FAILED")
+"""The state changes a monitor keeping a ledger receives: every job's end."""
 
 
 def object_key(prefix: str, queue: str, record: JobRecord, *,

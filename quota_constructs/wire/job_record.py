@@ -19,8 +19,11 @@ What AWS gives (botocore's batch model, ``DescribeServiceJob``)
 How an attempt's end is read (AWS says nothing more; stated here once)
 ---------------------------------------------------------------------
 1. The attempts are ``attempts`` and ``recentPreemptedAttempts`` together, one per start time
-   (an attempt in both lists, matched by training job or start time, is one attempt). Without
-   either, a job that started is one attempt from its ``startedAt`` to its ``stoppedAt``.
+   (an attempt in both lists, matched by training job or start time, is one attempt). When
+   ``attempts`` lists none, a job's ``startedAt`` later than every preempted attempt's start
+   is its last attempt's start (to its ``stoppedAt``); a ``startedAt`` no later than that
+   (the first start, if that is what AWS means by it) says nothing of the last attempt, which
+   is then left out.
 2. An attempt in ``recentPreemptedAttempts`` ended ``PREEMPTED``.
 3. The last attempt of a SUCCEEDED or FAILED job ended as the job did (a FAILED job whose last
    attempt was preempted failed by preemption: ``PREEMPTED``); its missing ``stoppedAt`` is the
@@ -150,8 +153,9 @@ def attempt_runs(detail: Mapping[str, Any]) -> tuple[AttemptRun, ...]:
     listed = _attempts(detail.get("attempts"))
     preempted = _attempts(summary.get("recentPreemptedAttempts"))
     merged, preempted_starts = _merged(listed, preempted)
-    if not merged and _int(detail.get("startedAt")) is not None:
-        merged = [(_int(detail.get("startedAt")) or 0, _int(detail.get("stoppedAt")), None)]
+    started = _int(detail.get("startedAt"))
+    if not listed and started is not None and all(started > start for start, _, _ in merged):
+        merged.append((started, _int(detail.get("stoppedAt")), None))
     merged.sort(key=lambda attempt: attempt[0])
     owed = max(0, (_int(summary.get("preemptedAttemptCount")) or 0) - len(preempted_starts))
     runs: list[AttemptRun] = []

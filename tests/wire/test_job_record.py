@@ -170,3 +170,13 @@ def test_a_column_decodes_as_each_of_its_texts_does(texts: list[str]) -> None:
             decode_run_column(texts)
     else:
         assert decode_run_column(texts) == expected
+
+
+def test_without_an_attempts_list_a_later_started_at_is_the_last_attempt() -> None:
+    later = job_record(described(SUCCEEDED, attempts=[], preempted=[attempt(10, 20)],
+                                 startedAt=30, stoppedAt=50))
+    assert ends(later) == [(10, 20, PREEMPTED), (30, 50, SUCCEEDED)]
+    # A startedAt that is the first start says nothing of the last attempt: left out.
+    first = job_record(described(SUCCEEDED, attempts=[], preempted=[attempt(10, 20)],
+                                 startedAt=10, stoppedAt=50))
+    assert ends(first) == [(10, 20, PREEMPTED)]
