@@ -47,10 +47,11 @@ def render_usage_page(
         + escape(", ".join(sources)) + "</p>",
         _summary(result),
         "<h2>Capacity per instance type over time</h2>",
-        "<p class='sub'>Instances in use within the shares' own limits (solid), borrowed above "
-        "them (hatched) and own allocation left idle (grey), stacked, averaged over "
-        f"{buckets} equal intervals; the dashed line is the environment's capacity. Above "
-        "the stack and below the line: capacity no share owns, unused.</p>",
+        "<p class='sub'>Instances in use within the shares' own limits (solid), in use above "
+        "them (borrowed, hatched) and in use by no share (idle, grey), stacked up to the "
+        f"environment's capacity (dashed), averaged over {buckets} equal intervals. Borrowed "
+        "instances are a lender's idle allocation or capacity no share owns; each share's "
+        "idle own allocation and what of it was lent are in its table below.</p>",
         *_type_charts(result, splits, capacity_limits, axis, buckets),
         "<details><summary>Per share and instance type</summary><div class='grid'>",
         *_share_charts(result, splits, colours, axis, buckets),
@@ -156,19 +157,21 @@ def _type_charts(result: UsageResult, splits: Mapping[tuple[str, str], Split],
             inside, outside = split
             within = [a + b for a, b in zip(within, inside, strict=True)]
             above = [a + b for a, b in zip(above, outside, strict=True)]
-        idle = [max(0.0, own_total - w) for w in within]
         size = capacity.get(unit, 0)
+        idle = [max(0.0, size - w - a) for w, a in zip(within, above, strict=True)]
         chart = AreaChart(
-            title=f"{unit}: own use, borrowed and idle own allocation", xs=xs,
+            title=f"{unit}: used within own limits, borrowed, idle", xs=xs,
             x_label=axis.label, y_label="instances (average)",
             bands=[Band("used within own limits", OWN_COLOUR, within),
-                   Band("borrowed", BORROWED_COLOUR, above, hatched=True),
-                   Band("idle own allocation", IDLE_COLOUR, idle, opacity=0.45)],
+                   Band("borrowed (above a share's own limit)", BORROWED_COLOUR, above,
+                        hatched=True),
+                   Band("idle (in use by no share)", IDLE_COLOUR, idle, opacity=0.45)],
             lines=[Line(f"environment capacity ({size})", "#000", [float(size)] * buckets,
-                        dash="6 4")],
-            y_max=float(max(size, own_total, max((a + b + c for a, b, c in
-                                                  zip(within, above, idle, strict=True)),
-                                                 default=0.0), 1)),
+                        dash="6 4"),
+                   Line(f"the shares' own limits, added ({own_total})", "#555",
+                        [float(own_total)] * buckets, dash="2 3")],
+            y_max=float(max(size, own_total, 1, *(a + b for a, b in
+                                                  zip(within, above, strict=True)))),
             width=1280, height=280, per_day=axis.per_day,
         )
         out.append(_figure(chart.render(f"type-{unit}"), f"type-{unit}"))
@@ -187,7 +190,8 @@ def _share_charts(result: UsageResult, splits: Mapping[tuple[str, str], Split],
             title=f"{name} · {unit}", xs=xs, x_label=axis.label, y_label="instances (average)",
             bands=[Band("within own limit", colour, inside),
                    Band("borrowed", colour, outside, hatched=True),
-                   Band("idle own", IDLE_COLOUR, idle, opacity=0.45)],
+                   Band("own allocation it did not use (idle or lent)", IDLE_COLOUR, idle,
+                        opacity=0.45)],
             lines=[Line(f"own limit ({timeline.own})", "#333",
                         [float(timeline.own)] * buckets, dash="6 4")],
             width=640, height=220, per_day=axis.per_day,
