@@ -74,6 +74,7 @@ QUICK_SKIPS = (
     "tests/simulation/test_recommend_cli.py",
     "tests/simulation/test_scheduling.py",
     "tests/client/test_readme_sdk.py",
+    "tests/usage/test_usage_against_fake_batch.py",
 )
 
 
