@@ -32,7 +32,12 @@ from .figures import (
 from .jobs import JobTable, UsageInputError, merge_records, read_history
 from .page import render_usage_page
 
-USAGE_JSON, USAGE_CSV, REPORT_HTML = "usage.json", "usage.csv", "report.html"
+USAGE_JSON = "usage.json"
+"""The figures, in the schema of :mod:`quota_constructs.usage.document`."""
+USAGE_CSV = "usage.csv"
+"""One row per share and instance type."""
+REPORT_HTML = "report.html"
+"""The page for people."""
 
 
 @dataclass(frozen=True)
