@@ -28,7 +28,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from quota_constructs import CapacityLimit, QuotaShareSpec, SharingStrategy
+# The simulator benchmark's environment and declaration: 20 shares of every strategy (RESERVE,
+# LEND, LEND_AND_BORROW with unlimited, 200 %, 0 and 50 % borrowing) over four types.
+from simulator_throughput import ENVIRONMENT, N_SHARES, declaration
+
 from quota_constructs.live.history import ExportedJob, write_history
 from quota_constructs.usage import (
     UsageResult,
@@ -39,30 +42,11 @@ from quota_constructs.usage import (
 )
 from quota_constructs.wire.job_record import FAILED, PREEMPTED, RUNNING, SUCCEEDED, AttemptRun
 
-ENVIRONMENT = {"ml.g5.xlarge": 400, "ml.g5.12xlarge": 200, "ml.p4d.24xlarge": 100,
-               "ml.p5.48xlarge": 60}
 PRICES = {"ml.g5.xlarge": 1.41, "ml.g5.12xlarge": 7.09, "ml.p4d.24xlarge": 37.69,
           "ml.p5.48xlarge": 98.32}
-N_SHARES = 20
 HOUR_MS = 3_600_000
 START_MS = 1_780_000_000_000
 T = TypeVar("T")
-
-
-def declaration() -> tuple[list[CapacityLimit], list[QuotaShareSpec]]:
-    strategies = (SharingStrategy.LEND_AND_BORROW, SharingStrategy.LEND,
-                  SharingStrategy.LEND_AND_BORROW, SharingStrategy.RESERVE)
-    shares = []
-    for i in range(N_SHARES):
-        strategy = strategies[i % len(strategies)]
-        shares.append(QuotaShareSpec(
-            name=f"team-{i:02d}", strategy=strategy,
-            capacity_limits=[CapacityLimit(unit, max(1, size * 9 // (10 * N_SHARES)))
-                             for unit, size in ENVIRONMENT.items()],
-            borrow_limit_percent=(None, 200, 0, 50)[i % 4]
-            if strategy is SharingStrategy.LEND_AND_BORROW else None,
-        ))
-    return [CapacityLimit(unit, size) for unit, size in ENVIRONMENT.items()], shares
 
 
 def history(n_jobs: int, seed: int = 7) -> tuple[list[ExportedJob], float]:
