@@ -23,22 +23,14 @@ from __future__ import annotations
 import csv
 import json
 from dataclasses import asdict
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from .figures import TypeFigures, UsageResult
+from .jobs import iso
 
 TYPE_FIELDS = tuple(TypeFigures.__dataclass_fields__)
 CSV_COLUMNS = ("share", "instance_type", *TYPE_FIELDS)
-
-
-def iso(ms: int) -> str:
-    """Epoch milliseconds as ISO 8601 UTC (``2026-11-01T00:00:00Z``, milliseconds when any)."""
-    moment = datetime.fromtimestamp(ms / 1000, UTC)
-    if ms % 1000:
-        return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def usage_document(result: UsageResult) -> dict[str, Any]:

@@ -19,10 +19,12 @@ Per job, over the jobs submitted in the window (cancelled and never started incl
 first start over those that started, their 50th and 95th percentiles by linear interpolation
 between the closest ranks (the simulator's method, Hyndman and Fan's type 7, numpy's default).
 
-How it is computed: one sweep per instance type over the attempts' starts and stops, sorted
-(not a time grid): between two change points every share's use is constant, so each integral
-is exact. Each change costs O(1): a share's own integrals are closed when its own use changes,
-and the lending rule is integrated by :class:`quota_constructs.model.LentOverTime`.
+How it is computed: what an attempt adds on its own (used, decayed and preempted
+instance-time) is added once per attempt; the rest in one sweep per instance type over the
+attempts' starts and stops, sorted (not a time grid): between two change points every share's
+use is constant, so each integral is exact. Each change costs O(1): a share's own integrals are
+closed when its own use changes, and the lending rule is integrated by
+:class:`quota_constructs.model.LentOverTime`.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from ..model import (
 from ..model.budget_failure import is_budget_failure
 from ..simulation.figures import percentile
 from ..wire.job_record import PREEMPTED
-from .jobs import JobTable, UsageInputError, cyclic_gc_paused
+from .jobs import JobTable, UsageInputError, cyclic_gc_paused, iso
 
 HOUR_MS = 3_600_000.0
 DEFAULT_HALF_LIFE_HOURS = 7 * 24.0
@@ -92,14 +94,9 @@ def default_window(table: JobTable, *, since_ms: int | None = None,
                               "and --until to report an empty window")
     if end < start:
         raise UsageInputError(
-            f"the window is empty: it starts {_iso(start)} and ends {_iso(end)}; allowed: "
+            f"the window is empty: it starts {iso(start)} and ends {iso(end)}; allowed: "
             "--since before --until (and before the last attempt's end)")
     return Window(start, end, closed=until_ms is None)
-
-
-def _iso(ms: int) -> str:
-    from datetime import UTC, datetime
-    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,8 @@ from ..model import CapacityLimit, QuotaShareSpec
 from ..simulation.report.page import CSS, TimeAxis
 from ..simulation.report.summary import human_seconds, percent
 from ..simulation.report.svg import AreaChart, Band, BarChart, BarGroup, Line, share_colour
-from .document import iso
 from .figures import ShareFigures, UsageResult
+from .jobs import iso
 
 OWN_COLOUR, BORROWED_COLOUR, IDLE_COLOUR = "#0072B2", "#D55E00", "#9a9a9a"
 EXTRA_CSS = ("td.warn{background:#fff4e5}ul.defs li{margin:3px 0}"
