@@ -175,7 +175,9 @@ def test_a_job_submitted_after_its_estimate_starts_within_it(
 
 
 @pytest.mark.slow
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# Derandomized: CI sees the same 200 cases on every run (a new case is a new test, not luck).
+@settings(max_examples=200, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(layout=layouts(), wanted=jobs, pick=st.integers(0, 7), seed=st.integers(0, 2**16))
 def test_many_more_waiting_jobs_start_within_their_estimates(
     layout: Layout, wanted: list[Job], pick: int, seed: int

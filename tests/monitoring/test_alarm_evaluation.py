@@ -49,7 +49,10 @@ class Deployed:
 
     def run(self) -> list[DataPoint]:
         self.capsys.readouterr()
-        self.handler({}, context(), clock=lambda: self.now_ms / 1000)
+        # The monitor's connection records backoff instead of sleeping it: a Batch failing
+        # every call is retried as deployed, without the test waiting out real delays.
+        self.handler({}, context(), connection=self.monitor.connection,
+                     clock=lambda: self.now_ms / 1000)
         return data_points(self.capsys.readouterr().out)
 
     def alarm(self, construct: Any) -> dict[str, Any]:
@@ -149,11 +152,16 @@ def test_batch_failing_every_call_pages_operations_not_owners(
     batch.add_service_job(queue, "QS2", "RUNNABLE", {G5: 1}, age_seconds=HOUR)
     for operation in ("GetJobQueueSnapshot", "ListQuotaShares", "DescribeQuotaShare",
                       "ListServiceJobs", "DescribeServiceJob"):
-        batch.fail_next(operation, 1000, code=code, status=status)
+        if code == "AccessDeniedException":
+            batch.deny_next(operation, 1000)  # with the denial's own message, not throttling's
+        else:
+            batch.fail_next(operation, 1000, code=code, status=status)
 
     runs = [deployed.run() for _ in range(2)]
 
     assert deployed.health(runs) == "ALARM"
+    # Throttling is retried with backoff before the monitor gives up; a denial is not.
+    assert bool(deployed.monitor.sleeps) == (code == "ThrottlingException")
     # Nothing measured is neither starvation nor its end: the alarm keeps its state.
     for previous in ("OK", "ALARM", "INSUFFICIENT_DATA"):
         assert deployed.starved("QS2", [runs[-1]], previous) == previous
