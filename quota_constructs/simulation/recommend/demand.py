@@ -20,7 +20,16 @@ from .explain import impossible
 from .ranking import Ranking
 from .replays import STRETCH, WHOLE, Call, Replayer
 from .space import SearchSpace
-from .tasks import Demand, Scores, ShareColumns, alone, demand, evaluate, meets
+from .tasks import (
+    Demand,
+    Scores,
+    ShareColumns,
+    alone,
+    demand,
+    evaluate,
+    evaluate_with_digest,
+    meets,
+)
 
 
 @dataclass(frozen=True)
@@ -65,8 +74,9 @@ def analyse_demand(
     today_columns = replayer.columns(today)
     if today_columns is not None:
         columns = today_columns
-        keyed.append((("scores", WHOLE, today, env),
-                      lambda: (evaluate, (problem, columns, options, replayer.budgets),
+        keyed.append((("replay", WHOLE, today, env),
+                      lambda: (evaluate_with_digest,
+                               (problem, columns, options, replayer.budgets),
                                len(problem.job_ids))))
     part = WHOLE if screen is None else STRETCH
     pairs: list[tuple[int, int]] = []
@@ -82,7 +92,7 @@ def analyse_demand(
         keyed += [_demand_call(space, ranking, replayer, screen or problem, part, s, k,
                                space.capacity[k], 0) for s, k in pairs]
     results = _counted(replayer, keyed)
-    today_scores: Scores = results.pop(0) if today_columns is not None else {}
+    today_scores: Scores = results.pop(0)[0] if today_columns is not None else {}
     alone_scores: list[Scores] = results[:len(explained)]
     demands: list[Demand] = results[len(explained):] if known is None else list(known)
     if screen is not None and known is None:

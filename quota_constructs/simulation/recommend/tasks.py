@@ -8,6 +8,7 @@ cluster's ``Client.get_executor()``. Nothing here depends on which worker runs i
 from __future__ import annotations
 
 import hashlib
+import marshal
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import cast, overload
@@ -130,11 +131,20 @@ def evaluate_with_digest(
     how it ended; each job's end and status): two allocations with the same digest make no
     difference to any job."""
     scores, data = _replay(problem, columns, options, budgets)
+    return scores, outcome_digest(data)
+
+
+def outcome_digest(data: RunData) -> str:
+    """The digest of every job's outcome in ``data``: equal for equal outcomes, whichever
+    process ran them. Attempts are encoded by value with ``marshal``'s version 2, which
+    writes no back-references (later versions mark objects referenced twice, which depends
+    on the run's object sharing, not on the outcome) and costs about a fortieth of a replay
+    (``repr`` cost a tenth)."""
     digest = hashlib.blake2b(digest_size=16)
-    digest.update(repr(data.attempts).encode())
+    digest.update(marshal.dumps(data.attempts, 2))
     digest.update(data.finished.tobytes())
     digest.update(bytes(data.status_failed))
-    return scores, digest.hexdigest()
+    return digest.hexdigest()
 
 
 def _replay(
