@@ -47,6 +47,11 @@ COMMANDS: dict[str, Command] = {
         "export a queue's service jobs as a workload file (read-only: ListServiceJobs, "
         "DescribeServiceJob)",
     ),
+    "usage": Command(
+        "quota_constructs.usage.cli",
+        "what each share used, borrowed, lent and lost, from a history export or the job "
+        "ledger: usage.json, usage.csv, report.html",
+    ),
     "status": Command(
         "quota_constructs.live.status",
         "a live queue per share and instance type: limits, use, borrowing, backlog, head job",

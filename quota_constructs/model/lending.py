@@ -5,8 +5,9 @@
 reclaim for it), so the two never disagree, over-allocated environments included.
 
 :class:`LendingParties` is the one attribution rule, read by :class:`UnitUse` (``status``'s
-``lent`` column) and by the monitoring's ``metric_lent`` (the same rule written as CloudWatch
-metric math over the published ``CapacityInUse``).
+``lent`` column), by the monitoring's ``metric_lent`` (the same rule written as CloudWatch
+metric math over the published ``CapacityInUse``) and, integrated over time by
+:class:`LentOverTime`, by ``quota-constructs usage`` (its ``lent_hours``).
 
 AWS Batch reports what each share holds of a type, not whose idle capacity a borrower holds.
 **Assumed** (AWS is silent; stated here once): borrowers hold the borrowable capacity no share
@@ -19,7 +20,7 @@ that decide a preemption).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from .borrowing import BorrowingRules, UnitRules
@@ -68,7 +69,7 @@ class LendingParties:
         """Per lender, how much of its idle own capacity borrowers hold, given what each share
         holds (``usage``; a share missing holds nothing). Empty when nothing is lent."""
         borrowed = sum(max(0.0, usage.get(name, 0.0) - own) for name, own in self.own.items())
-        rest = borrowed - min(borrowed, self.unowned_borrowable)
+        rest = self.borrowed_from_lenders(borrowed)
         idle = {name: max(0.0, self.own.get(name, 0) - usage.get(name, 0.0))
                 for name in self.lenders}
         total = sum(idle.values())
@@ -78,6 +79,115 @@ class LendingParties:
             return idle
         return {name: rest * amount / total for name, amount in idle.items()}
 
+    def borrowed_from_lenders(self, borrowed: float) -> float:
+        """Of ``borrowed`` (every share's use above its own limit, added up), what the lenders'
+        idle capacity carries: capacity no share owns is taken first."""
+        return borrowed - min(borrowed, self.unowned_borrowable)
+
+    def lent_fraction(self, borrowed: float, idle: float) -> float:
+        """The part of every lender's idle own capacity that borrowers hold, when borrowers
+        hold ``borrowed`` above their limits and the lenders have ``idle`` idle together:
+        :meth:`lent` gives each lender its idle amount times this."""
+        rest = self.borrowed_from_lenders(borrowed)
+        if rest <= 0 or idle <= 0:
+            return 0.0
+        return 1.0 if rest >= idle else rest / idle
+
+
+class LentOverTime:
+    """:meth:`LendingParties.lent` integrated over time, one change of one share's use at a time.
+
+    At every instant each lender has lent its idle amount times the rule's
+    :meth:`~LendingParties.lent_fraction`; the fraction changes with every share's use, a
+    lender's idle amount only with its own. So the fraction's integral is kept as one running
+    total, and a lender's lent capacity-time is its idle amount times what that total grew by
+    while its idle amount stayed the same: each change costs O(1) whatever the number of
+    shares, and the result equals summing :meth:`~LendingParties.lent` over every interval
+    between changes (the tests check it). Times are any one unit (seconds); the answer is in
+    instances times that unit.
+
+    ``shares`` fixes an order so a caller can name a share by its position
+    (:meth:`change_at`); shares outside the parties may be among them (their use is neither
+    borrowed nor lent, as :meth:`LendingParties.lent` ignores them).
+    """
+
+    def __init__(self, parties: LendingParties, start: float,
+                 shares: Sequence[str] | None = None) -> None:
+        self.parties = parties
+        self.shares = tuple(parties.own if shares is None else shares)
+        self._position = {name: number for number, name in enumerate(self.shares)}
+        self._own = [parties.own.get(name) for name in self.shares]
+        lenders = set(parties.lenders)
+        self._lends = [name in lenders and own is not None
+                       for name, own in zip(self.shares, self._own, strict=True)]
+        self._usage = [0.0] * len(self.shares)
+        self._idle = [float(max(0, own or 0)) if lends else 0.0
+                      for own, lends in zip(self._own, self._lends, strict=True)]
+        self._idle_total = sum(self._idle)
+        self._borrowed = 0.0
+        self._fraction = 0.0
+        self._fraction_of = parties.lent_fraction
+        self._at = start
+        self._integral = 0.0
+        """The fraction's integral from ``start`` to ``_at``."""
+        self._mark = [0.0] * len(self.shares)
+        """Per lender, the integral when its idle amount last changed."""
+        self._lent = [0.0] * len(self.shares)
+
+    def change(self, share: str, usage: float, at: float) -> None:
+        """From ``at`` on, ``share`` holds ``usage`` (``at`` never before the last change)."""
+        position = self._position.get(share)
+        if position is None:
+            self._integral += self._fraction * (at - self._at)
+            self._at = at
+            return  # not a party to the rule: its use is neither borrowed nor lent
+        self.change_at(position, usage, at)
+
+    def change_at(self, position: int, usage: float, at: float) -> None:
+        """:meth:`change` of the share at ``position`` of :attr:`shares`."""
+        self.replay((at,), (position,), (usage,))
+
+    def replay(self, times: Sequence[float], positions: Sequence[int],
+               usages: Sequence[float]) -> None:
+        """:meth:`change_at` of each change in turn (``times`` never decreasing): the same
+        answer, without a call per change, for a caller with millions of them."""
+        integral, fraction, at = self._integral, self._fraction, self._at
+        own_of, lends, usage_of = self._own, self._lends, self._usage
+        idle_of, mark, lent = self._idle, self._mark, self._lent
+        borrowed, idle_total, fraction_of = self._borrowed, self._idle_total, self._fraction_of
+        for now, position, usage in zip(times, positions, usages, strict=True):
+            integral += fraction * (now - at)
+            at = now
+            own = own_of[position]
+            if own is None:
+                continue  # not a party to the rule: its use is neither borrowed nor lent
+            before = usage_of[position]
+            usage_of[position] = usage
+            moved = False
+            if usage > own or before > own:
+                borrowed += (usage - own if usage > own else 0.0) - (
+                    before - own if before > own else 0.0)
+                moved = True
+            if lends[position]:
+                idle = idle_of[position]
+                lent[position] += idle * (integral - mark[position])
+                mark[position] = integral
+                now_idle = own - usage if usage < own else 0.0
+                if now_idle != idle:
+                    idle_of[position] = now_idle
+                    idle_total += now_idle - idle
+                    moved = True
+            if moved:
+                fraction = fraction_of(borrowed, idle_total)
+        self._integral, self._fraction, self._at = integral, fraction, at
+        self._borrowed, self._idle_total = borrowed, idle_total
+
+    def lent(self, end: float) -> dict[str, float]:
+        """Per lender, its idle capacity borrowers held from ``start`` to ``end`` (no change
+        after ``end`` is counted: call it after the last change at or before ``end``)."""
+        integral = self._integral + self._fraction * (end - self._at)
+        return {name: self._lent[n] + self._idle[n] * (integral - self._mark[n])
+                for n, name in enumerate(self.shares) if self._lends[n]}
 
 @dataclass(frozen=True)
 class UnitUse:

@@ -122,7 +122,8 @@ class JobEventsFunction(Construct):
     monitors.
 
     The function runs at most ``concurrency`` invocations at once (reserved concurrency;
-    None = unreserved, for accounts whose concurrency quota cannot spare it).
+    None = unreserved, for accounts whose concurrency quota cannot spare it). ``statuses``:
+    the state changes the rule delivers (FAILED; with a job ledger, SUCCEEDED too).
 
     The role (``Role``) may describe service jobs and publish to ``owner_topics``; it never
     terminates a job (budgets are enforced on preemptions, by the stack's preemptions function).
@@ -136,6 +137,7 @@ class JobEventsFunction(Construct):
         props: QueueFunctionProps,
         owner_topics: Mapping[str, sns.ITopic],
         concurrency: int | None = DEFAULT_CONCURRENCY,
+        statuses: Sequence[str] = STATE_CHANGE_STATUSES,
     ) -> None:
         super().__init__(scope, id)
         self.function, self.role, self.log_group = event_function(
@@ -157,7 +159,7 @@ class JobEventsFunction(Construct):
             detail_types=[STATE_CHANGE_DETAIL_TYPE],
             # The documented sample event carries the queue's ARN in detail.jobQueue; only
             # the statuses an owner is told about invoke the function.
-            detail={"jobQueue": [props.job_queue_arn], "status": list(STATE_CHANGE_STATUSES)},
+            detail={"jobQueue": [props.job_queue_arn], "status": list(statuses)},
         )
         self.queue_blocked_rule = service_job_rule(
             self, "QueueBlockedRule", self.function, props.settings,

@@ -34,7 +34,9 @@ from ..model.deployed_names import DeployedName
 from ..nag_acknowledgments import acknowledge
 from ..quota_share import QuotaShare
 from ..share_options import ShareProvisioning
+from ..stack_outputs import add_output
 from ..wire.deployed_config import DEPLOYED_CONFIG_TAG_KEY, config_fingerprint
+from ..wire.job_ledger import STATE_CHANGE_STATUSES as LEDGER_STATE_CHANGES
 from ..wire.listing import MAX_LISTING_PAGES, MAX_PAGE_SIZE
 from ..wire.monitoring_contract import (
     DEFAULT_MAX_SNAPSHOT_AGE_SECONDS,
@@ -51,6 +53,7 @@ from ._function import AtSynthesis, FunctionSettings, LazyText, QueueFunctionPro
 from .alarm_delivery import allow_alarms_to_publish
 from .dashboard import QuotaShareDashboard
 from .job_events_function import DEFAULT_CONCURRENCY, JobEventsFunction
+from .job_ledger import JobLedger
 from .metrics import ShareMetricMethods, ShareMetrics
 from .outputs import add_monitoring_outputs
 from .owner_subscriptions import OwnerSubscriptions, chat_endpoint
@@ -131,6 +134,11 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
         ListServiceJobs call per 100, only for shares with a waiting job). Default 100; a
         ``RunnableJobs`` value equal to the cap means at least that many. 0: not counted (no
         ``RunnableJobs`` metric, no ListServiceJobs call).
+    :param job_ledger: keep every terminal attempt of the queue's jobs in a bucket of the app
+        (:class:`JobLedger`, child ``JobLedger``), for ``quota-constructs usage --ledger``
+        (AWS Batch lists a finished job for about a week): True for one made here, or a
+        ``JobLedger`` several monitors share. Default False. Needs job events; the job-events
+        function then also receives SUCCEEDED state changes. Its cost is in the cost guide.
     :param max_snapshot_age: how old a ``GetJobQueueSnapshot`` (each part's ``lastUpdatedAt``)
         may be for the shares to be judged by it. An older one, or one without
         ``lastUpdatedAt``, is not judged: no capacity, wait or fit is published (``Starved``
@@ -175,9 +183,14 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
         job_events_concurrency: int | None = DEFAULT_CONCURRENCY,
         max_snapshot_age: Duration | None = DEFAULT_MAX_SNAPSHOT_AGE,
         agreement_metrics_enabled: bool = True,
+        job_ledger: bool | JobLedger = False,
     ) -> None:
         # Checks: everything before the construct exists, so a mistake leaves nothing behind.
         subject = f"monitoring {child_path(scope, id)}"
+        if job_ledger is not False and not job_events_enabled:
+            raise QuotaConfigError(subject, "job_ledger", job_ledger,
+                                   "False when job_events_enabled=False (the job-events "
+                                   "functions write the ledger)")
         queue = _training_job_queue(job_queue, subject=subject)
         checked = _CheckedProps.of(
             queue, subject=subject, shares=shares, owner_topics=owner_topics,
@@ -232,6 +245,11 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
             layers=handler_layers,
         )
         props = self._function_props(settings)
+        self.job_ledger: Final[JobLedger | None] = (
+            job_ledger if isinstance(job_ledger, JobLedger)
+            else JobLedger(self, "JobLedger") if job_ledger else None
+        )
+        """Where every terminal attempt of the queue's jobs is kept (None: no ledger)."""
         self.share_metrics: Final[ShareMetricsFunction | None] = (
             self._create_metrics_function(checked, props) if metrics_enabled else None
         )
@@ -334,13 +352,18 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
             ),
             **agreement_variables(enabled=self._agreement_metrics_on),
         }
+        ledger = self.job_ledger
         function = JobEventsFunction(
             self,
             "JobEvents",
-            props=replace(props, environment={**props.environment, **notified}),
+            props=replace(props, environment={**props.environment, **notified,
+                                              **(ledger.variables() if ledger else {})}),
             owner_topics={},
             concurrency=concurrency,
+            **({"statuses": LEDGER_STATE_CHANGES} if ledger else {}),
         )
+        if ledger is not None:
+            ledger.allow_function(function.role)
         self._code.used_by(function.function)
         return function
 
@@ -350,10 +373,13 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
         preemptions = StackPreemptions.of_stack(
             self, settings=settings, concurrency=concurrency
         )
+        ledger = self.job_ledger
         preemptions.register(MonitoredQueue(
-            variables=self._queue_variables,
+            variables=lambda path: {**self._queue_variables(path),
+                                    **(ledger.variables() if ledger else {})},
             enforce_interruption_budget=self.enforces_interruption_budget is True,
             resolve=self._final_declaration,
+            job_ledger=ledger,
         ))
         return preemptions
 
@@ -538,6 +564,9 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
         self._owner_topic_names = add_monitoring_outputs(
             self, self.dashboard, self.owner_topics
         )
+        if self.job_ledger is not None:
+            add_output(self, "JobLedgerUrl", self.job_ledger.url_of(self.job_queue.job_queue_name),
+                       "Where this queue's job ledger is: quota-constructs usage --ledger URL")
 
     def _final_shares(self) -> tuple[QuotaShareSpec, ...]:
         """Every monitored share once the app is built, checked (see :meth:`resolve_shares`)."""

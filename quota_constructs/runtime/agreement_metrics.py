@@ -41,6 +41,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from quota_constructs.model.budget_failure import FAILED
+from quota_constructs.model.budget_failure import is_budget_failure as budget_failure
 from quota_constructs.wire.monitoring_contract import (
     BUDGET_FAILURES,
     JOB_QUEUE_DIMENSION,
@@ -98,15 +100,14 @@ def _is_first_start(detail: Mapping[str, Any], job: Mapping[str, Any],
 
 
 def is_budget_failure(detail: Mapping[str, Any], job: Mapping[str, Any]) -> bool:
-    """Whether a FAILED job failed by exhausting its preemption retries: its preempted
-    attempts outnumber ``preemptionRetriesBeforeTermination`` (the job's as described, else
-    the event's)."""
+    """Whether a FAILED job failed by exhausting its preemption retries, by the model's one
+    definition (:func:`quota_constructs.model.budget_failure.is_budget_failure`), read from the
+    job as described (else the event) for its retries and the larger preemption count of the
+    two."""
     retries = _retries(job)
     if retries is None:
         retries = _retries(detail)
-    if retries is None:
-        return False
-    return max(_preempted_count(job), _preempted_count(detail)) > retries
+    return budget_failure(FAILED, max(_preempted_count(job), _preempted_count(detail)), retries)
 
 
 def wait_time_record(namespace: str, job_queue_name: str, share: str,

@@ -66,6 +66,7 @@ from .agreement_metrics import (
 from .batch_gateway import BatchConnection
 from .emf import COUNT, MetricRecord, emit
 from .event_memory import EventMemory
+from .job_ledger import LedgerWriter
 from .monitor_settings import MonitorConfigurationError, MonitorSettings
 from .monitoring_gateway import MonitoringGateway
 from .notifier import Notifier, OwnerMessage, create_sns_client
@@ -209,9 +210,11 @@ class _Monitor:
             STATE_CHANGE_DETAIL_TYPE: self.state_changed,
         }[detail_type]
         try:
-            return step(event, job_arn, fields)
+            outcome = step(event, job_arn, fields)
         except _NothingToDo as nothing:
-            return _outcome(nothing.outcome, fields)
+            outcome = _outcome(nothing.outcome, fields)
+        self._keep_in_ledger(detail_type, event, job_arn)
+        return outcome
 
     # -- preemptions ----------------------------------------------------------------------------
 
@@ -376,6 +379,34 @@ class _Monitor:
         emit([budget_failure_record(self.settings.namespace, self.settings.queue.name, share)])
         return True
 
+    # -- the job ledger (optional) --------------------------------------------------------------
+
+    def _keep_in_ledger(self, detail_type: str, event: Mapping[str, Any], job_arn: str) -> None:
+        """A terminal attempt of this queue's job kept in the job ledger
+        (:mod:`.job_ledger`), when the monitor keeps one: the job's final record when it
+        finished, the job as it stood when an attempt was preempted."""
+        bucket = self.settings.ledger_bucket
+        detail = event.get("detail") or {}
+        finished = (detail_type == STATE_CHANGE_DETAIL_TYPE
+                    and str(detail.get("status") or "") in FINISHED_STATUSES)
+        if bucket is None or not (finished or detail_type == PREEMPTION_COMPLETED_DETAIL_TYPE):
+            return
+        try:
+            job, _, _ = self._job_of_this_queue(
+                event, job_arn, {}, reported_queue=detail.get("jobQueue") if finished else None)
+        except _NothingToDo:
+            return
+        writer = LedgerWriter(bucket, self.settings.ledger_prefix,
+                              policy=self._connection.policy)
+        queue = self.settings.queue.name
+        if finished:
+            writer.keep_final(queue, job)
+            return
+        summary = detail.get("preemptionSummary") or job.get("preemptionSummary") or {}
+        preemption = Preemption.from_summary(summary) if isinstance(summary, Mapping) else None
+        if preemption is not None:
+            writer.keep_preempted(queue, job, preemption)
+
     # -- shared steps ---------------------------------------------------------------------------
 
     def _job_of_this_queue(
@@ -390,6 +421,7 @@ class _Monitor:
             raise _NothingToDo("ignored: another job queue")
         ids = job_ids(event, job_arn)
         job = self._known_job if self._known_job is not None else describe_first(self.batch, ids)
+        self._known_job = job  # one lookup per event, whoever asks (the ledger too)
         if job is None:
             fields["job_ids"] = list(ids)
             raise _NothingToDo("ignored: AWS Batch does not know the job")

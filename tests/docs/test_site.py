@@ -29,6 +29,7 @@ PUBLIC_MODULES = (
     "quota_constructs.simulation",
     "quota_constructs.simulation.workloads",
     "quota_constructs.simulation.report",
+    "quota_constructs.usage",
 )
 # Public modules without __all__: documented whole, as modules.
 PUBLIC_PLAIN_MODULES = (

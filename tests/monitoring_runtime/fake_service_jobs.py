@@ -88,6 +88,8 @@ class FakeServiceJob(FakeJob):
         }
         if self.started_at is not None:
             described["startedAt"] = self.started_at
+        if self.stopped_at is not None:
+            described["stoppedAt"] = self.stopped_at
         if self.retries_before_termination is not None:
             described["preemptionConfiguration"] = {
                 "preemptionRetriesBeforeTermination": self.retries_before_termination
@@ -192,6 +194,20 @@ class MonitoringFakeBatch(FakeBatch):
                 job.status = "RUNNABLE"
                 job.runnable_since = stopped
             self.preempted_jobs.append(job_id)
+            return job
+
+    def run_again(self, job_id: str) -> FakeServiceJob:
+        """A RUNNABLE job starts its next attempt now."""
+        with self.lock:
+            job = self.service_job(job_id)
+            job.status, job.started_at, job.status_reason = "RUNNING", self.clock_ms(), ""
+            return job
+
+    def finish(self, job_id: str, status: str = "SUCCEEDED") -> FakeServiceJob:
+        """A running job's attempt ends now, and the job with it."""
+        with self.lock:
+            job = self.service_job(job_id)
+            job.status, job.stopped_at = status, self.clock_ms()
             return job
 
     def service_job(self, job_id: str) -> FakeServiceJob:

@@ -54,6 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from ...model import CapacityLimit, QuotaConfigError, QuotaShareSpec
+from ...wire import history_export
 from ..inputs import PriorityChange, SimJob
 
 JOB_FIELDS = (
@@ -70,12 +71,11 @@ JOB_FIELDS = (
 REQUIRED_JOB_FIELDS = frozenset(JOB_FIELDS[:5])
 CHANGE_FIELDS = ("at", "job_id", "priority")
 CSV_COLUMNS = ("kind", *JOB_FIELDS, "at")
-HISTORY_COLUMNS = (
-    "submitted_at_utc", "job_name", "status", "history", "attempts", "preemptions",
-)
-"""Columns ``quota-constructs history`` adds for people (the absolute submission time, the
-job's status, whether it finished, ran or never ran); a CSV may carry them and the simulator
-ignores them."""
+HISTORY_COLUMNS = history_export.HISTORY_COLUMNS
+"""Columns ``quota-constructs history`` adds for people and for ``usage`` (the absolute
+submission time, the job's status, whether it finished, ran or never ran, its attempts, the
+export's moment): a CSV may carry them, a JSON job record their keys, and the simulator ignores
+them (as it ignores a JSON document's ``exported_at``)."""
 _TEXT_FIELDS = frozenset({"job_id", "share", "instance_type"})
 MAX_PRIORITY = 9999
 MAX_REPORTED_PROBLEMS = 50
@@ -272,9 +272,10 @@ def parse_json(
             'an object {"jobs": [...], "priority_changes": [...]}',
         )
     for key in document:
-        if key not in ("jobs", "priority_changes"):
+        if key not in ("jobs", "priority_changes", history_export.EXPORTED_AT_KEY):
             raise WorkloadError(source, "(document)", key, _short(document[key]),
-                                "only the keys jobs and priority_changes")
+                                "only the keys jobs and priority_changes (and a history "
+                                "export's exported_at)")
     builder = _Builder(source, numbers_as_text=False,
                        declaration=_Declaration.of(shares, capacity_limits))
     for section, add in (("jobs", builder.add_job), ("priority_changes", builder.add_change)):
@@ -286,7 +287,8 @@ def parse_json(
             try:
                 if not isinstance(record, dict):
                     raise WorkloadError(source, where, section, _short(record), "an object")
-                add(where, {k: v for k, v in record.items() if v is not None})
+                add(where, {k: v for k, v in record.items()
+                            if v is not None and k not in HISTORY_COLUMNS})
             except WorkloadError as problem:
                 builder.report(problem)
     return builder.workload()
