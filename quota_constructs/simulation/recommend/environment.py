@@ -7,32 +7,42 @@ type's size only changes the waits of the jobs that run on it. Scaling every typ
 (the old way) grows a type whose shares already meet their targets because another type is
 short, and a re-run with only that other type fixed then says the first "could shrink".
 
+What it costs: a size is judged by replaying *witnesses* (:mod:`.witnesses`: allocations
+built from the recommendation and the demand analysis, one replay each), not by running
+``recommend``'s whole search on every size tried (which made the advice cost ten times the
+search it advises on). ``recommend``'s own search is run on another environment only to
+confirm that a type must grow, where single-share replays have not already shown it.
+
 The search (:meth:`EnvironmentSearch.advise`):
 
-1. *Enough*: today's sizes when the recommended allocation meets every reachable target there;
-   else each type at least what a RESERVE partition at every share's demand needs (doubled
-   while that still misses, at most a few times).
+1. *Enough*: today's sizes when the recommended allocation meets every reachable target there
+   (its replay is the recommendation's own, read from the ledger); else each type at least
+   what a RESERVE partition at every share's demand needs (doubled while that still misses,
+   at most a few times), and the best of ``recommend``'s first candidates there becomes a
+   second base for the witnesses.
 2. *Smallest per type*: each type in turn (the environment's order) is lowered to the
-   smallest size on which a replay still meets every reachable target, the other types as
-   found so far. A size is met when the recommended allocation, its limits of that type
-   scaled with it (:meth:`.space.SearchSpace.resized`), or a RESERVE partition at each
-   share's demand with the room left toward those limits, meets the targets; then one
-   instance less is tried with ``recommend``'s own search there (it may find an allocation
-   the scaled ones miss), and the search goes on from what it finds. Lowering a type later
-   never helps one settled before (more capacity never lengthens a wait), so each size is
-   the smallest given the final sizes of the others.
-3. *Every growth necessary*: for each type advised to grow, the same search ``recommend``
-   runs is run on the advised environment with that type back at today's size; when it
-   meets every target there the type is not grown. What remains is what a re-run of
-   ``recommend`` with that type at today's size would also miss; the target missed is kept
-   as the type's reason.
-4. *Confirmed as recommend would answer*: when the advised environment differs from today's,
-   ``recommend``'s search on it gives the declaration shown for it (when it meets every
-   target; otherwise the allocation step 2 verified).
-5. *No growth a replay shows unneeded*: a grown type goes back to today's size where that
-   declaration, its limits of the type still fitting, meets every target there; and where
-   every share running the type met its targets on today's environment, with the
+   smallest size on which a witness still meets every reachable target, the other types as
+   found so far: by bisection with the witness that met last (one replay per size); then, at
+   one instance less than the size found, every other witness is replayed, and where one
+   meets it becomes the witness and the search goes on downward (at most
+   :data:`SWITCHES` times per type). Lowering a type later never helps one settled before
+   (more capacity never lengthens a wait), so each size is the smallest given the final
+   sizes of the others. On a long history (one with a screening stretch) the sizes are
+   searched on the stretch and confirmed on the whole history by one replay of them all;
+   where it misses, each type is raised back by bisection on the whole history.
+3. *Every growth necessary*: a type advised to grow goes back to today's size where a
+   witness meets every target there; else its growth stands where some share's jobs alone,
+   given all of that type at today's size, miss their targets (no allocation could meet
+   them: single-share replays), and otherwise where ``recommend``'s own search there misses
+   a target too; the target missed is kept as the type's reason.
+4. *No growth a replay shows unneeded*: a grown type goes back to today's size where the
+   declaration shown, its limits of the type still fitting, meets every target there; and
+   where every share running the type met its targets on today's environment, with the
    recommendation's limits of that type, when a replay confirms it.
+
+The declaration shown for the advised environment is the witness that met there. Asked again
+on that environment, ``recommend`` meets every target: its own first candidates there include
+today's declaration and its strategies, and the partition, and it keeps improving from them.
 
 "Reachable" targets leave out a share whose jobs miss even when every one starts on
 submission (:attr:`.tasks.Demand.met` false): no environment meets it, so it is not a
@@ -44,34 +54,33 @@ more jobs to its interruption budget, or misses a target met today.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..problem import Problem
-from .candidates import partition
+from .candidates import candidates
 from .demand import DemandAnalysis
 from .ranking import Ranking
 from .replays import STRETCH, WHOLE, Replayer
+from .screening import CONFIRMED_PER_ROUND
 from .space import Allocation, SearchSpace
 from .tasks import Scores
+from .witnesses import Base, Witness, witnesses
 
-POINTS_PER_ROUND = 3
-"""Sizes of one type replayed in parallel per round of the search (fixed, not the number of
-workers, so that the answer does not depend on the executor)."""
 GROWTH_ROUNDS = 4
 """Times the environment is doubled while even a partition at every share's demand misses."""
-ROUNDS = 2
-"""Searches of the sizes: from the recommendation, then once more from what recommend finds
-on the sizes found (it may fit smaller ones)."""
-SEARCHED_STEPS = 2
-"""Times one instance less of a type is tried with recommend's own search, per round."""
+SWITCHES = 2
+"""Times per type the search goes on below the size found with another witness."""
 
 Found = tuple[Allocation, Scores]
+Met = tuple[int, Found]
+"""The index of the witness that met (in :meth:`EnvironmentSearch.witnesses`), its allocation
+and replay."""
 SearchAt = Callable[[tuple[int, ...]], tuple[Found | None, list[str]]]
 """recommend's own search on an environment of that many instances per type: what it finds
 when it meets every reachable target (else None), and the targets it misses."""
-RuledOut = Callable[[tuple[int, ...]], bool]
-"""Whether no allocation on an environment can meet every reachable target, known without a
-search (a share's jobs alone there miss: :func:`.demand.beyond_reach`)."""
+Beyond = Callable[[tuple[int, ...]], list[str]]
+"""The shares whose jobs alone, given the whole of an environment's types they list, miss
+their targets there (:func:`.demand.beyond_reach`): no allocation on it can meet them."""
 
 
 def _sized(sizes: tuple[int, ...], k: int, size: int) -> tuple[int, ...]:
@@ -91,12 +100,17 @@ class Advice:
     """``allocation`` replayed on ``sizes``."""
 
 
+BASIS = ("each type the smallest size on which a replay of the whole history met every target "
+         "(the recommendation's limits fitted to it, or another allocation built from the "
+         "demand analysis); each type advised to grow misses a target at today's size")
+
+
 class EnvironmentSearch:
     """One environment search around the recommended allocation (see the module docs)."""
 
     def __init__(
         self, space: SearchSpace, ranking: Ranking, replayer: Replayer, analysis: DemandAnalysis,
-        search_at: SearchAt, ruled_out: RuledOut = lambda env: False,
+        search_at: SearchAt, beyond: Beyond = lambda env: [],
         say: Callable[[str], None] = lambda message: None, screen: Problem | None = None,
     ) -> None:
         self.space = space
@@ -105,67 +119,44 @@ class EnvironmentSearch:
         self.analysis = analysis
         self.search_elsewhere = search_at
         self.today = tuple(space.capacity)
-        self.cache: dict[str, dict[tuple[Allocation, tuple[int, ...]], Found | None]] = {}
-        """Per part of the history replayed, per (base, environment), what :meth:`probe`
-        found."""
         self.screen = screen
-        self.base: Allocation = ()
-        self.origin: tuple[int, ...] = self.today
-        """The environment ``base`` was found for (its limits scale from there)."""
-        self.searched: dict[tuple[int, ...], tuple[Found | None, list[str]]] = {}
-        self.ruled_out = ruled_out
+        self.beyond = beyond
         self.say = say
+        self.bases: list[Base] = []
+        self.base: Allocation = ()
+        """The recommendation (the first base)."""
 
     def advise(self, best: Allocation, scores: Scores) -> Advice:
         self.base = best
-        (found,) = self.probe([self.today])
+        self.bases = [Base(best, self.today, "the recommendation")]
+        met = self.first_met(self.today)
         sizes = self.today
-        if found is None:
+        if met is None:
             grown = self.grow()
             if grown is None:
                 return Advice(tuple(self.analysis.needed), False,
                               "a RESERVE partition giving every share what it needs alone "
                               "(no replay confirmed it)", None)
-            sizes, found = grown
-        basis = ("each type the smallest size on which a replay met every target; each type "
-                 "advised to grow misses a target at today's size")
-        confirmed_at: tuple[int, ...] | None = None
-        for _ in range(ROUNDS):
-            for k, lower in enumerate(self.lower_bounds()):
-                sizes, found = self.shrink(k, sizes, found, lower)
-                sizes, found = self.one_less(k, sizes, found, lower)
-            sizes, found, reasons = self.necessary(sizes, found)
-            if sizes == self.today or sizes == confirmed_at:
-                break
-            confirmed = self.found_at(sizes)
-            if confirmed is None:
-                break
-            # What recommend finds on these sizes may fit smaller ones: search again from it.
-            found, confirmed_at = confirmed, sizes
-            self.base, self.origin = confirmed[0], sizes
-        if confirmed_at == sizes:
-            basis += " (the declaration shown is what recommend finds there)"
+            sizes, met = grown
+            self.rebase(sizes)
+        sizes, met = self.lowered(sizes, met)
+        sizes, found, reasons = self.necessary(sizes, met[1])
         if sizes != self.today:
             sizes, found = self.unneeded_growth(sizes, found, reasons)
             sizes, found = self.keep_met_types(sizes, found, scores, reasons)
         for k, unit in enumerate(self.space.units):
             if sizes[k] < self.today[k]:
                 reasons.setdefault(unit, self.why_shrink(k, sizes))
-        return Advice(sizes, True, basis, found[0], reasons, found[1])
+        return Advice(sizes, True, BASIS, found[0], reasons, found[1])
 
     # --- replays ---------------------------------------------------------------------------
-    def candidates(self, env: tuple[int, ...]) -> list[Allocation]:
-        """The recommended allocation on ``env`` and a RESERVE partition at every share's
-        demand, the room left going toward the former's limits."""
-        out: list[Allocation] = []
-        scaled = self.space.resized(self.base, env, self.origin)
-        if scaled is not None:
-            out.append(scaled)
-        wanted = [list(row.limits) for row in (scaled or self.base)]
-        reserved = partition(self.space, self.base, self.analysis.floors, wanted, env)
-        if reserved is not None and reserved not in out:
-            out.append(reserved)
-        return out
+    def witnesses(self) -> list[Witness]:
+        today_meets = (self.analysis.today_replayed
+                       and not self.reachable_missed(self.analysis.today_scores))
+        today_scores = self.analysis.today_scores
+        losing = frozenset(s for s, spec in enumerate(self.space.today)
+                           if self.ranking.loses_jobs(spec.name, today_scores))
+        return witnesses(self.space, self.bases, self.analysis.floors, today_meets, losing)
 
     def reachable_missed(self, scores: Scores) -> list[str]:
         """Targets missed, leaving out those no environment meets, and the shares whose
@@ -175,148 +166,186 @@ class EnvironmentSearch:
         missed = [name for name in self.ranking.missed(scores) if name not in unreachable]
         return list(dict.fromkeys([*missed, *(b.share for b in self.ranking.broken(scores))]))
 
-    def probe(self, envs: Sequence[tuple[int, ...]], *, screened: bool = False
-              ) -> list[Found | None]:
-        """Per environment, the first candidate whose replay meets every reachable target
-        (None: none does); replayed together, in a fixed order, on the whole searched
-        history — or, ``screened``, on the screening stretch (a long history's: see
-        :meth:`shrink`)."""
-        base = self.base
-        part = STRETCH if screened else WHOLE
-        cache = self.cache.setdefault(part, {})
-        todo = [env for env in dict.fromkeys(envs) if (base, env) not in cache]
-        for env in todo:
-            cache[(base, env)] = None
-        # The candidates in their order, each replayed only where every earlier one missed:
-        # the first that meets is the answer, so a later one would decide nothing.
-        offered = {env: self.candidates(env) for env in todo}
-        for turn in range(max((len(c) for c in offered.values()), default=0)):
-            pairs = [(env, candidates[turn]) for env, candidates in offered.items()
-                     if turn < len(candidates) and cache[(base, env)] is None]
-            if not pairs:
-                break
-            self.say(f"environment advice: replaying {len(pairs)} allocations"
-                     + (" on the screening stretch" if screened else "") + " on "
-                     + "; ".join(self.sizes_text(env) for env, _ in pairs))
-            scored = self.replayer.evaluate_all(
-                [(allocation, env) for env, allocation in pairs],
-                self.screen if screened else None, part)
-            for (env, allocation), scores in zip(pairs, scored, strict=True):
-                if scores is not None and not self.reachable_missed(scores):
-                    cache[(base, env)] = (allocation, scores)
-        return [cache[(base, env)] for env in envs]
+    def first_met(
+        self, env: tuple[int, ...], tried: Sequence[int] | None = None, *,
+        screened: bool = False,
+    ) -> Met | None:
+        """The first witness (of ``tried``, indices in :meth:`witnesses`; all by default)
+        whose allocation on ``env``, replayed, meets every reachable target; each replayed
+        only where every earlier one missed, on the whole searched history — or,
+        ``screened``, on the screening stretch (see :meth:`lowered`). A replay asked again is
+        read from the ledger."""
+        every = self.witnesses()
+        seen: set[Allocation] = set()
+        for index in range(len(every)) if tried is None else tried:
+            allocation = every[index].make(env)
+            if allocation is None or allocation in seen:
+                continue
+            seen.add(allocation)
+            self.say(f"environment advice: replaying {every[index].name} on "
+                     f"{self.sizes_text(env)}"
+                     + (" (the screening stretch)" if screened else ""))
+            (scores,) = self.replayer.evaluate_all(
+                [(allocation, env)], self.screen if screened else None,
+                STRETCH if screened else WHOLE)
+            if scores is not None and not self.reachable_missed(scores):
+                return index, (allocation, scores)
+        return None
 
     def search_at(self, env: tuple[int, ...]) -> tuple[Found | None, list[str]]:
-        """recommend's own search on ``env`` (once per environment)."""
-        if env not in self.searched:
-            self.say(f"environment advice: recommend's own search on {self.sizes_text(env)}")
-            self.searched[env] = self.search_elsewhere(env)
-        return self.searched[env]
+        """recommend's own search on ``env``."""
+        self.say(f"environment advice: recommend's own search on {self.sizes_text(env)}")
+        return self.search_elsewhere(env)
 
     def sizes_text(self, env: tuple[int, ...]) -> str:
         return ", ".join(f"{n} x {unit}" for unit, n in zip(self.space.units, env, strict=True))
 
-    def found_at(self, env: tuple[int, ...]) -> Found | None:
-        """What recommend's own search finds on ``env`` when it meets every reachable target;
-        None without a search where a share's jobs alone miss there (no allocation could
-        meet them), when only the answer, not the targets missed, is wanted."""
-        if env not in self.searched and self.ruled_out(env):
-            return None
-        return self.search_at(env)[0]
-
     # --- the steps -------------------------------------------------------------------------
-    def grow(self) -> tuple[tuple[int, ...], Found] | None:
+    def grow(self) -> tuple[tuple[int, ...], Met] | None:
         upper = tuple(max(now, need) for now, need in zip(self.today, self.analysis.needed,
                                                            strict=True))
         for _ in range(GROWTH_ROUNDS):
-            (found,) = self.probe([upper])
-            if found is not None:
-                return upper, found
+            met = self.first_met(upper)
+            if met is not None:
+                return upper, met
             upper = tuple(2 * size for size in upper)
         return None
+
+    def rebase(self, env: tuple[int, ...]) -> None:
+        """Where the recommendation misses on today's environment, it may be a poor base for
+        the sizes: the first candidates ``recommend`` replays on the grown environment
+        ``env`` (today's declaration, its strategies opened or closed, the shares that miss
+        raised toward their demand, the partition: :func:`.candidates.candidates`) are
+        replayed there once (screened on the stretch of a long history), and the best that
+        meets every reachable target becomes a second base."""
+        space = replace(self.space.on(env), largest=self.space.largest)
+        analysis = self.analysis
+        missing = (set(self.ranking.missed(analysis.today_scores)) if analysis.today_replayed
+                   else set(self.ranking.goals))
+        offered = [a for a in dict.fromkeys(candidates(
+            space, self.ranking, analysis.today_scores, analysis.floors, missing))
+            if space.honours_pins(a)]
+        self.say(f"environment advice: replaying recommend's {len(offered)} first candidates "
+                 f"on {self.sizes_text(env)}")
+        if self.screen is not None:
+            screened = self.replayer.evaluate_all([(a, env) for a in offered], self.screen,
+                                                  STRETCH)
+            offered = [a for _, _, a in sorted(
+                (self.ranking.key(a, scores), order, a) for order, (a, scores)
+                in enumerate(zip(offered, screened, strict=True))
+                if scores is not None and not self.reachable_missed(scores)
+            )[:CONFIRMED_PER_ROUND]]
+        scored = self.replayer.evaluate_all([(a, env) for a in offered])
+        met = sorted((self.ranking.key(a, scores), order, a) for order, (a, scores)
+                     in enumerate(zip(offered, scored, strict=True))
+                     if scores is not None and not self.reachable_missed(scores))
+        if met:
+            self.bases.append(Base(met[0][2], env, "recommend's best first candidate"))
 
     def lower_bounds(self) -> list[int]:
         """Per type, the least size any allocation fits in (AWS's ``maxCapacity >= 1``)."""
         lowest = self.space.lowest(self.space.today_allocation)
         return [max(1, sum(row[k] for row in lowest)) for k in range(len(self.space.units))]
 
-    def shrink(
-        self, k: int, sizes: tuple[int, ...], found: Found, lower: int
-    ) -> tuple[tuple[int, ...], Found]:
-        """The smallest size of type ``k`` (the others as ``sizes``) a replay meets, by a
-        search replaying :data:`POINTS_PER_ROUND` sizes per round.
-
-        On a long history (one with a screening stretch) the sizes are searched on the
-        stretch, and the size found is then confirmed on the whole history, bisected up to
-        ``sizes[k]`` (met on the whole already) where it falls short: every size advised is
-        one a replay of the whole history met."""
+    def lowered(self, sizes: tuple[int, ...], met: Met) -> tuple[tuple[int, ...], Met]:
+        """Each type in turn lowered to the smallest size a witness meets, the others as found
+        so far (:meth:`smallest`). On a long history (one with a screening stretch) the
+        sizes are searched on the stretch and then confirmed on the whole history by one
+        replay of them all (:meth:`confirmed`): every size advised is one a replay of the
+        whole history met."""
         screened = self.screen is not None
-        failing, passing, first = lower - 1, sizes[k], found
-        while passing - failing > 1:
-            span = passing - failing
-            points = sorted({failing + max(1, round(span * i / (POINTS_PER_ROUND + 1)))
-                             for i in range(1, POINTS_PER_ROUND + 1)} - {passing})
-            envs = [_sized(sizes, k, point) for point in points]
-            results = self.probe(envs, screened=screened)
-            met = [(point, result) for point, result in zip(points, results, strict=True)
-                   if result is not None]
-            if met:
-                passing, found = met[0]
-            failing = max([failing, *(point for point, result in zip(points, results,
-                                                                    strict=True)
-                                      if result is None and point < passing)])
+        lowest, last = sizes, met
+        for k, lower in enumerate(self.lower_bounds()):
+            size, last = self.smallest(k, lowest, lower, last, screened=screened)
+            lowest = _sized(lowest, k, size)
         if not screened:
-            return _sized(sizes, k, passing), found
-        return self.confirmed(k, sizes, first, passing)
+            return lowest, last
+        return self.confirmed(lowest, last[0], sizes, met)
+
+    def smallest(
+        self, k: int, sizes: tuple[int, ...], lower: int, met: Met, *, screened: bool
+    ) -> tuple[int, Met]:
+        """The smallest size of type ``k`` from ``lower`` up to ``sizes[k]`` (met by ``met``)
+        on which a witness meets (on the stretch, ``screened``), the other types as
+        ``sizes``: bisection with the witness that met (more capacity never lengthens a
+        wait); then one instance less with every other witness, and where one meets, on
+        downward with it."""
+        failing, passing, last = lower - 1, sizes[k], met
+        for switch in range(SWITCHES + 1):
+            if switch:
+                # The new witness went one lower; it may go further: doubling the step
+                # until it misses, then bisecting.
+                step = 2
+                while passing - step > failing:
+                    found = self.first_met(_sized(sizes, k, passing - step), [last[0]],
+                                           screened=screened)
+                    if found is None:
+                        failing = passing - step
+                        break
+                    passing, last, step = passing - step, found, step * 2
+            while passing - failing > 1:
+                middle = (failing + passing) // 2
+                found = self.first_met(_sized(sizes, k, middle), [last[0]], screened=screened)
+                if found is None:
+                    failing = middle
+                else:
+                    passing, last = middle, found
+            if passing - 1 < lower or switch == SWITCHES:
+                break
+            others = [i for i in range(len(self.witnesses())) if i != last[0]]
+            found = self.first_met(_sized(sizes, k, passing - 1), others, screened=screened)
+            if found is None:
+                break
+            passing, last, failing = passing - 1, found, lower - 1
+        return passing, last
 
     def confirmed(
-        self, k: int, sizes: tuple[int, ...], found: Found, screened: int
-    ) -> tuple[tuple[int, ...], Found]:
-        """The smallest size of type ``k`` from ``screened`` (what the stretch met) up to
-        ``sizes[k]`` (met on the whole history by ``found``) that a replay of the whole
-        history meets, bisected between the two."""
-        failing, passing = screened - 1, sizes[k]
-        middle = screened  # the stretch's answer first: most often the whole meets it too
-        while passing - failing > 1:
-            (met,) = self.probe([_sized(sizes, k, middle)])
-            if met is None:
-                failing = middle
-            else:
-                passing, found = middle, met
-            middle = (failing + passing) // 2
-        return _sized(sizes, k, passing), found
-
-    def one_less(
-        self, k: int, sizes: tuple[int, ...], found: Found, lower: int
-    ) -> tuple[tuple[int, ...], Found]:
-        """One instance less of type ``k`` where recommend's own search meets every target
-        there (it may find an allocation the scaled ones miss); then searched from it."""
-        for _ in range(SEARCHED_STEPS):
-            if sizes[k] - 1 < lower:
-                break
-            fewer = _sized(sizes, k, sizes[k] - 1)
-            met = self.found_at(fewer)
-            if met is None:
-                break
-            sizes, found = fewer, met
-            self.base, self.origin = met[0], fewer
-            sizes, found = self.shrink(k, sizes, found, lower)
-        return sizes, found
+        self, screened: tuple[int, ...], first: int, sizes: tuple[int, ...], met: Met
+    ) -> tuple[tuple[int, ...], Met]:
+        """The sizes the stretch met, replayed on the whole history (one replay, every type
+        at once, the witness the stretch singled out first); where that misses, each type in
+        turn is raised back toward ``sizes`` (met on the whole by ``met``), by bisection
+        between the two on the whole history."""
+        if screened == sizes:
+            return sizes, met
+        every = range(len(self.witnesses()))
+        found = self.first_met(screened, [first, *(i for i in every if i != first)])
+        if found is not None:
+            return screened, found
+        for k in range(len(sizes)):
+            failing, passing = screened[k] - 1, sizes[k]
+            middle = screened[k]  # the stretch's answer first: most often the whole meets it
+            while passing - failing > 1:
+                found = self.first_met(_sized(sizes, k, middle))
+                if found is None:
+                    failing = middle
+                else:
+                    passing, met = middle, found
+                middle = (failing + passing) // 2
+            sizes = _sized(sizes, k, passing)
+        return sizes, met
 
     def necessary(
         self, sizes: tuple[int, ...], found: Found
     ) -> tuple[tuple[int, ...], Found, dict[str, str]]:
-        """Each type advised to grow, put back to today's size when a replay there (or
-        recommend's own search there) meets every target; the reason it must grow otherwise."""
+        """Each type advised to grow, put back to today's size when a witness meets every
+        target there; else the growth stands where some share's jobs alone miss there (no
+        allocation could meet them: single-share replays), and otherwise where recommend's
+        own search there misses too; the reason it must grow."""
         reasons: dict[str, str] = {}
         for k, unit in enumerate(self.space.units):
             if sizes[k] <= self.today[k]:
                 continue
             at_today = _sized(sizes, k, self.today[k])
-            (mine,) = self.probe([at_today])
-            missed: list[str] = []
-            if mine is None:
-                mine, missed = self.search_at(at_today)
+            met = self.first_met(at_today)
+            if met is not None:
+                sizes, found = at_today, met[1]
+                continue
+            alone = self.beyond(at_today)
+            if alone:
+                reasons[unit] = self.why_beyond(k, alone)
+                continue
+            mine, missed = self.search_at(at_today)
             if mine is not None:
                 sizes, found = at_today, mine
                 continue
@@ -376,6 +405,12 @@ class EnvironmentSearch:
         return (f"with {self.today[k]} x {unit} (today's size) and the other types as advised, "
                 f"recommend's search finds no allocation meeting the targets of "
                 f"{', '.join(named)}")
+
+    def why_beyond(self, k: int, names: Sequence[str]) -> str:
+        unit = self.space.units[k]
+        return (f"with {self.today[k]} x {unit} (today's size) and the other types as advised, "
+                f"the jobs of {', '.join(names)} alone, given all of it, miss their targets: "
+                f"no allocation can meet them")
 
     def why_shrink(self, k: int, sizes: tuple[int, ...]) -> str:
         unit = self.space.units[k]

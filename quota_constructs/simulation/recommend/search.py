@@ -200,13 +200,18 @@ def _advised(
     reachable = [name for name in picker.ranking.goals
                  if name not in outcome.analysis.unreachable]
 
-    def ruled_out(env: tuple[int, ...]) -> bool:
-        return not compiled.fits(env) or bool(
-            beyond_reach(space, picker.ranking, picker.replayer, env, reachable))
+    def beyond(env: tuple[int, ...]) -> list[str]:
+        if not compiled.fits(env):
+            # A job larger than this environment's type can never run: every target of its
+            # share is missed.
+            return list(dict.fromkeys(
+                name for (s, k), count in sorted(compiled.largest.items())
+                if count > env[k] and (name := space.today[s].name) in reachable))
+        return beyond_reach(space, picker.ranking, picker.replayer, env, reachable)
 
     with picker.replayer.doing("environment advice"):
         advice = EnvironmentSearch(space, picker.ranking, picker.replayer, outcome.analysis,
-                                   search_at, ruled_out, picker.say, picker.screen).advise(
+                                   search_at, beyond, picker.say, picker.screen).advise(
             outcome.allocation, outcome.scores)
     reasons = outcome.reasons
     if advice.verified and advice.sizes != tuple(space.capacity):
