@@ -70,6 +70,10 @@ GROWTH_ROUNDS = 4
 """Times the environment is doubled while even a partition at every share's demand misses."""
 SWITCHES = 2
 """Times per type the search goes on below the size found with another witness."""
+POINTS_PER_ROUND = 2
+"""Sizes replayed together per round of a type's bisection (fixed, not the number of workers,
+so that the answer does not depend on the executor): two workers' worth of replays, for a
+third of the rounds' wall time."""
 
 Found = tuple[Allocation, Scores]
 Met = tuple[int, Found]
@@ -192,6 +196,31 @@ class EnvironmentSearch:
                 return index, (allocation, scores)
         return None
 
+    def met_each(
+        self, k: int, sizes: tuple[int, ...], points: Sequence[int], witness: int, *,
+        screened: bool,
+    ) -> list[Met | None]:
+        """Witness ``witness`` on ``sizes`` with type ``k`` at each of ``points``, replayed
+        together (one round of the bisection): per point, the witness and its replay where it
+        meets every reachable target."""
+        make = self.witnesses()[witness]
+        envs = [_sized(sizes, k, point) for point in points]
+        built = [(make.make(env), env) for env in envs]
+        pairs: list[tuple[Allocation, tuple[int, ...] | None]] = [
+            (allocation, env) for allocation, env in built if allocation is not None]
+        self.say(f"environment advice: replaying {make.name} on "
+                 + "; ".join(self.sizes_text(env) for allocation, env in built
+                             if allocation is not None)
+                 + (" (the screening stretch)" if screened else ""))
+        scored = iter(self.replayer.evaluate_all(
+            pairs, self.screen if screened else None, STRETCH if screened else WHOLE))
+        out: list[Met | None] = []
+        for allocation, _ in built:
+            scores = None if allocation is None else next(scored)
+            out.append(None if allocation is None or scores is None
+                       or self.reachable_missed(scores) else (witness, (allocation, scores)))
+        return out
+
     def search_at(self, env: tuple[int, ...]) -> tuple[Found | None, list[str]]:
         """recommend's own search on ``env``."""
         self.say(f"environment advice: recommend's own search on {self.sizes_text(env)}")
@@ -284,12 +313,17 @@ class EnvironmentSearch:
                         break
                     passing, last, step = passing - step, found, step * 2
             while passing - failing > 1:
-                middle = (failing + passing) // 2
-                found = self.first_met(_sized(sizes, k, middle), [last[0]], screened=screened)
-                if found is None:
-                    failing = middle
-                else:
-                    passing, last = middle, found
+                span = passing - failing
+                points = sorted({failing + max(1, span * i // (POINTS_PER_ROUND + 1))
+                                 for i in range(1, POINTS_PER_ROUND + 1)} - {passing})
+                results = self.met_each(k, sizes, points, last[0], screened=screened)
+                for point, found in zip(points, results, strict=True):
+                    if found is not None:  # the lowest that meets (points ascend)
+                        passing, last = point, found
+                        break
+                failing = max([failing, *(point for point, found in zip(points, results,
+                                                                       strict=True)
+                                          if found is None and point < passing)])
             if passing - 1 < lower or switch == SWITCHES:
                 break
             others = [i for i in range(len(self.witnesses())) if i != last[0]]

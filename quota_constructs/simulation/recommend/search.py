@@ -16,7 +16,7 @@ from ..problem import Problem
 from ..targets import ServiceTarget, targets_of
 from .candidates import candidates
 from .contract import Contract, budgets_of, check_trades
-from .demand import DemandAnalysis, analyse_demand, beyond_reach
+from .demand import DemandAnalysis, analyse_demand, beyond_reach, impossibilities
 from .environment import EnvironmentSearch, Found
 from .explain import why_missed
 from .holdout import HoldoutCheck, check_holdout
@@ -120,7 +120,7 @@ def search(
                f"({len(picker.replayer.problem.job_ids):,} jobs)")
     with picker.replayer.doing("demand analysis"):
         analysis = analyse_demand(space, picker.ranking, picker.replayer, picker.screen,
-                                  explain=advise, known=demands)
+                                  known=demands)
     if picker.ranking.contract is None:
         contract = Contract.of(space.today, picker.ranking.goals, analysis.today_scores,
                                analysis.today_replayed, traded)
@@ -128,7 +128,10 @@ def search(
     ranking = picker.ranking
     best, scores = _best(picker, analysis, max_simulations, shown=advise)
     unmet = ranking.missed(scores)
-    reasons = dict(analysis.impossible)
+    reasons: dict[str, str] = {}
+    if advise and unmet:
+        with picker.replayer.doing("demand analysis"):
+            reasons = impossibilities(space, ranking, picker.replayer, unmet, analysis.demands)
     for name in unmet:
         reasons.setdefault(name, why_missed(space, ranking.goals[name], name, scores,
                                             analysis.floors, analysis.needed))
