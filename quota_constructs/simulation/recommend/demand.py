@@ -14,7 +14,6 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..inputs import SimulationOptions
 from ..problem import Problem
 from .explain import impossible
 from .ranking import Ranking
@@ -109,7 +108,7 @@ def impossibilities(
     for name in names:
         s = space.index[name]
         listed = {k: space.capacity[k] for k, count in enumerate(today[s].limits) if count > 0}
-        calls.append(alone_call(replayer.problem, s, listed, replayer.options))
+        calls.append(alone_call(replayer, s, listed))
     goals = ranking.goals
     reasons: dict[str, str] = {}
     for name, scores in zip(names, _counted(replayer, calls), strict=True):
@@ -125,12 +124,14 @@ Make = Callable[[], Call[Any]]
 
 
 def alone_call(
-    problem: Problem, s: int, listed: dict[int, int], options: SimulationOptions
+    replayer: Replayer, s: int, listed: dict[int, int]
 ) -> tuple[Hashable, Make]:
     """Share ``s``'s jobs alone, given ``listed`` instances of each type it lists: its best
     case on an environment of those sizes (its key in the ledger, and the call)."""
+    problem, options = replayer.problem, replayer.options
+
     def make() -> Call[Scores]:
-        whole = alone(problem, s, listed)
+        whole = alone(problem, s, listed, replayer.jobs_of(problem))
         return evaluate, (whole, ShareColumns.of(whole), options), len(whole.job_ids)
 
     return ("alone", s, tuple(sorted(listed.items()))), make
@@ -148,7 +149,7 @@ def beyond_reach(
         s = space.index[name]
         listed = {k: env[k] for k, count in enumerate(space.today_allocation[s].limits)
                   if count > 0}
-        calls.append(alone_call(replayer.problem, s, listed, replayer.options))
+        calls.append(alone_call(replayer, s, listed))
     goals = ranking.goals
     return [name for name, scores in zip(names, _counted(replayer, calls), strict=True)
             if not meets(scores.get(name), goals[name].wait_p95, goals[name].max_budget_failures)]
@@ -166,7 +167,7 @@ def _demand_call(
     key = ("demand", probes_key, start, at_least)
 
     def make() -> Call[Demand]:
-        sub = alone(jobs, s, {k: space.capacity[k]})
+        sub = alone(jobs, s, {k: space.capacity[k]}, replayer.jobs_of(jobs))
         return demand, (sub, s, k, goal.wait_p95, goal.max_budget_failures, start,
                         replayer.options, at_least, dict(probes)), None
 

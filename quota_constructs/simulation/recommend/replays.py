@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 from ..inputs import SimulationOptions
 from ..problem import Problem
 from .space import Allocation, SearchSpace
-from .tasks import Scores, ShareColumns, evaluate_with_digest
+from .tasks import JobsOf, Scores, ShareColumns, evaluate_with_digest, jobs_of
 
 T = TypeVar("T")
 
@@ -86,6 +86,15 @@ class Replayer:
         """Put before every reason this replayer counts under (a search on another
         environment: its steps are counted as part of the environment advice)."""
         self._columns: dict[tuple[Allocation, tuple[int, ...]], ShareColumns | None] = {}
+        self._jobs_of: dict[int, tuple[Problem, JobsOf]] = {}
+
+    def jobs_of(self, problem: Problem) -> JobsOf:
+        """:func:`.tasks.jobs_of` ``problem`` (the history or its stretch), once per
+        problem."""
+        held = self._jobs_of.get(id(problem))
+        if held is None or held[0] is not problem:
+            held = self._jobs_of[id(problem)] = (problem, jobs_of(problem))
+        return held[1]
 
     @contextmanager
     def doing(self, reason: str) -> Iterator[None]:

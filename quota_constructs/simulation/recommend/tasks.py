@@ -158,13 +158,32 @@ def _replay(
             for g, (name, f) in enumerate(figures.items())}, data
 
 
-def alone(problem: Problem, share: int, capacity: dict[int, int]) -> Problem:
+JobsOf = dict[tuple[int, int], list[int]]
+"""Per (share, unit), the indexes of its jobs, ascending."""
+
+
+def jobs_of(problem: Problem) -> JobsOf:
+    """Every share's jobs per unit, in one pass over the jobs (:func:`alone` picks from it
+    instead of passing over every job of a long history once per share and unit)."""
+    found: JobsOf = {}
+    for j, key in enumerate(zip(problem.job_share, problem.job_unit, strict=True)):
+        found.setdefault(key, []).append(j)
+    return found
+
+
+def alone(
+    problem: Problem, share: int, capacity: dict[int, int], index: JobsOf | None = None
+) -> Problem:
     """Only ``share``'s jobs of the units in ``capacity``, on a reserved partition of that many
-    instances per unit: what the share gets when nothing else competes for its capacity."""
-    keep = [
-        j for j, (s, k) in enumerate(zip(problem.job_share, problem.job_unit, strict=True))
-        if s == share and k in capacity
-    ]
+    instances per unit: what the share gets when nothing else competes for its capacity.
+    ``index``: :func:`jobs_of` ``problem``, when it is at hand."""
+    if index is None:
+        keep = [
+            j for j, (s, k) in enumerate(zip(problem.job_share, problem.job_unit, strict=True))
+            if s == share and k in capacity
+        ]
+    else:
+        keep = sorted(j for k in capacity for j in index.get((share, k), ()))
     sub = subset(problem, keep)
     n_shares, n_units = len(problem.share_names), problem.n_units
     limit = [0] * (n_shares * n_units)
