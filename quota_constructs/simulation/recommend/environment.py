@@ -22,14 +22,17 @@ The search (:meth:`EnvironmentSearch.advise`):
    second base for the witnesses.
 2. *Smallest per type*: each type in turn (the environment's order) is lowered to the
    smallest size on which a witness still meets every reachable target, the other types as
-   found so far: by bisection with the witness that met last (one replay per size); then, at
-   one instance less than the size found, every other witness is replayed, and where one
+   found so far: by bisection with the witness that met last (two sizes replayed together
+   per round); then, at one instance less than the size found, every other witness is
+   replayed (two at a time, in their order), and where one
    meets it becomes the witness and the search goes on downward (at most
    :data:`SWITCHES` times per type). Lowering a type later never helps one settled before
    (more capacity never lengthens a wait), so each size is the smallest given the final
    sizes of the others. On a long history (one with a screening stretch) the sizes are
-   searched on the stretch and confirmed on the whole history by one replay of them all;
-   where it misses, each type is raised back by bisection on the whole history.
+   searched on the stretch and confirmed on the whole history in one round of two replays:
+   the stretch's sizes, and those sizes grown per type as the shares' demands grew from the
+   stretch to the whole history (the demand analysis bisects both); where neither meets,
+   the sizes the whole history met before the search stand.
 3. *Every growth necessary*: a type advised to grow goes back to today's size where a
    witness meets every target there; else its growth stands where some share's jobs alone,
    given all of that type at today's size, miss their targets (no allocation could meet
@@ -53,6 +56,7 @@ more jobs to its interruption budget, or misses a target met today.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -176,25 +180,30 @@ class EnvironmentSearch:
         screened: bool = False,
     ) -> Met | None:
         """The first witness (of ``tried``, indices in :meth:`witnesses`; all by default)
-        whose allocation on ``env``, replayed, meets every reachable target; each replayed
-        only where every earlier one missed, on the whole searched history — or,
-        ``screened``, on the screening stretch (see :meth:`lowered`). A replay asked again is
-        read from the ledger."""
+        whose allocation on ``env``, replayed, meets every reachable target, on the whole
+        searched history — or, ``screened``, on the screening stretch (see :meth:`lowered`).
+        They are replayed :data:`POINTS_PER_ROUND` at a time, in their order, each round only
+        where every earlier one missed: the answer is the one a replay of each in turn would
+        give. A replay asked again is read from the ledger."""
         every = self.witnesses()
-        seen: set[Allocation] = set()
+        offered: dict[Allocation, int] = {}
         for index in range(len(every)) if tried is None else tried:
             allocation = every[index].make(env)
-            if allocation is None or allocation in seen:
-                continue
-            seen.add(allocation)
-            self.say(f"environment advice: replaying {every[index].name} on "
-                     f"{self.sizes_text(env)}"
+            if allocation is not None:
+                offered.setdefault(allocation, index)
+        queue = list(offered.items())
+        for first in range(0, len(queue), POINTS_PER_ROUND):
+            chunk = queue[first:first + POINTS_PER_ROUND]
+            self.say("environment advice: replaying "
+                     + ", ".join(every[index].name for _, index in chunk)
+                     + f" on {self.sizes_text(env)}"
                      + (" (the screening stretch)" if screened else ""))
-            (scores,) = self.replayer.evaluate_all(
-                [(allocation, env)], self.screen if screened else None,
-                STRETCH if screened else WHOLE)
-            if scores is not None and not self.reachable_missed(scores):
-                return index, (allocation, scores)
+            scored = self.replayer.evaluate_all(
+                [(allocation, env) for allocation, _ in chunk],
+                self.screen if screened else None, STRETCH if screened else WHOLE)
+            for (allocation, index), scores in zip(chunk, scored, strict=True):
+                if scores is not None and not self.reachable_missed(scores):
+                    return index, (allocation, scores)
         return None
 
     def met_each(
@@ -339,17 +348,17 @@ class EnvironmentSearch:
     ) -> tuple[tuple[int, ...], Met]:
         """The sizes the stretch met confirmed on the whole history in one round of
         :data:`POINTS_PER_ROUND` replays, the witness the stretch singled out on each: the
-        stretch's sizes, and each type raised halfway back toward ``sizes`` (met on the whole
-        by ``met``). The lowest that meets is advised; where neither does, ``sizes``. Every
+        stretch's sizes, and those sizes grown as the demands grew from the stretch to the
+        whole history (:meth:`scaled_up`). The lowest that meets is advised; where neither
+        does, ``sizes`` (met on the whole by ``met``). Every
         size advised is one a replay of the whole history met, at the cost of at most two
         whole replays (the stretch's answer is the smallest per type on the stretch; on the
         whole history it is confirmed, not searched again: a long history's replay costs what
         tens of the stretch's do)."""
         if screened == sizes:
             return sizes, met
-        halfway = tuple(low + (high - low + 1) // 2
-                        for low, high in zip(screened, sizes, strict=True))
-        tried = list(dict.fromkeys(env for env in (screened, halfway) if env != sizes))
+        tried = list(dict.fromkeys(env for env in (screened, self.scaled_up(screened, sizes))
+                                   if env != sizes))
         witness = self.witnesses()[first]
         built = [(witness.make(env), env) for env in tried]
         pairs: list[tuple[Allocation, tuple[int, ...] | None]] = [
@@ -365,6 +374,25 @@ class EnvironmentSearch:
             if scores is not None and not self.reachable_missed(scores):
                 return env, (first, (allocation, scores))
         return sizes, met
+
+    def scaled_up(
+        self, screened: tuple[int, ...], sizes: tuple[int, ...]
+    ) -> tuple[int, ...]:
+        """The stretch's sizes scaled per type by what the demand analysis found the whole
+        history needs over what its stretch needs (the shares' demands added up, on each),
+        never above ``sizes``: where the whole history's busiest times need more than the
+        stretch's, the sizes grow as the demands did. Halfway to ``sizes`` without a
+        stretch's demands."""
+        stretch = self.analysis.screened_needed
+        whole = self.analysis.needed
+        out = []
+        for k, (low, high) in enumerate(zip(screened, sizes, strict=True)):
+            if stretch and stretch[k] > 0:
+                size = max(low, math.ceil(low * whole[k] / stretch[k]))
+            else:
+                size = low + (high - low + 1) // 2
+            out.append(min(high, size))
+        return tuple(out)
 
     def first_confirmed(self, env: tuple[int, ...]) -> Met | None:
         """:meth:`first_met` on the whole history; on a long history the witnesses are
