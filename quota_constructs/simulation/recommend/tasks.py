@@ -247,7 +247,8 @@ def demand(
     ``problem`` holds only those jobs (see :func:`alone`). The search starts at ``start``
     (the environment's size) and doubles while that misses, up to the sum of the jobs'
     instance counts, where no job waits at all; then it bisects down to the largest job's
-    size, or down to ``at_least`` (a sample's answer, confirmed or raised on the whole).
+    size, or down to ``at_least`` (a sample's answer, confirmed or raised on the whole: from
+    it, one instance more, then two, four... while that misses).
     ``known`` holds capacities already replayed for these jobs and targets: read, not
     replayed (the answer is the same, since each probe's outcome depends only on them).
     Bisection assumes more reserved capacity never makes the share's p95 wait longer or its
@@ -276,8 +277,13 @@ def demand(
 
     high = max(low, start)
     met = ok(high)
+    step = 1
     while not met and high < cap:
-        high = min(cap, high * 2)
+        # Confirming a sample's answer (``at_least``), the whole most often needs a little
+        # more: one instance more, then two, four... (the bisection below reads these
+        # probes). Otherwise from the environment's size: doubling.
+        high = min(cap, high + step if at_least else high * 2)
+        step *= 2
         met = ok(high)
     if not met:
         return Demand(name, problem.unit_names[unit], high, probes, simulated, met=False,
