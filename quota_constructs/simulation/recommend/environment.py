@@ -68,7 +68,7 @@ from .replays import STRETCH, WHOLE, Replayer
 from .screening import CONFIRMED_PER_ROUND
 from .space import Allocation, SearchSpace
 from .tasks import Scores
-from .witnesses import Base, Witness, witnesses
+from .witnesses import Base, Witness, combined, witnesses
 
 GROWTH_ROUNDS = 4
 """Times the environment is doubled while even a partition at every share's demand misses."""
@@ -133,6 +133,10 @@ class EnvironmentSearch:
         self.bases: list[Base] = []
         self.base: Allocation = ()
         """The recommendation (the first base)."""
+        self.modes: dict[int, int] = {}
+        """Per type settled, the witness (index) whose limits of it met."""
+        self.searching: int | None = None
+        """The type being lowered (its limits come from the witness tried)."""
 
     def advise(self, best: Allocation, scores: Scores) -> Advice:
         self.base = best
@@ -167,6 +171,26 @@ class EnvironmentSearch:
                            if self.ranking.loses_jobs(spec.name, today_scores))
         return witnesses(self.space, self.bases, self.analysis.floors, today_meets, losing)
 
+    def build(self, index: int, env: tuple[int, ...]) -> Allocation | None:
+        """Witness ``index``'s allocation on ``env``, each type already settled by another
+        witness (:attr:`modes`) taking that witness's limits of it, except the type being
+        searched: a type lowered with one witness's limits is not undone by searching the
+        next type with another's (a witness pooling every type to lower one would otherwise
+        be carried to the next, where the recommendation's own limits need less)."""
+        every = self.witnesses()
+        own = every[index].make(env)
+        if own is None or not every[index].per_type:
+            return own
+        others: dict[int, Allocation] = {}
+        for k, mode in self.modes.items():
+            if k == self.searching or mode == index or not every[mode].per_type:
+                continue
+            other = every[mode].make(env)
+            if other is None:
+                return None
+            others[k] = other
+        return combined(own, others) if others else own
+
     def reachable_missed(self, scores: Scores) -> list[str]:
         """Targets missed, leaving out those no environment meets, and the shares whose
         agreement a replay breaks (:mod:`.contract`: today's declaration on today's
@@ -188,7 +212,7 @@ class EnvironmentSearch:
         every = self.witnesses()
         offered: dict[Allocation, int] = {}
         for index in range(len(every)) if tried is None else tried:
-            allocation = every[index].make(env)
+            allocation = self.build(index, env)
             if allocation is not None:
                 offered.setdefault(allocation, index)
         queue = list(offered.items())
@@ -215,7 +239,7 @@ class EnvironmentSearch:
         meets every reachable target."""
         make = self.witnesses()[witness]
         envs = [_sized(sizes, k, point) for point in points]
-        built = [(make.make(env), env) for env in envs]
+        built = [(self.build(witness, env), env) for env in envs]
         pairs: list[tuple[Allocation, tuple[int, ...] | None]] = [
             (allocation, env) for allocation, env in built if allocation is not None]
         self.say(f"environment advice: replaying {make.name} on "
@@ -288,27 +312,59 @@ class EnvironmentSearch:
 
     def lowered(self, sizes: tuple[int, ...], met: Met) -> tuple[tuple[int, ...], Met]:
         """Each type in turn lowered to the smallest size a witness meets, the others as found
-        so far (:meth:`smallest`). On a long history (one with a screening stretch) the
-        sizes are searched on the stretch and then confirmed on the whole history by one
-        replay of them all (:meth:`confirmed`): every size advised is one a replay of the
-        whole history met."""
+        so far (:meth:`smallest`), first with the witnesses that keep the base's strategies;
+        then each type once more, one instance lower, with those that open borrowing (a
+        strategy is a share's on every type: opened to lower one type early, it would cost
+        the next ones more than it saved). On a long history (one with a screening stretch)
+        the sizes are searched on the stretch and then confirmed on the whole history
+        (:meth:`confirmed`): every size advised is one a replay of the whole history met."""
         screened = self.screen is not None
+        every = self.witnesses()
+        keeping = [i for i, w in enumerate(every) if not w.opens_borrowing]
+        opening = [i for i, w in enumerate(every) if w.opens_borrowing]
         lowest, last = sizes, met
-        for k, lower in enumerate(self.lower_bounds()):
-            size, last = self.smallest(k, lowest, lower, last, screened=screened)
+        bounds = self.lower_bounds()
+        for k, lower in enumerate(bounds):
+            self.searching = k
+            if last[0] != 0:
+                # Each type's search starts from the recommendation's own limits of it (the
+                # first witness) where they meet, the types settled as they were.
+                last = self.first_met(lowest, [0], screened=screened) or last
+            size, last = self.smallest(k, lowest, lower, last, keeping, screened=screened)
+            self.settle(k, last)
+            lowest = _sized(lowest, k, size)
+        for k, lower in enumerate(bounds):
+            if not opening or lowest[k] - 1 < lower:
+                continue
+            self.searching = k
+            fewer = _sized(lowest, k, lowest[k] - 1)
+            found = self.first_met(fewer, opening, screened=screened)
+            self.searching = None
+            if found is None:
+                continue
+            self.searching = k
+            size, last = self.smallest(k, fewer, lower, found, range(len(every)),
+                                       screened=screened)
+            self.settle(k, last)
             lowest = _sized(lowest, k, size)
         if not screened:
             return lowest, last
         return self.confirmed(lowest, last[0], sizes, met)
 
+    def settle(self, k: int, met: Met) -> None:
+        """Type ``k`` settled by the witness of ``met``: later searches keep its limits."""
+        self.searching = None
+        self.modes[k] = met[0]
+
     def smallest(
-        self, k: int, sizes: tuple[int, ...], lower: int, met: Met, *, screened: bool
+        self, k: int, sizes: tuple[int, ...], lower: int, met: Met, allowed: Sequence[int],
+        *, screened: bool,
     ) -> tuple[int, Met]:
         """The smallest size of type ``k`` from ``lower`` up to ``sizes[k]`` (met by ``met``)
         on which a witness meets (on the stretch, ``screened``), the other types as
         ``sizes``: bisection with the witness that met (more capacity never lengthens a
-        wait); then one instance less with every other witness, and where one meets, on
-        downward with it."""
+        wait); then one instance less with every other witness ``allowed``, and where one
+        meets, on downward with it."""
         failing, passing, last = lower - 1, sizes[k], met
         for switch in range(SWITCHES + 1):
             if switch:
@@ -336,7 +392,7 @@ class EnvironmentSearch:
                                           if found is None and point < passing)])
             if passing - 1 < lower or switch == SWITCHES:
                 break
-            others = [i for i in range(len(self.witnesses())) if i != last[0]]
+            others = [i for i in allowed if i != last[0]]
             found = self.first_met(_sized(sizes, k, passing - 1), others, screened=screened)
             if found is None:
                 break
@@ -360,7 +416,7 @@ class EnvironmentSearch:
         tried = list(dict.fromkeys(env for env in (screened, self.scaled_up(screened, sizes))
                                    if env != sizes))
         witness = self.witnesses()[first]
-        built = [(witness.make(env), env) for env in tried]
+        built = [(self.build(first, env), env) for env in tried]
         pairs: list[tuple[Allocation, tuple[int, ...] | None]] = [
             (allocation, env) for allocation, env in built if allocation is not None]
         self.say(f"environment advice: confirming {witness.name} on the whole history on "

@@ -48,6 +48,31 @@ class Witness:
     name: str
     make: Callable[[Sizes], Allocation | None]
     """The allocation for an environment of that many instances per type (None: none fits)."""
+    opens_borrowing: bool = False
+    """Its strategies open borrowing the base does not: a change of strategy is per share,
+    on every type at once, so it is tried only once every type has been lowered without one
+    (:meth:`.environment.EnvironmentSearch.lowered`)."""
+    per_type: bool = True
+    """Each type's limits built on their own (fitted to that type's size alone), so that
+    types settled by different witnesses combine (:func:`combined`); False for a whole
+    declaration (today's) or the partition, replayed only as they are."""
+
+
+def combined(
+    own: Allocation, others: dict[int, Allocation]
+) -> Allocation:
+    """``own`` with each type ``k`` of ``others`` taking that allocation's limits of ``k``; a
+    share lending in one and borrowing too in another borrows (borrowing was opened for it
+    on some type's behalf, and strategies are per share, not per type)."""
+    rows = [list(row.limits) for row in own]
+    terms = [row.terms for row in own]
+    for k, other in others.items():
+        for s, row in enumerate(other):
+            rows[s][k] = row.limits[k]
+            if row.terms.strategy is SharingStrategy.LEND_AND_BORROW \
+                    and terms[s].strategy is SharingStrategy.LEND:
+                terms[s] = row.terms
+    return compose(rows, terms)
 
 
 @dataclass(frozen=True)
@@ -77,15 +102,18 @@ def witnesses(
             Witness(f"{base.name} scaled", _scaled(space, base)),
         ]
         opened = _borrowing_opened(space, base.allocation, kept_out)
-        if opened != base.allocation:
+        opens = opened != base.allocation
+        if opens:
             out.append(Witness(f"{base.name} fitted, borrowing opened",
-                               _fitted(space, opened, floors, False)))
-        out.append(Witness(f"{base.name} pooled", _pooled(space, opened, floors)))
+                               _fitted(space, opened, floors, False), opens_borrowing=True))
+        out.append(Witness(f"{base.name} pooled", _pooled(space, opened, floors),
+                           opens_borrowing=opens))
     if today_meets:
         today = space.today_allocation
-        out.append(Witness("today's declaration", lambda env: today))
+        out.append(Witness("today's declaration", lambda env: today, per_type=False))
     first = bases[0]
-    out.append(Witness("a RESERVE partition at the demands", _partition(space, first, floors)))
+    out.append(Witness("a RESERVE partition at the demands", _partition(space, first, floors),
+                       per_type=False))
     return out
 
 
