@@ -23,12 +23,16 @@ The search (:meth:`EnvironmentSearch.advise`):
 2. *Smallest per type*: each type in turn (the environment's order) is lowered to the
    smallest size on which a witness still meets every reachable target, the other types as
    found so far: by bisection with the witness that met last (two sizes replayed together
-   per round); then, at one instance less than the size found, every other witness is
-   replayed (two at a time, in their order), and where one
-   meets it becomes the witness and the search goes on downward (at most
-   :data:`SWITCHES` times per type). Lowering a type later never helps one settled before
-   (more capacity never lengthens a wait), so each size is the smallest given the final
-   sizes of the others. On a long history (one with a screening stretch) the sizes are
+   per round, starting from the recommendation's own limits where they meet); then, at one
+   instance less than the size found, every other witness is replayed (two at a time, in
+   their order), and where one meets it becomes the witness and the search goes on downward
+   (at most :data:`SWITCHES` times per type). The witnesses that open borrowing are tried
+   only after every type has been lowered without them, each type once more (a strategy is
+   a share's on every type: opened early for one type it costs the next ones more than it
+   saved), and a type settled by one witness keeps that witness's limits while the next is
+   searched (:func:`.witnesses.combined`). Lowering a type later never helps one settled
+   before (more capacity never lengthens a wait), so each size is the smallest given the
+   final sizes of the others. On a long history (one with a screening stretch) the sizes are
    searched on the stretch and confirmed on the whole history in one round of two replays:
    the stretch's sizes, and those sizes grown per type as the shares' demands grew from the
    stretch to the whole history (the demand analysis bisects both); where neither meets,
