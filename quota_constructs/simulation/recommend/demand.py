@@ -45,10 +45,6 @@ class DemandAnalysis:
     :func:`floors`)."""
     needed: list[int]
     """Per type, the floors added up: an environment sufficient for every target."""
-    screened_needed: list[int] | None = None
-    """The same from the demands bisected on a long history's screening stretch, before the
-    whole history confirmed them (None: no stretch): how much more the whole history needs
-    than its stretch, per type."""
 
     @property
     def unreachable(self) -> set[str]:
@@ -92,18 +88,11 @@ def analyse_demand(
     results = _counted(replayer, keyed)
     today_scores: Scores = results.pop(0)[0] if today_columns is not None else {}
     demands: list[Demand] = results if known is None else list(known)
-    screened_needed: list[int] | None = None
     if screen is not None and known is None:
-        screened_needed = _added_up(floors(space, demands))
         demands = _confirmed_on_whole(space, ranking, replayer, pairs, demands)
     rows = floors(space, demands)
-    return DemandAnalysis(today_scores, today_columns is not None, demands, rows,
-                          _added_up(rows), screened_needed)
-
-
-def _added_up(rows: list[list[int]]) -> list[int]:
-    """Per type, the floors of every share added up."""
-    return [sum(column) for column in zip(*rows, strict=True)] if rows else []
+    needed = [sum(row[k] for row in rows) for k in range(len(space.units))]
+    return DemandAnalysis(today_scores, today_columns is not None, demands, rows, needed)
 
 
 def impossibilities(

@@ -33,10 +33,10 @@ The search (:meth:`EnvironmentSearch.advise`):
    searched (:func:`.witnesses.combined`). Lowering a type later never helps one settled
    before (more capacity never lengthens a wait), so each size is the smallest given the
    final sizes of the others. On a long history (one with a screening stretch) the sizes are
-   searched on the stretch and confirmed on the whole history in one round of two replays:
-   the stretch's sizes, and those sizes grown per type as the shares' demands grew from the
-   stretch to the whole history (the demand analysis bisects both); where neither meets,
-   the sizes the whole history met before the search stand.
+   searched on the stretch and confirmed on the whole history in at most two rounds of two
+   replays: every type moved the same fraction of the way from the stretch's sizes back
+   toward the sizes the whole history met before the search (none, a half, then the
+   interval left in thirds); the lowest that meets is advised.
 3. *Every growth necessary*: a type advised to grow goes back to today's size where a
    witness meets every target there; else its growth stands where some share's jobs alone,
    given all of that type at today's size, miss their targets (no allocation could meet
@@ -78,6 +78,8 @@ GROWTH_ROUNDS = 4
 """Times the environment is doubled while even a partition at every share's demand misses."""
 SWITCHES = 2
 """Times per type the search goes on below the size found with another witness."""
+CONFIRM_ROUNDS = 2
+"""Rounds of whole-history replays confirming the sizes a long history's stretch met."""
 POINTS_PER_ROUND = 2
 """Sizes replayed together per round of a type's bisection (fixed, not the number of workers,
 so that the answer does not depend on the executor): two workers' worth of replays, for a
@@ -406,53 +408,44 @@ class EnvironmentSearch:
     def confirmed(
         self, screened: tuple[int, ...], first: int, sizes: tuple[int, ...], met: Met
     ) -> tuple[tuple[int, ...], Met]:
-        """The sizes the stretch met confirmed on the whole history in one round of
-        :data:`POINTS_PER_ROUND` replays, the witness the stretch singled out on each: the
-        stretch's sizes, and those sizes grown as the demands grew from the stretch to the
-        whole history (:meth:`scaled_up`). The lowest that meets is advised; where neither
-        does, ``sizes`` (met on the whole by ``met``). Every
-        size advised is one a replay of the whole history met, at the cost of at most two
-        whole replays (the stretch's answer is the smallest per type on the stretch; on the
-        whole history it is confirmed, not searched again: a long history's replay costs what
-        tens of the stretch's do)."""
-        if screened == sizes:
-            return sizes, met
-        tried = list(dict.fromkeys(env for env in (screened, self.scaled_up(screened, sizes))
-                                   if env != sizes))
-        witness = self.witnesses()[first]
-        built = [(self.build(first, env), env) for env in tried]
-        pairs: list[tuple[Allocation, tuple[int, ...] | None]] = [
-            (allocation, env) for allocation, env in built if allocation is not None]
-        self.say(f"environment advice: confirming {witness.name} on the whole history on "
-                 + "; ".join(self.sizes_text(env) for allocation, env in built
-                             if allocation is not None))
-        scored = iter(self.replayer.evaluate_all(pairs))
-        for allocation, env in built:
-            if allocation is None:
-                continue
-            scores = next(scored)
-            if scores is not None and not self.reachable_missed(scores):
-                return env, (first, (allocation, scores))
-        return sizes, met
+        """The sizes the stretch met confirmed on the whole history, the witness the stretch
+        singled out replayed on every type at once moved the same fraction of the way from
+        the stretch's sizes back toward ``sizes`` (met on the whole by ``met``): the
+        stretch's sizes and halfway first, then the interval left cut in three, for at most
+        :data:`CONFIRM_ROUNDS` rounds of :data:`POINTS_PER_ROUND` whole replays, replayed
+        together. The lowest that meets is advised (``sizes`` where none does): every size
+        advised is one a replay of the whole history met, and a long history's whole
+        replays (each costs what tens of the stretch's do) stay a fixed few."""
+        def at(fraction: float) -> tuple[int, ...]:
+            return tuple(low + math.ceil(fraction * (high - low))
+                         for low, high in zip(screened, sizes, strict=True))
 
-    def scaled_up(
-        self, screened: tuple[int, ...], sizes: tuple[int, ...]
-    ) -> tuple[int, ...]:
-        """The stretch's sizes scaled per type by what the demand analysis found the whole
-        history needs over what its stretch needs (the shares' demands added up, on each),
-        never above ``sizes``: where the whole history's busiest times need more than the
-        stretch's, the sizes grow as the demands did. Halfway to ``sizes`` without a
-        stretch's demands."""
-        stretch = self.analysis.screened_needed
-        whole = self.analysis.needed
-        out = []
-        for k, (low, high) in enumerate(zip(screened, sizes, strict=True)):
-            if stretch and stretch[k] > 0:
-                size = max(low, math.ceil(low * whole[k] / stretch[k]))
-            else:
-                size = low + (high - low + 1) // 2
-            out.append(min(high, size))
-        return tuple(out)
+        witness = self.witnesses()[first]
+        failing, passing, best = -1.0, 1.0, (sizes, met)
+        fractions = [0.0, 0.5]
+        for _ in range(CONFIRM_ROUNDS):
+            tried = [(fraction, at(fraction)) for fraction in fractions]
+            tried = [(fraction, env) for fraction, env in tried if env != best[0]]
+            built = [(fraction, self.build(first, env), env) for fraction, env in tried]
+            pairs: list[tuple[Allocation, tuple[int, ...] | None]] = [
+                (allocation, env) for _, allocation, env in built if allocation is not None]
+            if not pairs:
+                break
+            self.say(f"environment advice: confirming {witness.name} on the whole history on "
+                     + "; ".join(self.sizes_text(env) for _, allocation, env in built
+                                 if allocation is not None))
+            scored = iter(self.replayer.evaluate_all(pairs))
+            for fraction, allocation, env in built:
+                scores = None if allocation is None else next(scored)
+                if allocation is None or scores is None or self.reachable_missed(scores):
+                    failing = max(failing, fraction) if fraction < passing else failing
+                elif fraction < passing:
+                    passing, best = fraction, (env, (first, (allocation, scores)))
+            if passing <= 0.0:
+                break
+            low = max(failing, 0.0)
+            fractions = [low + (passing - low) * i / 3 for i in (1, 2)]
+        return best
 
     def first_confirmed(self, env: tuple[int, ...]) -> Met | None:
         """:meth:`first_met` on the whole history; on a long history the witnesses are
