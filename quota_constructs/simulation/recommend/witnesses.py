@@ -27,6 +27,11 @@ what the search already knows instead, each one replay:
 
 Where the recommendation misses on today's environment (the environment must grow), the best
 of the first candidates ``recommend`` replays on the grown environment is a second base.
+
+The witnesses that open borrowing change strategies, which are per share on every type: the
+environment search tries them only once every type has been lowered without them. Each other
+witness builds each type's limits on their own, so types settled by different witnesses
+combine (:func:`combined`).
 """
 
 from __future__ import annotations
