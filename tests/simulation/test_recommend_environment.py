@@ -193,3 +193,21 @@ def test_no_proposed_change_leaves_the_replay_identical_on_random_cases(seed: in
     sizes, shares, jobs = random_case(seed)
     rec = run(sizes, shares, jobs)
     assert_every_change_changes_something(sizes, shares, rec, jobs)
+
+
+# --- what the advice costs ------------------------------------------------------------------
+def test_a_shrinking_advice_replays_witnesses_not_a_search_on_every_size() -> None:
+    """Sizing down runs recommend's own search on no other environment (each size tried is
+    one replay of an allocation built from the answer and the demands); and an answer that
+    meets every target runs no replay of a share alone with the whole environment (only a
+    missed target needs one to say why): the demand analysis is today's replay and the
+    demand probes, nothing else."""
+    shares = [share("A", {G5: 5}, SharingStrategy.LEND, wait=1800.0),
+              share("B", {G5: 5}, SharingStrategy.LEND, wait=1800.0)]
+    jobs = [SimJob(job_id=f"{name}{i}", share=name, submitted_at=i * 1000.0, duration=1500.0,
+                   instance_type=G5) for i in range(40) for name in "AB"]
+    rec = check_advice({G5: 10}, shares, jobs)
+    assert rec.meets_targets and rec.environment_change()[G5] < 0
+    assert not [reason for reason in rec.replays if "another environment" in reason]
+    assert rec.replays["demand analysis"] == 1 + sum(d.probes for d in rec.demand)
+    assert 0 < rec.replays["environment advice"] <= 12

@@ -14,13 +14,21 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..inputs import SimulationOptions
 from ..problem import Problem
 from .explain import impossible
 from .ranking import Ranking
 from .replays import STRETCH, WHOLE, Call, Replayer
 from .space import SearchSpace
-from .tasks import Demand, Scores, ShareColumns, alone, demand, evaluate, meets
+from .tasks import (
+    Demand,
+    Scores,
+    ShareColumns,
+    alone,
+    demand,
+    evaluate,
+    evaluate_with_digest,
+    meets,
+)
 
 
 @dataclass(frozen=True)
@@ -32,8 +40,6 @@ class DemandAnalysis:
     """Today's declaration replayed ({} when it cannot be: a job could never start)."""
     today_replayed: bool
     demands: list[Demand]
-    impossible: dict[str, str]
-    """Per share whose jobs alone miss its target given the whole environment, why."""
     floors: list[list[int]]
     """Per share and type, what it needs when served alone by a reserved partition (see
     :func:`floors`)."""
@@ -48,12 +54,12 @@ class DemandAnalysis:
 
 def analyse_demand(
     space: SearchSpace, ranking: Ranking, replayer: Replayer, screen: Problem | None,
-    *, explain: bool = True, known: list[Demand] | None = None,
+    *, known: list[Demand] | None = None,
 ) -> DemandAnalysis:
-    """One batch of replays: today's declaration, every share with a target alone with the
-    whole environment of its types (only to ``explain`` a target no allocation meets: a
-    search on another environment, whose reasons nobody reads, skips them), and its demand
-    per type (bisected on ``screen`` when given, then confirmed on the whole history). Each
+    """One batch of replays: today's declaration and every share's demand per type (bisected
+    on ``screen`` when given, then confirmed on the whole history). Why a target no
+    allocation meets is missed is asked later, only of the shares the answer misses
+    (:func:`impossibilities`). Each
     answered before (by a search on another environment sharing the ledger) is read, not
     replayed. ``known`` demands (bisected by the search on today's environment) are taken as
     they are: a share's demand is the least reserved capacity its own jobs need, whatever
@@ -65,38 +71,52 @@ def analyse_demand(
     today_columns = replayer.columns(today)
     if today_columns is not None:
         columns = today_columns
-        keyed.append((("scores", WHOLE, today, env),
-                      lambda: (evaluate, (problem, columns, options, replayer.budgets),
+        keyed.append((("replay", WHOLE, today, env),
+                      lambda: (evaluate_with_digest,
+                               (problem, columns, options, replayer.budgets),
                                len(problem.job_ids))))
     part = WHOLE if screen is None else STRETCH
     pairs: list[tuple[int, int]] = []
-    explained = list(goals) if explain else []
     for name in goals:
         s = space.index[name]
-        listed = {k: space.capacity[k] for k, count in enumerate(today[s].limits) if count > 0}
-        if explain:
-            keyed.append(alone_call(problem, s, listed, options))
-        pairs += [(s, k) for k in listed if (s, k) in space.largest]
+        pairs += [(s, k) for k, count in enumerate(today[s].limits)
+                  if count > 0 and (s, k) in space.largest]
     pairs.sort()
     if known is None:
         keyed += [_demand_call(space, ranking, replayer, screen or problem, part, s, k,
                                space.capacity[k], 0) for s, k in pairs]
     results = _counted(replayer, keyed)
-    today_scores: Scores = results.pop(0) if today_columns is not None else {}
-    alone_scores: list[Scores] = results[:len(explained)]
-    demands: list[Demand] = results[len(explained):] if known is None else list(known)
+    today_scores: Scores = results.pop(0)[0] if today_columns is not None else {}
+    demands: list[Demand] = results if known is None else list(known)
     if screen is not None and known is None:
         demands = _confirmed_on_whole(space, ranking, replayer, pairs, demands)
+    rows = floors(space, demands)
+    needed = [sum(row[k] for row in rows) for k in range(len(space.units))]
+    return DemandAnalysis(today_scores, today_columns is not None, demands, rows, needed)
+
+
+def impossibilities(
+    space: SearchSpace, ranking: Ranking, replayer: Replayer, names: list[str],
+    demands: list[Demand],
+) -> dict[str, str]:
+    """Of ``names`` (the shares an answer misses), why each no allocation can meet: its jobs
+    alone, given the whole environment of the types it lists, still miss (step 2). Asked only
+    of the shares an answer misses: a long history's whole-share replays cost a replay of the
+    whole history in all, and an answer meeting every target needs none."""
+    today = space.today_allocation
+    calls = []
+    for name in names:
+        s = space.index[name]
+        listed = {k: space.capacity[k] for k, count in enumerate(today[s].limits) if count > 0}
+        calls.append(alone_call(replayer, s, listed))
+    goals = ranking.goals
     reasons: dict[str, str] = {}
-    for name, scores in zip(explained, alone_scores, strict=True):
+    for name, scores in zip(names, _counted(replayer, calls), strict=True):
         goal = goals[name]
         if not meets(scores.get(name), goal.wait_p95, goal.max_budget_failures):
             reasons[name] = impossible(space, goal, name, scores,
                                        today[space.index[name]].limits, demands)
-    rows = floors(space, demands)
-    needed = [sum(row[k] for row in rows) for k in range(len(space.units))]
-    return DemandAnalysis(today_scores, today_columns is not None, demands, reasons, rows,
-                          needed)
+    return reasons
 
 
 Make = Callable[[], Call[Any]]
@@ -104,12 +124,14 @@ Make = Callable[[], Call[Any]]
 
 
 def alone_call(
-    problem: Problem, s: int, listed: dict[int, int], options: SimulationOptions
+    replayer: Replayer, s: int, listed: dict[int, int]
 ) -> tuple[Hashable, Make]:
     """Share ``s``'s jobs alone, given ``listed`` instances of each type it lists: its best
     case on an environment of those sizes (its key in the ledger, and the call)."""
+    problem, options = replayer.problem, replayer.options
+
     def make() -> Call[Scores]:
-        whole = alone(problem, s, listed)
+        whole = alone(problem, s, listed, replayer.jobs_of(problem))
         return evaluate, (whole, ShareColumns.of(whole), options), len(whole.job_ids)
 
     return ("alone", s, tuple(sorted(listed.items()))), make
@@ -127,7 +149,7 @@ def beyond_reach(
         s = space.index[name]
         listed = {k: env[k] for k, count in enumerate(space.today_allocation[s].limits)
                   if count > 0}
-        calls.append(alone_call(replayer.problem, s, listed, replayer.options))
+        calls.append(alone_call(replayer, s, listed))
     goals = ranking.goals
     return [name for name, scores in zip(names, _counted(replayer, calls), strict=True)
             if not meets(scores.get(name), goals[name].wait_p95, goals[name].max_budget_failures)]
@@ -145,7 +167,7 @@ def _demand_call(
     key = ("demand", probes_key, start, at_least)
 
     def make() -> Call[Demand]:
-        sub = alone(jobs, s, {k: space.capacity[k]})
+        sub = alone(jobs, s, {k: space.capacity[k]}, replayer.jobs_of(jobs))
         return demand, (sub, s, k, goal.wait_p95, goal.max_budget_failures, start,
                         replayer.options, at_least, dict(probes)), None
 

@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 from ..inputs import SimulationOptions
 from ..problem import Problem
 from .space import Allocation, SearchSpace
-from .tasks import Scores, ShareColumns, evaluate, evaluate_with_digest
+from .tasks import JobsOf, Scores, ShareColumns, evaluate_with_digest, jobs_of
 
 T = TypeVar("T")
 
@@ -86,6 +86,15 @@ class Replayer:
         """Put before every reason this replayer counts under (a search on another
         environment: its steps are counted as part of the environment advice)."""
         self._columns: dict[tuple[Allocation, tuple[int, ...]], ShareColumns | None] = {}
+        self._jobs_of: dict[int, tuple[Problem, JobsOf]] = {}
+
+    def jobs_of(self, problem: Problem) -> JobsOf:
+        """:func:`.tasks.jobs_of` ``problem`` (the history or its stretch), once per
+        problem."""
+        held = self._jobs_of.get(id(problem))
+        if held is None or held[0] is not problem:
+            held = self._jobs_of[id(problem)] = (problem, jobs_of(problem))
+        return held[1]
 
     @contextmanager
     def doing(self, reason: str) -> Iterator[None]:
@@ -130,11 +139,8 @@ class Replayer:
         """Each (allocation, environment) replayed on ``problem`` (the searched history by
         default; ``part`` names it: :data:`WHOLE` or :data:`STRETCH`); None where the
         allocation cannot be replayed (see :meth:`columns`)."""
-        problem = problem or self.problem
-        keys = [("scores", part, allocation, env or tuple(self.space.capacity))
-                for allocation, env in candidates]
-        return self._answered(keys, evaluate, problem,
-                              [self.columns(allocation, env) for allocation, env in candidates])
+        return [None if found is None else found[0]
+                for found in self.replayed(candidates, problem, part)]
 
     def digests(
         self, allocations: list[Allocation], problem: Problem | None = None, part: str = WHOLE,
@@ -142,14 +148,28 @@ class Replayer:
         """Each allocation's scores and the digest of every job's replay
         (:func:`.tasks.evaluate_with_digest`), on today's environment and ``problem`` (the
         whole history by default; ``part`` names it)."""
-        env = tuple(self.space.capacity)
-        keys = [("digest", part, allocation, env) for allocation in allocations]
-        found = self._answered(keys, evaluate_with_digest, problem or self.problem,
-                               [self.columns(allocation) for allocation in allocations])
-        for key, answer in zip(keys, found, strict=True):
-            if answer is not None:  # a digest's scores answer a later plain replay too
-                self.ledger.answers.setdefault(("scores", *key[1:]), answer[0])
-        return found
+        return self.replayed([(allocation, None) for allocation in allocations], problem, part)
+
+    def replayed(
+        self, candidates: list[tuple[Allocation, tuple[int, ...] | None]],
+        problem: Problem | None = None, part: str = WHOLE,
+    ) -> list[tuple[Scores, str] | None]:
+        """Each (allocation, environment)'s scores and replay digest on ``problem`` (``part``
+        of the history). Every replay carries its digest (it costs a small fraction of the
+        replay), so the no-op check reads the replays the earlier steps ran (today's, the
+        answer's, the walking back's undoings) instead of running them again."""
+        problem = problem or self.problem
+        keys = [("replay", part, allocation, env or tuple(self.space.capacity))
+                for allocation, env in candidates]
+        columns = [self.columns(allocation, env) for allocation, env in candidates]
+
+        def call(c: ShareColumns) -> Callable[[], Call[tuple[Scores, str]]]:
+            return lambda: (evaluate_with_digest, (problem, c, self.options, self.budgets),
+                            len(problem.job_ids))
+
+        keyed = [(key, call(c)) for key, c in zip(keys, columns, strict=True) if c is not None]
+        results = iter(self.each(keyed))
+        return [None if c is None else next(results) for c in columns]
 
     def each(self, keyed: Sequence[tuple[Hashable, Callable[[], Call[T]]]]) -> list[T]:
         """Each call's answer (a call is made only when needed: building one may cost a pass
@@ -163,15 +183,3 @@ class Replayer:
             answers[key] = result
         self.reuse(len(keyed) - len(todo))
         return [answers[key] for key, _ in keyed]
-
-    def _answered(
-        self, keys: Sequence[Hashable],
-        task: Callable[[Problem, ShareColumns, SimulationOptions, tuple[int | None, ...]], T],
-        problem: Problem, columns: list[ShareColumns | None],
-    ) -> list[T | None]:
-        def call(c: ShareColumns) -> Callable[[], Call[T]]:
-            return lambda: (task, (problem, c, self.options, self.budgets), len(problem.job_ids))
-
-        keyed = [(key, call(c)) for key, c in zip(keys, columns, strict=True) if c is not None]
-        results = iter(self.each(keyed))
-        return [None if c is None else next(results) for c in columns]

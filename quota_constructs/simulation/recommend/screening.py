@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ..arrangements import subset
 from ..problem import Problem
 from .ranking import Key, Ranking
-from .replays import Replayer
+from .replays import STRETCH, Replayer
 from .space import Allocation, SearchSpace
 from .tasks import Scores
 
@@ -79,7 +79,7 @@ class Picker:
     ) -> list[Allocation]:
         """The best :data:`CONFIRMED_PER_ROUND` of ``allocations`` replayed on ``screen``
         (ties broken by their order)."""
-        screened = self.replayer.evaluate_all([(a, None) for a in allocations], screen)
+        screened = self.replayer.evaluate_all([(a, None) for a in allocations], screen, STRETCH)
         ranked = sorted(
             (self.ranking.key(a, sc), order, a) for order, (a, sc) in
             enumerate(zip(allocations, screened, strict=True))

@@ -16,7 +16,7 @@ from ..problem import Problem
 from ..targets import ServiceTarget, targets_of
 from .candidates import candidates
 from .contract import Contract, budgets_of, check_trades
-from .demand import DemandAnalysis, analyse_demand, beyond_reach
+from .demand import DemandAnalysis, analyse_demand, beyond_reach, impossibilities
 from .environment import EnvironmentSearch, Found
 from .explain import why_missed
 from .holdout import HoldoutCheck, check_holdout
@@ -120,7 +120,7 @@ def search(
                f"({len(picker.replayer.problem.job_ids):,} jobs)")
     with picker.replayer.doing("demand analysis"):
         analysis = analyse_demand(space, picker.ranking, picker.replayer, picker.screen,
-                                  explain=advise, known=demands)
+                                  known=demands)
     if picker.ranking.contract is None:
         contract = Contract.of(space.today, picker.ranking.goals, analysis.today_scores,
                                analysis.today_replayed, traded)
@@ -128,7 +128,10 @@ def search(
     ranking = picker.ranking
     best, scores = _best(picker, analysis, max_simulations, shown=advise)
     unmet = ranking.missed(scores)
-    reasons = dict(analysis.impossible)
+    reasons: dict[str, str] = {}
+    if advise and unmet:
+        with picker.replayer.doing("demand analysis"):
+            reasons = impossibilities(space, ranking, picker.replayer, unmet, analysis.demands)
     for name in unmet:
         reasons.setdefault(name, why_missed(space, ranking.goals[name], name, scores,
                                             analysis.floors, analysis.needed))
@@ -200,13 +203,18 @@ def _advised(
     reachable = [name for name in picker.ranking.goals
                  if name not in outcome.analysis.unreachable]
 
-    def ruled_out(env: tuple[int, ...]) -> bool:
-        return not compiled.fits(env) or bool(
-            beyond_reach(space, picker.ranking, picker.replayer, env, reachable))
+    def beyond(env: tuple[int, ...]) -> list[str]:
+        if not compiled.fits(env):
+            # A job larger than this environment's type can never run: every target of its
+            # share is missed.
+            return list(dict.fromkeys(
+                name for (s, k), count in sorted(compiled.largest.items())
+                if count > env[k] and (name := space.today[s].name) in reachable))
+        return beyond_reach(space, picker.ranking, picker.replayer, env, reachable)
 
     with picker.replayer.doing("environment advice"):
         advice = EnvironmentSearch(space, picker.ranking, picker.replayer, outcome.analysis,
-                                   search_at, ruled_out, picker.say, picker.screen).advise(
+                                   search_at, beyond, picker.say, picker.screen).advise(
             outcome.allocation, outcome.scores)
     reasons = outcome.reasons
     if advice.verified and advice.sizes != tuple(space.capacity):

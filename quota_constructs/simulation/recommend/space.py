@@ -74,18 +74,24 @@ def limits_of(allocation: Allocation) -> list[list[int]]:
 
 
 def fit(
-    wanted: list[list[int]], floors: list[list[int]], env: Sequence[int]
+    wanted: list[list[int]], floors: list[list[int]], env: Sequence[int],
+    least: list[list[int]] | None = None,
 ) -> list[list[int]] | None:
     """``wanted`` lowered until own limits add up to at most the environment, taking one
     instance at a time from the share furthest above its floor (None when floors alone do not
-    fit)."""
+    fit). With ``least``, a share may go below its floor down to ``least`` (still taken
+    from the one furthest above its floor, so the shares needing least give most); None
+    when even ``least`` does not fit."""
     limits = [list(row) for row in wanted]
     for k, available in enumerate(env):
         excess = sum(row[k] for row in limits) - available
         while excess > 0:
-            surplus = [row[k] - floor[k] for row, floor in zip(limits, floors, strict=True)]
-            most = max(surplus)
-            if most <= 0:
+            surplus = [row[k] - floor[k] if least is None or row[k] > lowest[k] else None
+                       for row, floor, lowest in zip(limits, floors, least or floors,
+                                                     strict=True)]
+            room = [value for value in surplus if value is not None]
+            most = max(room) if room else 0
+            if not room or (least is None and most <= 0):
                 return None
             limits[surplus.index(most)][k] -= 1
             excess -= 1
