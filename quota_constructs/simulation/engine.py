@@ -62,6 +62,8 @@ capacity is woken when enough is freed on its unit.
 from __future__ import annotations
 
 import gc
+import struct
+import sys
 from array import array
 from bisect import insort
 from collections import deque
@@ -85,6 +87,7 @@ Progress = Callable[[int, int], None]
 
 _NEW, _WAITING, _RUNNING, _ENDED = 0, 1, 2, 3
 _INF = float("inf")
+_LATEST = sys.float_info.max
 
 QueueEntry = tuple[int, float, int, int]
 """(-priority, order time, job, token): a waiting job in scheduling order."""
@@ -439,11 +442,10 @@ class _Engine:
         log_delta = self.log_delta
         later_units = self.later_units
         dirty = self.dirty
-        dirty_mark = self.dirty_mark
-        freed_flag = self.freed_flag
-        full_sets = self.full_sets
         ended_jobs = self.ended_jobs
         backfill = self.backfill
+        by_priority = self.by_priority
+        level_entries = self.level_entries
         # Whether a moment's one queue can be served here: never with one head per share
         # (a head may be held back by another type's) or with backfill (every queue of the
         # unit is offered capacity).
@@ -451,6 +453,8 @@ class _Engine:
         completed = 0
         report_every = max(1, n_jobs // 100)
         next_report = report_every
+        if until == _INF:
+            until = _LATEST  # (so that one comparison stops at the end: no time is later)
         next_arrival = self.next_arrival
         arrival_at = submitted[arrival_order[next_arrival]] if next_arrival < n_jobs else _INF
         change_next = (change_at[self.next_change] if self.next_change < n_changes
@@ -467,11 +471,17 @@ class _Engine:
                         t = top[0]
                     break
                 heappop(finishing)
-            if t > until or t == _INF:
+            if t > until:
                 break
             self.now = now = t
             if later_units:
                 self.recall_later_in_share_heads()
+            # The queue the moment's inline events touched, while it is the only one (-1:
+            # none yet; -2: more than one, all filed for schedule_touched as touch_queue
+            # files them), its unit and whether a run there ended.
+            touched = -1
+            touched_unit = 0
+            touched_freed = 0
 
             # Each phase is entered only when it has work: most moments have one event.
             if finishing and finishing[0][0] <= now:
@@ -514,11 +524,15 @@ class _Engine:
                             self.on_ended(j)
                         finished[j] = now
                         completed += 1
-                        if not dirty_mark[k]:
-                            dirty_mark[k] = 1
-                            dirty.append(k)
-                        freed_flag[k] = 1
-                        full_sets[k].add(q)
+                        if touched == q:
+                            touched_freed = 1
+                        elif touched == -1:
+                            touched, touched_unit, touched_freed = q, k, 1
+                        else:
+                            if touched >= 0:
+                                self.touch_queue(touched_unit, touched, touched_freed)
+                                touched = -2
+                            self.touch_queue(k, q, 1)
 
             if arrival_at <= now:
                 if not inline:
@@ -548,35 +562,40 @@ class _Engine:
                             head_entry[q] = entry
                             head_job[q] = j
                         else:
-                            self.file_entry(q, entry)
+                            # file_entry, inline for an arrival joining its level's FIFO.
+                            fifo = level_entries[q].get(entry[0])
+                            if fifo and entry > fifo[-1]:
+                                fifo.append(entry)
+                            else:
+                                self.file_entry(q, entry)
                             if not backfill:
                                 continue
-                        k = job_unit[j]
-                        if not dirty_mark[k]:
-                            dirty_mark[k] = 1
-                            dirty.append(k)
-                        full_sets[k].add(q)
+                        if touched == q:
+                            continue
+                        if touched == -1:
+                            touched, touched_unit, touched_freed = q, job_unit[j], 0
+                        else:
+                            if touched >= 0:
+                                self.touch_queue(touched_unit, touched, touched_freed)
+                                touched = -2
+                            self.touch_queue(job_unit[j], q, 0)
 
             if change_next <= now:
                 self.apply_priority_changes()
                 change_next = (change_at[self.next_change] if self.next_change < n_changes
                                else _INF)
 
-            if dirty:
-                k = dirty[0]
-                full_queues = full_sets[k]
-                freed = freed_flag[k]
-                if not (one_queue_here and len(dirty) == 1 and len(full_queues) == 1
-                        and not in_share_later[k]
-                        and not (freed and (blocked[k] or in_share_blocked[k]))):
+            if touched >= 0:
+                k = touched_unit
+                q = touched
+                if dirty or not one_queue_here or in_share_later[k] or (
+                    touched_freed and (blocked[k] or in_share_blocked[k])
+                ):
+                    self.touch_queue(k, q, touched_freed)
                     self.schedule_touched()
                 else:
                     # schedule_unit for one queue and nothing else, inline: its heads start
                     # while they fit within their share's limit on free capacity.
-                    dirty.clear()
-                    dirty_mark[k] = 0
-                    freed_flag[k] = 0
-                    q = full_queues.pop()
                     j = head_job[q]
                     if j >= 0:
                         blocked_token[q] = 0  # q's filed head goes stale, as in schedule_unit
@@ -618,8 +637,13 @@ class _Engine:
                                 running[q] += 1
                                 borrowed_now[j] = 0
                                 if queue_in_share[q]:
-                                    self.push_victim(j, q, k)
-                                else:
+                                    # push_victim, inline (in-share, not borrowed).
+                                    self.tokens = victim = token + 1
+                                    victim_token[j] = victim
+                                    heappush(in_share_victims[q], (
+                                        priority[j] if by_priority else 0, -now, -token, j,
+                                        victim))
+                                elif victim_token[j]:
                                     # Entries left from an earlier (borrowed) attempt must
                                     # not look valid.
                                     self.tokens = token = token + 1
@@ -634,16 +658,19 @@ class _Engine:
                             if j < 0:
                                 break
                         if j >= 0:
-                            self.offer(k, [self.candidate(q, j)], {q}, freed == 1)
+                            self.offer(k, [self.candidate(q, j)], {q}, touched_freed == 1)
+            elif dirty:
+                self.schedule_touched()
 
-            if ended_jobs:
+            if progress is not None:
                 completed += len(ended_jobs)
                 ended_jobs.clear()
-            if progress is not None and completed >= next_report:
-                progress(completed, n_jobs)
-                next_report = completed + report_every
+                if completed >= next_report:
+                    progress(completed, n_jobs)
+                    next_report = completed + report_every
 
         self.next_arrival = next_arrival
+        ended_jobs.clear()  # (jobs that ended without a run to end: counted for progress)
         if progress is not None:
             progress(completed, n_jobs)
 
@@ -704,6 +731,15 @@ class _Engine:
             freed_flag[k] = 0
             dirty_mark[k] = 0
         dirty.clear()
+
+    def touch_queue(self, k: int, q: int, freed: int) -> None:
+        """Schedule unit k, with q's head given every power (and capacity freed on k when
+        ``freed``), once this moment's events are all applied."""
+        self.touch(k)
+        if freed:
+            self.freed_flag[k] = 1
+        self.full_sets[k].add(q)
+
     def touch(self, k: int) -> None:
         """Schedule unit k once this moment's events are all applied."""
         if not self.dirty_mark[k]:
@@ -759,20 +795,20 @@ class _Engine:
             job_ids=p.job_ids,
             share_names=p.group_names,
             unit_names=p.unit_names,
-            job_share=array("i", self.job_group),
-            job_unit=array("i", self.job_unit),
-            job_count=array("i", self.job_count),
-            submitted=array("d", self.submitted),
-            priority=array("i", self.priority),
+            job_share=_ints(self.job_group),
+            job_unit=_ints(self.job_unit),
+            job_count=_ints(self.job_count),
+            submitted=_floats(self.submitted),
+            priority=_ints(self.priority),
             status_failed=bytearray(self.failed),
-            finished=array("d", self.finished),
-            lost=array("d", self.lost),
+            finished=_floats(self.finished),
+            lost=_floats(self.lost),
             attempts=self.attempts,
             own_limits=p.group_limits,
-            log_time=array("d", self.log_time),
-            log_share=array("i", self.log_share),
-            log_unit=array("i", self.log_unit),
-            log_delta=array("i", self.log_delta),
+            log_time=_floats(self.log_time),
+            log_share=_ints(self.log_share),
+            log_unit=_ints(self.log_unit),
+            log_delta=_ints(self.log_delta),
         )
 
     # ---------------------------------------------------------------- scheduling one unit
@@ -1104,6 +1140,7 @@ class _Engine:
             return
         self.head_entry[q] = entry
         self.head_job[q] = j
+
     def file_entry(self, q: int, entry: QueueEntry) -> None:
         """A waiting job's entry, not the head's, into queue q: at the back of its priority
         level's FIFO when it comes in order (arrivals do), at its front when it comes before
@@ -1120,6 +1157,7 @@ class _Engine:
             fifo.appendleft(entry)
         else:
             heappush(self.spill[q], entry)
+
     def find_head(self, q: int) -> None:
         """Queue q's next head, its head having left: the first live entry of the highest
         level's FIFO or of the heap of out-of-order entries, taken out of them (stale
@@ -1159,6 +1197,7 @@ class _Engine:
             fifo.popleft()
         self.head_entry[q] = best
         self.head_job[q] = best[2]
+
     def entries(self, q: int) -> list[QueueEntry]:
         """Every entry of queue q, its head's first (stale ones included), in no order."""
         found = [self.head_entry[q]] if self.head_job[q] >= 0 else []
@@ -1166,6 +1205,7 @@ class _Engine:
         for fifo in self.level_entries[q].values():
             found += fifo
         return found
+
     def push_victim(self, j: int, q: int, k: int) -> None:
         self.tokens = tokens = self.tokens + 1
         self.victim_token[j] = tokens
@@ -1224,7 +1264,7 @@ class _Engine:
             self.borrowed_running[k] += 1
         if self.queue_in_share[q] or borrowed:
             self.push_victim(j, q, k)
-        else:
+        elif self.victim_token[j]:
             # Not a victim candidate this time: entries left from an earlier (borrowed)
             # attempt must not look valid.
             self.tokens = tokens = tokens + 1
@@ -1235,6 +1275,7 @@ class _Engine:
         self.log_delta.append(n)
         if self.reports:
             self.on_started(j, borrowed)
+
     def release(self, j: int, q: int, k: int, record: RawAttempt) -> None:
         """j's run on q ended as ``record`` says: its instances go back to the books."""
         n = self.job_count[j]
@@ -1285,6 +1326,7 @@ class _Engine:
             self.attempts[j] = record
         else:
             previous.append(record)
+
     def preempt(self, v: int, by: int, kind: int) -> None:
         """End v's attempt: checkpointed progress is kept, the rest lost; v waits again, or
         fails when its retry budget is spent."""
@@ -1312,6 +1354,7 @@ class _Engine:
             self.enqueue(v)
         if self.reports:
             self.on_preempted(v, by, kind, self.failed[v] == 1)
+
     def available(self, q: int, k: int) -> int:
         """Instances the share of q could start on now without preempting anyone."""
         free = self.env[k] - self.in_use[k] - self.reserved_idle[k]
@@ -1554,8 +1597,6 @@ class _Engine:
         waiting_heads.update(kept)
 
 
-
-
 def _live_victims(
     heap: list[Victim], state: list[int], token: list[int], taken: list[Victim]
 ) -> Iterator[int]:
@@ -1604,11 +1645,21 @@ def _heap_in_order(heap: list[QueueEntry]) -> Iterator[QueueEntry]:
                 heappush(frontier, (heap[child], child))
 
 
+def _ints(values: list[int]) -> array[int]:
+    """``array("i", values)``, built through ``struct`` (a third of the cost: the array
+    parses each item as an argument)."""
+    return array("i", struct.pack(f"{len(values)}i", *values))
+
+
+def _floats(values: list[float]) -> array[float]:
+    """``array("d", values)``, built through ``struct`` (see :func:`_ints`)."""
+    return array("d", struct.pack(f"{len(values)}d", *values))
+
+
 def _compact(heap: list[Victim], state: list[int], token: list[int]) -> list[Victim]:
     live = [e for e in heap if state[e[3]] == _RUNNING and token[e[3]] == e[4]]
     heapify(live)
     return live
-
 
 
 class SteppingEngine(_Engine):
