@@ -69,6 +69,7 @@ from bisect import insort
 from collections import deque
 from collections.abc import Callable, Iterator
 from heapq import heapify, heappop, heappush, merge
+from operator import neg
 from typing import ClassVar
 
 from .inputs import BorrowerOrder, HeadOfLine, RequeuePlace, SimulationOptions, VictimOrder
@@ -128,7 +129,7 @@ class _Engine:
         "full_sets", "head_entry", "head_job", "held_back", "held_queue", "in_share",
         "in_share_blocked", "in_share_later", "in_share_need", "in_share_victims", "in_use",
         "job_count", "job_group", "job_queue", "job_unit", "keep_progress", "later_units",
-        "level_entries", "levels", "limit", "log_delta", "log_share", "log_time", "log_unit",
+        "level_entries", "levels", "limit", "log_job", "log_time",
         "lost", "minimal", "n_changes", "n_jobs", "n_queues", "n_shares", "n_units",
         "n_waiting", "next_arrival", "next_change", "now", "order_time", "partly",
         "per_share_head", "preempted", "priority", "problem", "queue_borrows",
@@ -204,9 +205,9 @@ class _Engine:
     finishing: list[tuple[float, int, int]]
     # The usage log: every change of a share's use of a unit.
     log_time: list[float]
-    log_share: list[int]
-    log_unit: list[int]
-    log_delta: list[int]
+    log_job: list[int]
+    """The job whose run started (j) or ended (~j, negative) at each change: its share, unit
+    and instances are the run's columns (:meth:`run_data`)."""
     # What scheduling remembers between passes and moments.
     held_back: list[int]
     held_queue: list[int]
@@ -310,9 +311,7 @@ class _Engine:
         self.finishing = []
 
         self.log_time = []
-        self.log_share = []
-        self.log_unit = []
-        self.log_delta = []
+        self.log_job = []
 
         # Shares with a head held back behind another type's head: only they need waking when
         # that head starts or its priority changes.
@@ -409,7 +408,6 @@ class _Engine:
         job_queue = self.job_queue
         job_unit = self.job_unit
         job_count = self.job_count
-        job_group = self.job_group
         duration = self.duration
         saved = self.saved
         started = self.started
@@ -437,15 +435,17 @@ class _Engine:
         in_share_blocked = self.in_share_blocked
         in_share_later = self.in_share_later
         log_time = self.log_time
-        log_share = self.log_share
-        log_unit = self.log_unit
-        log_delta = self.log_delta
+        log_job = self.log_job
         later_units = self.later_units
         dirty = self.dirty
         ended_jobs = self.ended_jobs
         backfill = self.backfill
         by_priority = self.by_priority
         level_entries = self.level_entries
+        borrowed_victims = self.borrowed_victims
+        borrowed_running = self.borrowed_running
+        ceiling = self.ceiling
+        queue_borrows = self.queue_borrows
         # Whether a moment's one queue can be served here: never with one head per share
         # (a head may be held back by another type's) or with backfill (every queue of the
         # unit is offered capacity).
@@ -509,17 +509,13 @@ class _Engine:
                         borrowed = borrowed_now[j] == 1
                         if borrowed:
                             self.forget_borrowed_run(k)
-                        if queue_in_share[q] and len(in_share_victims[q]) > 2 * running[q] + 64:
-                            self.compact_in_share_victims(q)
                         record = (started[j], now, ENDED_SUCCEEDED, -1, NO_PREEMPTION, borrowed)
                         if attempts[j] is None:
                             attempts[j] = record
                         else:
                             self.add_attempt(j, record)
                         log_time.append(now)
-                        log_share.append(job_group[j])
-                        log_unit.append(k)
-                        log_delta.append(-n)
+                        log_job.append(~j)
                         if reports:
                             self.on_ended(j)
                         finished[j] = now
@@ -605,55 +601,80 @@ class _Engine:
                         while True:
                             n = job_count[j]
                             current = use[q]
+                            after = current + n
                             free = capacity - in_use[k] - reserved_idle[k]
                             if reserved:
                                 free += lim - current
-                            if current + n > lim:
-                                if self.cannot_start_over_limit(j, q, current + n, free):
+                            if n > free:
+                                if after > lim and self.cannot_start_over_limit(j, q, after,
+                                                                                free):
                                     j = -1  # as offer would find: nothing to do
                                 break
-                            if n > free:
-                                break
+                            if after > lim:
+                                # Over its share's limit: it starts here only by borrowing
+                                # what is free (try_start's case), else offer decides.
+                                if not queue_borrows[q] or after > ceiling[q]:
+                                    if self.cannot_start_over_limit(j, q, after, free):
+                                        j = -1
+                                    break
+                                borrowed = True
+                            else:
+                                borrowed = False
                             remaining = duration[j] - saved[j]
                             if remaining <= 0.0:
-                                self.start(j, q, k, False)
+                                self.start(j, q, k, borrowed)
                             else:
-                                # start, inline (within the limit, on free capacity).
+                                # start, inline (on free capacity, nobody preempted).
                                 n_waiting[q] -= 1
                                 state[j] = _RUNNING
                                 queue_token[j] = 0
-                                if levels[q] or spill[q]:
+                                # find_head, inline for its commonest case: the first entry
+                                # of the highest level's FIFO is live and no entry came out
+                                # of order.
+                                if spill[q]:
                                     self.find_head(q)
+                                elif levels[q]:
+                                    fifo = level_entries[q][levels[q][0]]
+                                    if fifo and queue_token[fifo[0][2]] == fifo[0][3]:
+                                        entry = fifo.popleft()
+                                        head_entry[q] = entry
+                                        head_job[q] = entry[2]
+                                    else:
+                                        self.find_head(q)
                                 else:
-                                    head_job[q] = -1  # (find_head, for a queue left empty)
+                                    head_job[q] = -1
                                 started[j] = now
                                 self.tokens = token = self.tokens + 1
                                 run_token[j] = token
+                                # (Any victim entry of an earlier attempt goes stale.)
+                                victim_token[j] = token
                                 heappush(finishing, (now + remaining, token, j))
-                                use[q] = current + n
+                                use[q] = after
                                 in_use[k] += n
                                 if reserved:
                                     reserved_idle[k] -= n
                                 running[q] += 1
-                                borrowed_now[j] = 0
+                                borrowed_now[j] = borrowed
+                                if borrowed:
+                                    borrowed_total[k] += after - lim if current <= lim else n
+                                    borrowed_running[k] += 1
+                                    victim = (priority[j] if by_priority else 0, -now, -token, j,
+                                              token)
+                                    heappush(borrowed_victims[k], victim)
+                                elif queue_in_share[q]:
+                                    victim = (priority[j] if by_priority else 0, -now, -token, j,
+                                              token)
                                 if queue_in_share[q]:
-                                    # push_victim, inline (in-share, not borrowed).
-                                    self.tokens = victim = token + 1
-                                    victim_token[j] = victim
-                                    heappush(in_share_victims[q], (
-                                        priority[j] if by_priority else 0, -now, -token, j,
-                                        victim))
-                                elif victim_token[j]:
-                                    # Entries left from an earlier (borrowed) attempt must
-                                    # not look valid.
-                                    self.tokens = token = token + 1
-                                    victim_token[j] = token
+                                    # push_victim, inline; stale entries (of runs that ended)
+                                    # are dropped when they outnumber live ones.
+                                    heap = in_share_victims[q]
+                                    heappush(heap, victim)
+                                    if len(heap) > 2 * running[q] + 64:
+                                        self.compact_in_share_victims(q)
                                 log_time.append(now)
-                                log_share.append(job_group[j])
-                                log_unit.append(k)
-                                log_delta.append(n)
+                                log_job.append(j)
                                 if reports:
-                                    self.on_started(j, False)
+                                    self.on_started(j, borrowed)
                             j = head_job[q]
                             if j < 0:
                                 break
@@ -806,9 +827,10 @@ class _Engine:
             attempts=self.attempts,
             own_limits=p.group_limits,
             log_time=_floats(self.log_time),
-            log_share=_ints(self.log_share),
-            log_unit=_ints(self.log_unit),
-            log_delta=_ints(self.log_delta),
+            log_share=_ints(_by_logged_job(self.log_job, self.job_group, self.job_group)),
+            log_unit=_ints(_by_logged_job(self.log_job, self.job_unit, self.job_unit)),
+            log_delta=_ints(_by_logged_job(self.log_job, self.job_count,
+                                           list(map(neg, self.job_count)))),
         )
 
     # ---------------------------------------------------------------- scheduling one unit
@@ -1270,9 +1292,7 @@ class _Engine:
             self.tokens = tokens = tokens + 1
             self.victim_token[j] = tokens
         self.log_time.append(now)
-        self.log_share.append(self.job_group[j])
-        self.log_unit.append(k)
-        self.log_delta.append(n)
+        self.log_job.append(j)
         if self.reports:
             self.on_started(j, borrowed)
 
@@ -1300,9 +1320,7 @@ class _Engine:
         else:
             self.add_attempt(j, record)
         self.log_time.append(self.now)
-        self.log_share.append(self.job_group[j])
-        self.log_unit.append(k)
-        self.log_delta.append(-n)
+        self.log_job.append(~j)
 
     def forget_borrowed_run(self, k: int) -> None:
         """One borrowed run of k fewer; its victim heap is compacted when stale entries
@@ -1643,6 +1661,14 @@ def _heap_in_order(heap: list[QueueEntry]) -> Iterator[QueueEntry]:
         for child in (2 * i + 1, 2 * i + 2):
             if child < size:
                 heappush(frontier, (heap[child], child))
+
+
+def _by_logged_job(logged: list[int], started: list[int], ended: list[int]) -> list[int]:
+    """Per entry of the usage log (j for a run's start, ~j for its end), j's value in
+    ``started`` or in ``ended``: an index ~j = -j - 1 counts from the back of the two columns
+    end to end, the second reversed."""
+    both = started + ended[::-1]
+    return list(map(both.__getitem__, logged))
 
 
 def _ints(values: list[int]) -> array[int]:
