@@ -10,6 +10,7 @@
     python3 dev.py bench-sim [--jobs N]   # simulator throughput: 250k, 500k, 1M jobs
     python3 dev.py bench-recommend [--jobs N] [--workers W ...]   # recommend on 1M jobs
     python3 dev.py bench-emulator [--jobs N] [--profile]   # emulator API calls per second
+    python3 dev.py bench-usage [--jobs N] [--profile]   # quota-constructs usage on 1M jobs
     python3 dev.py simulate [--env dev] [--workload FILE | --synthetic --jobs N --hours H]
                            # replay a workload; HTML report + metrics.json + jobs.csv
 
@@ -73,6 +74,7 @@ QUICK_SKIPS = (
     "tests/simulation/test_recommend_cli.py",
     "tests/simulation/test_scheduling.py",
     "tests/client/test_readme_sdk.py",
+    "tests/usage/test_usage_against_fake_batch.py",
 )
 
 
@@ -289,7 +291,7 @@ def main(argv: list[str]) -> None:
     job = argv[0] if argv else "synth"
     extra = argv[1:]
     jobs = {"synth", "test", "bench", "bench-sim", "bench-recommend", "bench-emulator",
-            "simulate", "dist", "docs"}
+            "bench-usage", "simulate", "dist", "docs"}
     if job not in jobs:
         sys.exit(f"unknown job {job!r}; use one of: {', '.join(sorted(jobs))}")
     ensure_environment()
@@ -312,6 +314,8 @@ def main(argv: list[str]) -> None:
         run(PYTHON, "benchmarks/recommend_at_scale.py", *extra)
     elif job == "bench-emulator":
         run(PYTHON, "benchmarks/emulator_throughput.py", *extra)
+    elif job == "bench-usage":
+        run(PYTHON, "benchmarks/usage_at_scale.py", *extra)
     elif job == "simulate":
         run(PYTHON, "-m", "quota_constructs.simulation.cli", *extra)
     else:

@@ -8,6 +8,7 @@ test: the figures depend on the machine and its load.
 
     .venv/bin/python benchmarks/recommend_at_scale.py                   # 1M jobs, 2 then 1 worker
     .venv/bin/python benchmarks/recommend_at_scale.py --jobs 100000 --workers 2
+    .venv/bin/python benchmarks/recommend_at_scale.py --jobs 100000 --screen-jobs 15000 --workers 2
 """
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ import argparse
 import math
 import os
 import random
+import resource
 import time
 
 from quota_constructs import CapacityLimit, QuotaShareSpec, ShareAgreement, SharingStrategy
 from quota_constructs.simulation import SimJob, recommend
+from quota_constructs.simulation.recommend import DEFAULT_SCREEN_JOBS
 
 UNITS = ("ml.g5.xlarge", "ml.g5.12xlarge", "ml.p4d.24xlarge")
 ENVIRONMENT = {"ml.g5.xlarge": 64, "ml.g5.12xlarge": 32, "ml.p4d.24xlarge": 16}
@@ -87,6 +90,9 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=1_000_000)
     parser.add_argument("--workers", type=int, action="append",
                         help="worker counts to time (default: 2 then 1)")
+    parser.add_argument("--screen-jobs", type=int, default=DEFAULT_SCREEN_JOBS,
+                        help="the screening stretch (default %(default)s; a tenth of it with a "
+                        "tenth of the jobs has a long history's shape at a tenth of the cost)")
     args = parser.parse_args()
     environment, shares = declaration(args.jobs)
     began = time.perf_counter()
@@ -96,23 +102,47 @@ def main() -> None:
           f"{os.cpu_count()} cores", flush=True)
     answers = []
     for workers in args.workers or [2, 1]:
-        began = time.perf_counter()
+        print(f"load average before: {load()}", flush=True)
+        began, cpu = time.perf_counter(), cpu_seconds()
         rec = recommend(capacity_limits=environment, shares=shares, jobs=jobs, workers=workers,
+                        screen_jobs=args.screen_jobs,
                         progress=lambda message: print(f"  {message}", flush=True))
-        wall = time.perf_counter() - began
+        wall, cpu = time.perf_counter() - began, cpu_seconds() - cpu
         answers.append(rec.shares)
         met = sum(o.met for o in rec.outcomes)
-        print(f"{workers} worker(s): {wall:7.1f} s wall ({wall / 60:.1f} min; goal <= 15 min)  "
+        print(f"{workers} worker(s): {wall:7.1f} s wall ({wall / 60:.1f} min; goal <= 2 min), "
+              f"{cpu:7.1f} s CPU (this process and its workers)  "
               f"{rec.simulations} simulations  {rec.jobs_simulated:,} jobs simulated  "
               f"{rec.jobs_simulated / wall:,.0f} jobs/s  targets met {met}/{len(rec.outcomes)} "
-              f"(today {sum(o.met for o in rec.today_outcomes)})  change {rec.change}",
-              flush=True)
+              f"(today {sum(o.met for o in rec.today_outcomes)})  change {rec.change}  "
+              f"load average after: {load()}", flush=True)
+        print("  replays run, by reason (jobs simulated): " + ", ".join(
+            f"{reason} {count} ({rec.replayed_jobs.get(reason, 0):,})"
+            for reason, count in rec.replays.items() if count)
+            + f"; {rec.reused_replays} read from earlier replays")
         for spec in rec.shares:
             limits = ", ".join(f"{c.max_capacity}" for c in spec.capacity_limits)
             print(f"    {spec.name}: {spec.strategy.value:<15} [{limits}]")
+        print("  environment needed: " + ", ".join(
+            f"{count} x {unit}" for unit, count in rec.environment_needed.items())
+            + f" ({'verified' if rec.environment_needed_verified else 'not verified'})")
+        for trade in rec.trades:
+            print(f"  gives up {trade.describe()}")
     if len(answers) > 1:
         print("same recommendation for every worker count:",
               all(answer == answers[0] for answer in answers))
+
+
+def load() -> str:
+    """The machine's load averages (1, 5, 15 minutes): the figures above depend on them."""
+    return " ".join(f"{value:.2f}" for value in os.getloadavg())
+
+
+def cpu_seconds() -> float:
+    """User and system time of this process and of the finished workers it waited for."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    workers = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + workers.ru_utime + workers.ru_stime
 
 
 if __name__ == "__main__":

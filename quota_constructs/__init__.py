@@ -39,6 +39,7 @@ if TYPE_CHECKING:
         TrainingJobQueue as TrainingJobQueue,
     )
     from .monitoring import (
+        JobLedger as JobLedger,
         QuotaShareMonitoring as QuotaShareMonitoring,
         ShareAlarmThresholds as ShareAlarmThresholds,
     )

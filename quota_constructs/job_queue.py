@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Final
 
 import jsii
-from aws_cdk import IResource, Stack
+from aws_cdk import Arn, ArnComponents, ArnFormat, IResource, Stack
 from aws_cdk import aws_batch as batch
 from aws_cdk import aws_iam as iam
 from aws_cdk.interfaces import aws_batch as batch_refs
@@ -207,15 +207,25 @@ class TrainingJobQueueBase(BatchResource):
 
     def grant_read_status(self, grantee: iam.IGrantable) -> iam.Grant:
         queue_arn = self.job_queue_arn
+        # The stacks of the queue's partition, region and account (tokens stay tokens).
+        queue = Arn.split(queue_arn, ArnFormat.SLASH_RESOURCE_NAME)
+        stacks = Arn.format(ArnComponents(
+            service="cloudformation", resource="stack", resource_name="*",
+            partition=queue.partition, region=queue.region, account=queue.account,
+            arn_format=ArnFormat.SLASH_RESOURCE_NAME))
         scopes = (
             (permissions.QUEUE_ACTIONS, [queue_arn]),
             (permissions.SHARE_ACTIONS, [quota_shares_of(queue_arn)]),
             (permissions.UNSCOPED_ACTIONS, ["*"]),
+            (permissions.STACK_ACTIONS, [stacks]),
         )
         grants = [iam.Grant.add_to_principal(grantee=grantee, actions=list(actions),
                                              resource_arns=resources)
                   for actions, resources in scopes]
-        return grants[0].combine(grants[1]).combine(grants[2])
+        combined = grants[0]
+        for grant in grants[1:]:
+            combined = combined.combine(grant)
+        return combined
 
 
 @jsii.implements(batch_refs.IJobQueueRef)

@@ -114,7 +114,8 @@ class QuotaManagedTrainingQueue(Construct):
                         if spec.name in (lifecycle_by_share or {}) else "lifecycle"
                     ),
                 )
-                check_share_fits_provisioning(spec, provisioning=provisioning, subject=share)
+                check_share_fits_provisioning(spec, provisioning=provisioning, subject=share,
+                                              lifecycle=lifecycles[spec.name])
                 if is_unresolved(spec.name) or spec.name in _PART_IDS:
                     raise QuotaConfigError(
                         share_subject(spec.name), "name", spec.name,

@@ -51,7 +51,11 @@ from .model.tags import MAX_TAGS, RESERVED_LIBRARY_TAG_KEYS
 from .nag_acknowledgments import acknowledge_grant_wildcards
 from .share_options import ShareLifecycle, ShareProvisioning, check_lifecycle
 from .stack_outputs import add_output, principal_names
-from .wire.custom_resource import CUSTOM_RESOURCE_TYPE, MAX_DECLARED_TAGS
+from .wire.custom_resource import (
+    CUSTOM_RESOURCE_TYPE,
+    declared_tag_budget,
+    declared_tag_limit,
+)
 from .wire.deployed_config import DEPLOYED_CONFIG_TAG_KEY
 from .wire.share_arn import SHARE_PATH, quota_share_arn, quota_shares_of
 from .wire.share_codec import resource_properties
@@ -145,24 +149,28 @@ TEAM_GRANT_REASON: Final = (
 
 
 def check_share_fits_provisioning(
-    spec: QuotaShareSpec, *, provisioning: ShareProvisioning, subject: str
+    spec: QuotaShareSpec, *, provisioning: ShareProvisioning, subject: str,
+    lifecycle: ShareLifecycle = ShareLifecycle(),
 ) -> None:
-    """Room for the ownership tag when the custom resource manages the share."""
-    if provisioning is ShareProvisioning.CUSTOM_RESOURCE and len(spec.tags) > MAX_DECLARED_TAGS:
+    """Room for the custom resource's own tags when it manages the share (the tag budget of
+    :mod:`quota_constructs.wire.custom_resource`, which depends on ``adopt_existing``)."""
+    if len(spec.tags) > _tag_budget(provisioning, lifecycle):
         raise QuotaConfigError(
-            subject, "tags", f"{len(spec.tags)} tags", _tag_limit_text(provisioning)
+            subject, "tags", f"{len(spec.tags)} tags", _tag_limit_text(provisioning, lifecycle)
         )
 
 
-def _tag_limit_text(provisioning: ShareProvisioning) -> str:
+def _tag_budget(provisioning: ShareProvisioning, lifecycle: ShareLifecycle) -> int:
     if provisioning is ShareProvisioning.CUSTOM_RESOURCE:
-        return (
-            f"at most {MAX_DECLARED_TAGS} with ShareProvisioning.CUSTOM_RESOURCE, which keeps two "
-            f"of the {MAX_TAGS} tags AWS allows per share for its ownership marker and "
-            "lifecycle record "
-            "(spec tags and Tags.of(...) tags together)"
-        )
-    return f"at most {MAX_TAGS} tags per share (spec tags and Tags.of(...) tags together)"
+        return declared_tag_budget(adopt_existing=lifecycle.adopt_existing)
+    return MAX_TAGS
+
+
+def _tag_limit_text(provisioning: ShareProvisioning, lifecycle: ShareLifecycle) -> str:
+    together = "(spec tags and Tags.of(...) tags together)"
+    if provisioning is ShareProvisioning.CUSTOM_RESOURCE:
+        return f"{declared_tag_limit(adopt_existing=lifecycle.adopt_existing)} {together}"
+    return f"at most {MAX_TAGS} tags per share {together}"
 
 
 @runtime_checkable
@@ -539,8 +547,10 @@ class QuotaShare(QuotaShareBase, CreatedBatchResource):
     and its tags are the spec's ``tags`` merged with those. On a key both set, ``Tags.of``
     wins, as it does over an L1's ``tags`` prop (spec tags enter the tag manager as its initial
     tags, at priority 50; a ``Tags.of`` tag added with a lower ``priority`` lets the spec
-    win). At most 50 tags, 49 with ``CUSTOM_RESOURCE``, whose ownership marker takes one; more
-    fail the synth.
+    win). At most 50 tags; with ``CUSTOM_RESOURCE`` at most 48, since the custom resource keeps
+    its ownership marker and lifecycle record on the share, and 47 with
+    ``ShareLifecycle(adopt_existing=True)``, whose adoption record takes one more; more fail the
+    synth.
 
     :param job_queue: the queue: a :class:`TrainingJobQueue` (from this stack or another) or
         one of its ``from_...`` imports.
@@ -572,7 +582,8 @@ class QuotaShare(QuotaShareBase, CreatedBatchResource):
             )
         subject = share_subject(spec.name)
         check_lifecycle(lifecycle, provisioning=provisioning, subject=subject)
-        check_share_fits_provisioning(spec, provisioning=provisioning, subject=subject)
+        check_share_fits_provisioning(spec, provisioning=provisioning, subject=subject,
+                                      lifecycle=lifecycle)
         ledger = ledger_of(job_queue)
         if ledger is None:
             raise QuotaConfigError(
@@ -738,12 +749,11 @@ class _TagLimits:
     def validate(self) -> list[str]:
         errors: list[str] = []
         for share in self._shares:
-            custom = share.provisioning is ShareProvisioning.CUSTOM_RESOURCE
-            limit = MAX_DECLARED_TAGS if custom else MAX_TAGS
+            limit = _tag_budget(share.provisioning, share.lifecycle)
             values = share.tags.tag_values()
             count = len(values)
             if count > limit:
-                allowed = _tag_limit_text(share.provisioning)
+                allowed = _tag_limit_text(share.provisioning, share.lifecycle)
                 if DEPLOYED_CONFIG_TAG_KEY in values:
                     allowed += (
                         f"; one of them is {DEPLOYED_CONFIG_TAG_KEY}, which QuotaShareMonitoring "

@@ -9,7 +9,7 @@ from typing import Any, Self
 
 class LoopbackServer:
     """Serves on ``127.0.0.1`` on a free port, in a daemon thread; :meth:`serve` answers each
-    request (GET, POST and DELETE)."""
+    request (GET, POST, PUT and DELETE)."""
 
     def __init__(self) -> None:
         server = self
@@ -27,6 +27,9 @@ class LoopbackServer:
                 server.serve(self)
 
             def do_DELETE(self) -> None:
+                server.serve(self)
+
+            def do_PUT(self) -> None:
                 server.serve(self)
 
             def log_message(self, format: str, *args: Any) -> None:

@@ -5,7 +5,8 @@
 Each command is a module with ``main(argv: Sequence[str] | None) -> int`` that parses its own
 options (``prog`` = ``quota-constructs COMMAND``). The table below is the only place commands
 are listed; modules are imported only when their command runs, so ``--help`` and a command that
-reads AWS never load the simulator, and nothing here imports ``aws_cdk``.
+reads AWS never load the simulator (``explain`` and ``estimate`` load its engine only to step
+it), and nothing here imports ``aws_cdk``.
 
 Commands that read a declaration (``--declaration FILE.py:ATTR|MODULE:ATTR``, or ``--env``)
 read it through :mod:`quota_constructs.cli.declarations`, which documents its one shape; option
@@ -46,6 +47,11 @@ COMMANDS: dict[str, Command] = {
         "export a queue's service jobs as a workload file (read-only: ListServiceJobs, "
         "DescribeServiceJob)",
     ),
+    "usage": Command(
+        "quota_constructs.usage.cli",
+        "what each share used, borrowed, lent and lost, from a history export or the job "
+        "ledger: usage.json, usage.csv, report.html",
+    ),
     "status": Command(
         "quota_constructs.live.status",
         "a live queue per share and instance type: limits, use, borrowing, backlog, head job",
@@ -53,6 +59,10 @@ COMMANDS: dict[str, Command] = {
     "explain": Command(
         "quota_constructs.live.explain",
         "why a job (or a share's head job) is not running, as a reason code and a sentence",
+    ),
+    "estimate": Command(
+        "quota_constructs.live.estimate",
+        "by when a job not yet submitted would start at the latest, from the live queue",
     ),
     "preview": Command(
         "quota_constructs.live.preview",

@@ -23,6 +23,8 @@ An object (any class, dataclass or module) or a mapping with:
 ``capacity_limits``         required: the service environment's ``CapacityLimit``\\ s
 ``shares``                  required: the ``QuotaShareSpec``\\ s
 ``queue_name``              optional: the job queue's name (``preview``'s default ``--queue``)
+``stack_name``              optional: the name of the CloudFormation stack that deploys it
+                            (``preview`` finds the stack's id with DescribeStacks)
 ``lifecycle``               optional: a ``ShareLifecycle`` (or anything with its
                             switches; ``allow_preemption_on_in_share_enable`` may be
                             absent) for every share without its own entry
@@ -65,7 +67,7 @@ OPTIONAL_SWITCHES = RENDERED_WHEN_SET
 """Switches an object may lack (False): added after the first three, which objects had."""
 CUSTOM_RESOURCE, CLOUDFORMATION = "CUSTOM_RESOURCE", "CLOUDFORMATION"
 SHAPE = ("an object or mapping with capacity_limits and shares (optionally queue_name, "
-         "lifecycle, lifecycle_by_share, provisioning)")
+         "stack_name, lifecycle, lifecycle_by_share, provisioning)")
 REFERENCE = "path/to/file.py:attribute or package.module:attribute"
 
 
@@ -80,6 +82,8 @@ class Declaration:
     lifecycles: Mapping[str, GuardOptIns] = field(default_factory=dict)
     """Per share name; every share has one."""
     provisioning: str = CUSTOM_RESOURCE
+    stack_name: str | None = None
+    """The CloudFormation stack that deploys the declaration, when it says."""
 
     def lifecycle_of(self, share: str) -> GuardOptIns:
         return self.lifecycles.get(share, GuardOptIns())
@@ -161,7 +165,8 @@ def read_declaration(
 
     limits, shares = field_of("capacity_limits"), field_of("shares")
     if limits is None or shares is None or isinstance(target, (str, bytes)):
-        hint = ("; a list of shares alone is not a declaration: give it capacity_limits"
+        hint = ("; a list of shares alone is not a declaration: give it capacity_limits (the "
+                "recommended.py recommend writes defines DECLARATION)"
                 if _is_share_list(target) else "")
         raise QuotaConfigError(command, option, reference or name, SHAPE + hint)
     limits, shares = _items(limits), _items(shares)
@@ -174,6 +179,10 @@ def read_declaration(
     queue_name = field_of("queue_name")
     if queue_name is not None and (not isinstance(queue_name, str) or not queue_name):
         raise refuse("queue_name", queue_name, "a job queue name (a non-empty string) or None")
+    stack_name = field_of("stack_name")
+    if stack_name is not None and (not isinstance(stack_name, str) or not stack_name):
+        raise refuse("stack_name", stack_name, "a CloudFormation stack name (a non-empty "
+                     "string) or None")
     lifecycles = _lifecycles(field_of("lifecycle"), field_of("lifecycle_by_share"),
                              [s.name for s in shares], refuse)
     provisioning = _provisioning(field_of("provisioning"), refuse)
@@ -187,7 +196,8 @@ def read_declaration(
                                  "CUSTOM_RESOURCE can adopt, guard a shrink, guard turning "
                                  "in-share preemption on or guard a delete")
     return Declaration(name=name, capacity_limits=tuple(limits), shares=tuple(shares),
-                       queue_name=queue_name, lifecycles=lifecycles, provisioning=provisioning)
+                       queue_name=queue_name, lifecycles=lifecycles, provisioning=provisioning,
+                       stack_name=stack_name)
 
 
 def resolve(reference: str, *, command: str = "simulate", option: str = "--declaration") -> Any:

@@ -16,3 +16,14 @@ class OneLineParser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         print(f"{self.prog}: error: {message} (see {self.prog} --help)", file=sys.stderr)
         raise SystemExit(2)
+
+
+def error_line(prog: str, error: Exception) -> str:
+    """The one line a command prints for ``error``: ``<prog>: error: <what is wrong>``. A
+    :class:`~quota_constructs.model.QuotaConfigError` about the command's own options names
+    the command as its subject (``emulate: --port got ...``); the line names it once."""
+    message = " ".join(str(error).split())
+    command = prog.rsplit(" ", 1)[-1]
+    if getattr(error, "subject", None) == command:
+        message = message.removeprefix(f"{command}: ")
+    return f"{prog}: error: {message}"

@@ -96,6 +96,15 @@ def _instance_types(entry: Mapping[str, Any]) -> tuple[str, ...] | None:
 
 
 def _load(path: Path) -> dict[str, Any]:
+    twin = path.with_suffix(".json")
+    if path.suffix.lower() != ".json" and (path.suffix.lower() in (".md", ".markdown")
+                                           or twin.is_file()):
+        # The agreement is written twice: the page for people, the JSON for programs.
+        found = "" if twin.is_file() else " (not there: write_allocation_agreements writes both)"
+        raise AgreementFileError(
+            f"agreement {path}: this is the agreement's page for people; the client reads its "
+            f"JSON twin, {twin}{found}"
+        )
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:

@@ -6,13 +6,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ..model.errors import QuotaConfigError
 from ..model.share import check_share_name
 from ..model.submission import check_priority, share_tags, submit_service_job_request
 from .agreement_file import ShareTerms, StackOutput, read_share_terms
 from .instance_types import check_instance_types
+
+if TYPE_CHECKING:
+    from ..live.estimate import StartEstimate
 
 ACTIVE_JOB_STATUSES: Final = ("SUBMITTED", "PENDING", "RUNNABLE", "SCHEDULED", "STARTING",
                               "RUNNING")
@@ -170,6 +173,35 @@ class ShareClient:
         """Change a job's scheduling priority, within the ceiling (checked before the call)."""
         checked = check_priority(priority, subject=self._subject, ceiling=self.max_priority)
         self._client().update_service_job(jobId=job_id, schedulingPriority=checked)
+
+    def estimate(
+        self,
+        *,
+        instance_type: str,
+        count: int = 1,
+        priority: int | None = None,
+        max_runtime_seconds: int | None = None,
+    ) -> StartEstimate:
+        """By when a job of this share needing ``count`` x ``instance_type`` would start at the
+        latest if it were submitted now (``quota-constructs estimate``): ``latest`` (a UTC
+        datetime, None when no moment can be promised), ``earliest``, ``assumes`` (one
+        sentence: what the bound assumes, or why there is none) and ``blocking_jobs``.
+
+        The priority is checked as :meth:`submit` checks it, before any call; the answer reads
+        the live queue once (read-only: ``batch:DescribeJobQueues``,
+        ``DescribeServiceEnvironments``, ``ListQuotaShares``, ``GetJobQueueSnapshot``,
+        ``ListServiceJobs``, ``DescribeServiceJob``).
+        """
+        from ..live.estimate import Submission, estimate_submission
+        from ..live.queue_reader import QueueReader
+        from ..wire.training_request import DEFAULT_MAX_RUNTIME_SECONDS
+
+        checked = check_priority(priority, subject=self._subject, ceiling=self.max_priority)
+        submission = Submission(
+            self.share, instance_type, count, checked,
+            DEFAULT_MAX_RUNTIME_SECONDS if max_runtime_seconds is None else max_runtime_seconds,
+        )
+        return estimate_submission(self.queue, submission, reader=QueueReader(self._client()))
 
     @property
     def _subject(self) -> str:

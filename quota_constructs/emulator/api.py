@@ -9,7 +9,7 @@ from typing import Any, Self
 
 from ..model import CapacityLimit, QuotaShareSpec
 from ..simulation.inputs import SimulationOptions
-from .clock import Clock
+from .clock import Clock, Start
 from .server import EmulatorServer
 from .service import QueueService
 
@@ -34,7 +34,8 @@ class Emulator:
     def __init__(
         self, declaration: Any = None, *, capacity_limits: Sequence[CapacityLimit] | None = None,
         shares: Sequence[QuotaShareSpec] | None = None, queue_name: str | None = None,
-        clock: str = "manual", speed: float = 1.0, options: SimulationOptions | None = None,
+        clock: str | Clock = "manual", speed: float = 1.0, start: Start = None,
+        options: SimulationOptions | None = None,
         port: int = 0, region: str = "us-east-1", set_environment: bool = False,
     ) -> None:
         if declaration is not None:
@@ -45,7 +46,8 @@ class Emulator:
             raise ValueError("Emulator: a declaration (capacity_limits and shares) is required")
         self.service = QueueService(
             capacity_limits=capacity_limits, shares=shares,
-            queue_name=queue_name or DEFAULT_QUEUE_NAME, clock=Clock(clock, speed=speed),
+            queue_name=queue_name or DEFAULT_QUEUE_NAME,
+            clock=clock if isinstance(clock, Clock) else Clock(clock, speed=speed, start=start),
             options=options, region=region,
         )
         self._port = port
@@ -118,6 +120,17 @@ class Emulator:
     def now(self) -> float:
         """Emulated seconds since start."""
         return self.service.synced
+
+    @property
+    def now_ms(self) -> int:
+        """The emulated time, in milliseconds since the epoch (as ``createdAt`` and every other
+        time the emulator answers with)."""
+        return self.service.ms(self.service.synced)
+
+    @property
+    def start_ms(self) -> int:
+        """When emulated time started, in milliseconds since the epoch."""
+        return self.service.clock.start_ms
 
 
 def _field(declaration: Any, name: str, *default: Any) -> Any:

@@ -16,14 +16,15 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from types import FrameType
 
 from ..cli.declarations import add_declaration_arguments, load
-from ..cli.parsing import OneLineParser
+from ..cli.parsing import OneLineParser, error_line
 from ..model import QuotaConfigError
 from ..simulation.options_cli import add_option_arguments, options_from
 from .api import DEFAULT_QUEUE_NAME
-from .clock import Clock
+from .clock import Clock, parse_start
 from .protocol import ApiError
 from .server import EmulatorServer
 from .service import QueueService
@@ -49,6 +50,9 @@ def parser(prog: str) -> argparse.ArgumentParser:
                         "only by POST /_emulator/advance (default wall)")
     p.add_argument("--speed", type=float, default=1.0,
                    help="emulated seconds per real second under the wall clock (default 1)")
+    p.add_argument("--start", default=None, metavar="ISO",
+                   help="when emulated time starts, e.g. 2026-05-04T09:00:00Z (UTC when no "
+                        "offset is given; default: now)")
     p.add_argument("--region", default="us-east-1", help="region in ARNs (default us-east-1)")
     # A job the declaration can never run stays RUNNABLE with AWS's MISCONFIGURATION reason,
     # as in AWS: refusing it is not the emulator's to choose.
@@ -64,19 +68,20 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "quota-constructs emu
             raise QuotaConfigError("emulate", "--port", args.port, "0 (a free port) to 65535")
         if not args.speed > 0:
             raise QuotaConfigError("emulate", "--speed", args.speed, "a number > 0")
+        start = None if args.start is None else parse_start(args.start)
         service = QueueService(
             capacity_limits=declaration.capacity_limits, shares=declaration.shares,
             queue_name=args.queue_name or declaration.queue_name or DEFAULT_QUEUE_NAME,
-            clock=Clock(args.clock, speed=args.speed), options=options_from(args),
+            clock=Clock(args.clock, speed=args.speed, start=start), options=options_from(args),
             region=args.region,
             lifecycles=dict(declaration.lifecycles),
         )
         server = EmulatorServer(service, args.port)
-    except (QuotaConfigError, ApiError) as error:
-        print(f"{prog}: {error}", file=sys.stderr)
+    except (QuotaConfigError, ApiError, ValueError) as error:
+        print(error_line(prog, error), file=sys.stderr)
         return 2
     except OSError as error:
-        print(f"{prog}: --port {args.port}: cannot listen on 127.0.0.1 ({error})",
+        print(f"{prog}: error: --port {args.port}: cannot listen on 127.0.0.1 ({error})",
               file=sys.stderr)
         return 2
     stop = threading.Event()
@@ -89,7 +94,8 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "quota-constructs emu
     server.start()
     print(server.endpoint_url, flush=True)
     print(f"{prog}: queue {service.queue_name} ({service.queue_arn}) of {declaration.name}, "
-          f"{len(service.shares)} shares, {args.clock} clock; not AWS. Shares recorded as "
+          f"{len(service.shares)} shares, {args.clock} clock from {_iso(service.clock.start_ms)}"
+          "; not AWS. Shares recorded as "
           f"deployed by stack {service.stack_id} (preview --stack-id). "
           f"AWS_ENDPOINT_URL_BATCH={server.endpoint_url}; stop with Ctrl-C",
           file=sys.stderr, flush=True)
@@ -97,3 +103,7 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "quota-constructs emu
         pass
     server.stop()
     return 0
+
+
+def _iso(epoch_ms: int) -> str:
+    return datetime.fromtimestamp(epoch_ms / 1000, UTC).isoformat(timespec="seconds")

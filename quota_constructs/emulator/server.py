@@ -1,9 +1,14 @@
 """The HTTP endpoint: AWS Batch's REST-JSON routes, and the control API under ``/_emulator/``.
 
+Every answer's HTTP ``Date`` header is the emulated clock's time (whole seconds), as AWS's is
+AWS's: the live commands take "now" from it (``QueueSnapshot.endpoint_now_ms``).
+
 Control API (JSON in, JSON out; errors as Batch's ClientException):
 
 - ``POST /_emulator/advance`` ``{"seconds": N}``: move the clock, run scheduling; answers
   ``{"now": <epoch ms>, "seconds": <emulated seconds since start>}``.
+- ``GET /_emulator/clock``: ``{"now": <epoch ms>, "seconds": ..., "start": <epoch ms>,
+  "kind": "manual" | "wall", "speed": N}``, without moving it.
 - ``POST /_emulator/jobs/{jobId}/finish`` ``{"status": "SUCCEEDED" | "FAILED"}``: end a
   dispatched job now (id or ARN); answers its DescribeServiceJob.
 - ``GET /_emulator/events[?since=N]``: a JSON list of the EventBridge
@@ -15,6 +20,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -55,6 +61,11 @@ class EmulatorServer:
 
             def log_message(self, format: str, *args: Any) -> None:
                 return
+
+            def date_time_string(self, timestamp: float | None = None) -> str:
+                # The Date header every answer carries is the emulated clock's, as the times
+                # in the answers are: a client judging an age by it reads the emulator's time.
+                return formatdate(outer.service.clock.now_ms() / 1000, usegmt=True)
 
         self._http = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self._http.daemon_threads = True
@@ -119,6 +130,12 @@ class EmulatorServer:
         if method == "POST" and path.rstrip("/") == "/_emulator/advance":
             now = service.advance(payload.get("seconds", 0))
             return {"now": service.ms(now), "seconds": now}
+        if method == "GET" and path.rstrip("/") == "/_emulator/clock":
+            with service.lock:
+                seconds = service.clock.now()
+            clock = service.clock
+            return {"now": clock.ms(seconds), "seconds": seconds, "start": clock.start_ms,
+                    "kind": clock.kind, "speed": clock.speed}
         finish = _FINISH.fullmatch(path)
         if method == "POST" and finish is not None:
             return service.finish(unquote(finish["job"]), payload.get("status", "SUCCEEDED"))
@@ -130,8 +147,9 @@ class EmulatorServer:
             # them; the next ?since= is the number of events read so far (since + len).
             return list(service.events_since(int(since)))
         raise ApiError(f"no control operation is {method} {path}; the emulator offers POST "
-                       "/_emulator/advance, POST /_emulator/jobs/{jobId}/finish, GET "
-                       "/_emulator/events", status=404, code="UnknownOperationException")
+                       "/_emulator/advance, GET /_emulator/clock, POST "
+                       "/_emulator/jobs/{jobId}/finish, GET /_emulator/events", status=404,
+                       code="UnknownOperationException")
 
     @staticmethod
     def _send(request: BaseHTTPRequestHandler, status: int, headers: dict[str, str],

@@ -5,10 +5,11 @@ Every operation takes the request's parameters (already checked against botocore
 :class:`~.protocol.ApiError` naming the field and the value. Who runs is decided by the
 simulator's engine (:mod:`.scheduler`); this module keeps what AWS shows of it.
 
-Time: the service runs at the clock's time. A submitted job is SUBMITTED until the next
-scheduling pass (the clock moving: ``advance``, or real time under the wall clock), which
-makes it RUNNABLE and offers it capacity; priority changes, finishes and terminations take
-effect at once, and the capacity they free is offered at once too.
+Time: the service runs at the clock's time (:mod:`.clock`: it starts at the real time, or at
+a start the user gives), and every time it answers with is on that clock. A submitted job is
+SUBMITTED until the next scheduling pass (the clock moving: ``advance``, or real time under
+the wall clock), which makes it RUNNABLE and offers it capacity; priority changes, finishes
+and terminations take effect at once, and the capacity they free is offered at once too.
 """
 
 from __future__ import annotations
@@ -22,9 +23,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from heapq import merge, nlargest
 from itertools import islice
 from operator import attrgetter
-from typing import Any
+from typing import Any, TypeVar
 
 from ..model import CapacityLimit, QuotaAllocation, QuotaConfigError, QuotaShareSpec
+from ..model.submission import check_job_name
+from ..model.tags import RESERVED_TAG_PREFIX, validate_tags
 from ..runtime.ownership import LIFECYCLE_TAG_KEY, OWNER_TAG_KEY, owner_marker, stack_marker
 from ..runtime.share_request import GuardOptIns
 from ..simulation.inputs import SimulationOptions
@@ -32,6 +35,7 @@ from ..wire.monitoring_contract import QUEUE_BLOCKED_DETAIL_TYPE, STATE_CHANGE_D
 from ..wire.share_arn import QuotaShareArn, quota_share_arn
 from ..wire.share_codec import api_configuration, resource_properties, spec_from_properties
 from ..wire.share_config import ENABLED, Casing, recased
+from ..wire.training_request import DEFAULT_MAX_RUNTIME_SECONDS
 from . import events
 from .clock import Clock
 from .protocol import ApiError, bad_value
@@ -51,7 +55,7 @@ ACCOUNT = "123456789012"
 MAX_PAYLOAD_BYTES = 10 * 1024
 MAX_SHARES = 20
 MIN_PRIORITY, MAX_PRIORITY = 0, 9999
-DEFAULT_MAX_RUNTIME = 86400
+DEFAULT_MAX_RUNTIME = DEFAULT_MAX_RUNTIME_SECONDS
 """SageMaker's default ``StoppingCondition.MaxRuntimeInSeconds`` (one day), for a payload
 that names none."""
 MAX_RESULTS = 100
@@ -62,6 +66,7 @@ JOB_FILTERS = ("JOB_NAME", "BEFORE_CREATED_AT", "AFTER_CREATED_AT", "SHARE_IDENT
 LIMIT_EXCEEDED = "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED"
 ENVIRONMENT_MAX = "MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE"
 _seq = attrgetter("seq")
+_T = TypeVar("_T")
 _BLOCKED = 1 << 40
 """Queue entries of jobs that can never run carry this plus their number (not an engine job)."""
 
@@ -73,14 +78,13 @@ class QueueService:
     def __init__(
         self, *, capacity_limits: Sequence[CapacityLimit], shares: Sequence[QuotaShareSpec],
         queue_name: str, clock: Clock, options: SimulationOptions | None = None,
-        region: str = "us-east-1", account: str = ACCOUNT, start_ms: int = 1_767_225_600_000,
+        region: str = "us-east-1", account: str = ACCOUNT,
         lifecycles: Mapping[str, GuardOptIns] | None = None,
     ) -> None:
         self.options = options or SimulationOptions()
         self.capacity_limits = tuple(capacity_limits)
         self.clock = clock
         self.region, self.account = region, account
-        self.start_ms = start_ms
         self.lock = threading.RLock()
         prefix = f"arn:aws:batch:{region}:{account}"
         self.queue_name = queue_name
@@ -111,7 +115,8 @@ class QueueService:
         self.unit_index = {u: k for k, u in enumerate(self.engine.problem.unit_names)}
         self.jobs = JobIndex()
         self.pending: list[Job] = []
-        self.client_tokens: dict[str, Job] = {}
+        self.client_tokens: dict[str, tuple[dict[str, Any], Job]] = {}
+        """Per clientToken, the request it came with (without the token) and its job."""
         self.events: list[dict[str, Any] | JobState] = []
         """Every event so far; a state change is kept as the job's state and rendered when
         first read."""
@@ -126,7 +131,8 @@ class QueueService:
     # ------------------------------------------------------------------------- the clock
 
     def ms(self, seconds: float) -> int:
-        return self.start_ms + round(seconds * 1000)
+        """Emulated second ``seconds`` as Batch sends times: milliseconds since the epoch."""
+        return self.clock.ms(seconds)
 
     def handle(self, operation: str, params: dict[str, Any]) -> dict[str, Any]:
         run = self.operations.get(operation)
@@ -317,9 +323,16 @@ class QueueService:
     def op_SubmitServiceJob(self, params: dict[str, Any]) -> dict[str, Any]:
         self._queue(params["jobQueue"], "jobQueue")
         token = params.get("clientToken")
+        request = {key: value for key, value in params.items() if key != "clientToken"}
         if token is not None and token in self.client_tokens:
-            known = self.client_tokens[token]
+            first, known = self.client_tokens[token]
+            if request != first:
+                raise bad_value("clientToken", token,
+                                f"a token not used before: it names job {known.job_id}'s "
+                                "SubmitServiceJob, and this request differs from that one")
             return {"jobArn": known.arn, "jobName": known.name, "jobId": known.job_id}
+        name = _model_checked(check_job_name, params["jobName"], field="jobName")
+        tags = _model_checked(validate_tags, params.get("tags") or {}, field="tags")
         if params.get("shareIdentifier") is not None:
             raise bad_value("shareIdentifier", params["shareIdentifier"],
                             "no value: the job queue has a quota share scheduling policy "
@@ -345,18 +358,18 @@ class QueueService:
         seq = next(self.seq)
         job_id = str(uuid.uuid4())
         job = Job(
-            seq=seq, job_id=job_id, arn=self.job_prefix + job_id, name=params["jobName"],
+            seq=seq, job_id=job_id, arn=self.job_prefix + job_id, name=name,
             share=share_name, payload=params["serviceRequestPayload"],
             instance_type=instance_type, instance_count=count, duration=duration,
             priority=priority, retries=retries, created_at=self.ms(self.synced),
             submitted_s=self.synced,
-            tags=dict(params.get("tags") or {}), timeout_config=params.get("timeoutConfig"),
+            tags=tags, timeout_config=params.get("timeoutConfig"),
             retry_strategy=params.get("retryStrategy"), training_prefix=self.training_prefix,
         )
         self.jobs.add(job)
         self.pending.append(job)
         if token is not None:
-            self.client_tokens[token] = job
+            self.client_tokens[token] = (request, job)
         # "Events aren't created for the initial job submission" (AWS Batch user guide).
         return {"jobArn": job.arn, "jobName": job.name, "jobId": job.job_id}
 
@@ -409,8 +422,11 @@ class QueueService:
         successful: list[str] = []
         errors: list[dict[str, str]] = []
         for reference in jobs:
+            job = self.jobs.find(reference)
             try:
-                self._terminate(self._job(reference), params["reason"])
+                # "Service jobs that can't be found are treated as successfully processed."
+                if job is not None:
+                    self._terminate(job, params["reason"])
             except ApiError as error:
                 errors.append({"job": reference, "code": error.code, "message": error.message})
             else:
@@ -471,11 +487,19 @@ class QueueService:
     # -------------------------------------------------------------------------------- tags
 
     def op_TagResource(self, params: dict[str, Any]) -> dict[str, Any]:
-        self._tags_of(params["resourceArn"]).update(params["tags"])
+        tags = self._tags_of(params["resourceArn"])
+        added = _model_checked(validate_tags, params["tags"], field="tags")
+        _model_checked(validate_tags, {**tags, **added}, field="tags",
+                       subject=f"resource {params['resourceArn']}")  # 50 per resource
+        tags.update(added)
         return {}
 
     def op_UntagResource(self, params: dict[str, Any]) -> dict[str, Any]:
         tags = self._tags_of(params["resourceArn"])
+        for key in params["tagKeys"]:
+            if key.lower().startswith(RESERVED_TAG_PREFIX):
+                raise bad_value("tagKeys", key, "keys you set: AWS's own, starting with "
+                                f"{RESERVED_TAG_PREFIX!r}, cannot be removed")
         for key in params["tagKeys"]:
             tags.pop(key, None)
         return {}
@@ -685,8 +709,9 @@ class QueueService:
     def _job(self, reference: str) -> Job:
         job = self.jobs.find(reference)
         if job is None:
-            raise bad_value("jobId", reference, "the id or ARN of a service job of job queue "
-                            f"{self.queue_name!r}")
+            # "not found" in the message, as a client tells a missing job from a bad request.
+            raise ApiError(f"jobId: service job {reference!r} not found; expected the id or ARN "
+                           f"of a service job of job queue {self.queue_name!r}")
         return job
 
     def _share_arn(self, name: str) -> str:
@@ -718,11 +743,15 @@ class QueueService:
         share = Share(spec, self._share_arn(spec.name), len(self.engine_shares))
         self.shares[spec.name] = share
         self.engine_shares.append(share)
-        self.tags[share.arn] = {
+        tags = {
             **spec.tags,
             OWNER_TAG_KEY: owner_marker(self.stack_id, spec.name),
             LIFECYCLE_TAG_KEY: lifecycle.tag_value(stack_marker(self.stack_id)),
         }
+        # The declared tags and the custom resource's two markers must fit AWS's 50, as they
+        # must when the stack deploys the share.
+        self.tags[share.arn] = _model_checked(validate_tags, tags, field="tags",
+                                              subject=f"quota share {spec.name!r}")
 
     @staticmethod
     def _spec(props: dict[str, Any]) -> QuotaShareSpec:
@@ -760,6 +789,18 @@ def _share_properties(params: Mapping[str, Any], name: str, queue_arn: str) -> d
     if params.get("tags"):
         props["Tags"] = params["tags"]
     return props
+
+
+def _model_checked(check: Callable[..., _T], value: Any, *, field: str,
+                   subject: str = "") -> _T:
+    """``check(value, subject=..., field=...)`` of the library's model (the rule AWS documents,
+    kept in one place), its refusal as the ClientException naming the field and value."""
+    try:
+        return check(value, subject=subject, field=field)
+    except QuotaConfigError as error:
+        where = f"{subject}: " if subject else ""
+        raise ApiError(f"{where}{error.field}: {error.value!r} is not valid; expected "
+                       f"{error.allowed}") from None
 
 
 def _payload(payload: str) -> tuple[str, int, float]:

@@ -8,9 +8,10 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
-from quota_constructs.cli.parsing import OneLineParser
+from quota_constructs.cli.parsing import OneLineParser, error_line
 from quota_constructs.model import QuotaConfigError
 from quota_constructs.runtime.batch_gateway import BatchRequestError
+from quota_constructs.runtime.preemption import two_clock_units
 from quota_constructs.wire.monitoring_contract import DEFAULT_MAX_SNAPSHOT_AGE_SECONDS
 
 from .queue_reader import LiveQueueError, QueueReader, readable_error
@@ -18,7 +19,9 @@ from .queue_reader import LiveQueueError, QueueReader, readable_error
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
-OK, REFUSED, ERROR = 0, 1, 2
+OK, REFUSED, ERROR, CANNOT_TELL = 0, 1, 2, 3
+"""Exit statuses: answered; ``preview``: the deployment would be refused; any error; ``preview``:
+whether the deployment would be refused cannot be told (distinct from refused)."""
 
 
 def parser(prog: str, description: str, *, queue_required: bool = True
@@ -68,6 +71,11 @@ def stale_snapshot_line(warning: str, figures: str) -> str:
     return f"the queue's snapshot may be out of date ({warning}): {figures} are as of then."
 
 
+def age_text(seconds: float) -> str:
+    """A wait or an age as a person reads it: ``2m 0s``, ``1h 5m``, ``3d 2h``."""
+    return two_clock_units(int(seconds), ((86400, "d"), (3600, "h"), (60, "m"), (1, "s")))
+
+
 def progress(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
@@ -102,10 +110,10 @@ def run(prog: str, command: Callable[[], int]) -> int:
     try:
         return command()
     except BatchRequestError as error:
-        message = str(readable_error(error))
+        failure: Exception = readable_error(error)
     except (LiveQueueError, QuotaConfigError) as error:
-        message = str(error)
+        failure = error
     except KeyboardInterrupt:
-        message = "interrupted"
-    print(f"{prog}: error: {' '.join(message.split())}", file=sys.stderr)
+        failure = LiveQueueError("interrupted")
+    print(error_line(prog, failure), file=sys.stderr)
     return ERROR

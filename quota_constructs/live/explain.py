@@ -25,18 +25,18 @@ Checks, in order (the first that holds answers):
    borrower may take, the model's assumption 1) come from the one rules model (:mod:`.rules`).
 
 Reads are bounded: one queue, environment, share listing and snapshot; the job; at most
-:data:`JOBS_DESCRIBED` further DescribeServiceJob calls for priorities.
+:data:`JOBS_DESCRIBED` further DescribeServiceJob calls for priorities; and the start
+estimate's (``start_estimate``: by when the job starts, :mod:`.estimate`).
 """
 
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from quota_constructs.model import BorrowingRules
+from quota_constructs.model import BorrowingRules, UnitUse
 from quota_constructs.runtime.batch_reads import QueueSnapshot
 from quota_constructs.runtime.preemption import preemption_kind
 from quota_constructs.runtime.service_job import DISPATCHED_STATUSES
@@ -51,8 +51,16 @@ from quota_constructs.wire.monitoring_contract import (
 from quota_constructs.wire.share_arn import QuotaShareArn
 
 from . import command_line
-from .queue_reader import LiveQueueError, QueueFacts, QueueReader, payload_of
-from .rules import UnitUse, rules_of, spec_of
+from .estimate import StartEstimate, start_estimate_of_job
+from .queue_reader import (
+    LiveQueueError,
+    NotFoundError,
+    QueueFacts,
+    QueueReader,
+    judged_at_ms,
+    payload_of,
+)
+from .rules import rules_of, spec_of, unit_use
 
 JOBS_DESCRIBED = 50
 """DescribeServiceJob calls at most, to read other jobs' priorities."""
@@ -75,10 +83,19 @@ class Explanation:
     details: Mapping[str, Any] = field(default_factory=dict)
     snapshot_warning: str | None = None
     """Why the snapshot the answer reads (usage, order) may be out of date; None when recent."""
+    waiting_seconds: float | None = None
+    """How long a job that is not running yet has waited (since it was submitted, or since
+    its last preempted attempt ended), on the queue's clock; None for a job that runs or ran."""
+    start_estimate: StartEstimate | None = None
+    """By when the job starts at the latest (:mod:`.estimate`); None when no job was read."""
 
     def to_json(self) -> dict[str, Any]:
-        return command_line.json_of(self, when_set={"history", "snapshot_warning"},
-                                    spread="details")
+        answer = command_line.json_of(
+            self, when_set={"history", "snapshot_warning", "waiting_seconds", "start_estimate"},
+            spread="details")
+        if self.start_estimate is not None:
+            answer["start_estimate"] = self.start_estimate.to_json()
+        return answer
 
 
 @dataclass(frozen=True)
@@ -115,6 +132,17 @@ class _Job:
             raw=detail,
         )
 
+    def waiting_seconds(self, now_ms: int) -> float | None:
+        """Since it was submitted or its last preempted attempt ended, whichever is later;
+        None for a job that runs or ran."""
+        if self.status in DISPATCHED_STATUSES or self.status in FINISHED_STATUSES:
+            return None
+        summary = self.raw.get("preemptionSummary") or {}
+        stops = [a.get("stoppedAt") for a in summary.get("recentPreemptedAttempts") or []
+                 if isinstance(a, Mapping)]
+        since = max([self.created_at, *(t for t in stops if isinstance(t, int | float))])
+        return round(max(0.0, (now_ms - since) / 1000.0), 3) if since else None
+
     def ahead_of(self, other: _Job) -> bool:
         """Whether this job starts before ``other`` within their share."""
         return (self.priority, -self.created_at) > (other.priority, -other.created_at)
@@ -133,17 +161,25 @@ def explain(
     """Why ``job_id`` (or ``share``'s head job) is not running (see the module docstring);
     ``unowned_capacity_borrowable``: the rules model's assumption 1 (``--no-unowned-borrowing``).
     The answer carries a ``snapshot_warning`` when the snapshot it reads is older than
-    ``max_snapshot_age_seconds`` at ``now_ms`` (default: now), or of unknown age."""
+    ``max_snapshot_age_seconds``, and a waiting job's ``waiting_seconds``: both judged at
+    ``now_ms`` when given, else on the queue endpoint's own clock
+    (:func:`~.queue_reader.judged_at_ms`). A share or job the queue does not have raises
+    :class:`~.queue_reader.NotFoundError` naming it and what the queue has."""
 
     if (job_id is None) == (share is None):
         raise LiveQueueError("explain needs exactly one of a job id or a share name")
     reader = reader or QueueReader.connect()
     facts = reader.queue(queue)
     snapshot = reader.snapshot_of(facts.arn)
-    stale = snapshot_too_old(snapshot, now_ms=int(time.time() * 1000) if now_ms is None else now_ms,
-                             max_age_seconds=max_snapshot_age_seconds)
+    now = judged_at_ms(snapshot, now_ms)
+    stale = snapshot_too_old(snapshot, now_ms=now, max_age_seconds=max_snapshot_age_seconds)
+    shares = {s.name: s for s in reader.shares(facts.arn)}
     if job_id is None:
         assert share is not None
+        if share not in shares:
+            raise NotFoundError("SHARE_NOT_FOUND", f"quota share {share!r} not found on job "
+                                f"queue {facts.name!r}; its shares: {_listed(shares)}",
+                                share=share)
         front = snapshot.head_of(share)
         if front is None:
             return Explanation(
@@ -155,17 +191,22 @@ def explain(
         job_id = front.job_id
     detail = reader.service_job(job_id)
     if detail is None:
-        raise LiveQueueError(f"service job {job_id!r} not found (DescribeServiceJob); check the "
-                             "job id, --region and --profile")
+        heads = [f"{head.job_id} ({name})" for name, head in snapshot.heads.items()]
+        raise NotFoundError("JOB_NOT_FOUND", f"service job {job_id!r} not found on job queue "
+                            f"{facts.name!r} (DescribeServiceJob); the jobs at its shares' "
+                            f"fronts: {', '.join(heads[:5]) or 'none'} (check the job id, "
+                            "--region and --profile)", job_id=job_id)
     job = _Job.of(detail)
     if detail.get("jobQueue") not in (None, facts.arn, facts.name):
         raise LiveQueueError(f"service job {job_id!r} belongs to job queue "
                              f"{detail.get('jobQueue')!r}, not {facts.name!r}")
-    shares = {s.name: s for s in reader.shares(facts.arn)}
     snapshot = reader.complete_usage(snapshot, shares.values())
     explanation = _Explainer(reader, facts, snapshot, shares, job,
                              unowned_capacity_borrowable).explain()
-    return replace(explanation, snapshot_warning=stale)
+    estimate = start_estimate_of_job(reader, facts, snapshot, shares, detail, now_ms=now_ms,
+                                     unowned_capacity_borrowable=unowned_capacity_borrowable)
+    return replace(explanation, snapshot_warning=stale, waiting_seconds=job.waiting_seconds(now),
+                   start_estimate=estimate)
 
 
 class _Explainer:
@@ -302,34 +343,26 @@ class _Explainer:
                            f"same priority; the share's head is {front.job_id}", True)
 
     def _capacity(self, share: LiveShare, unit: str, count: int) -> Explanation:
-        job, name = self.job, share.name
-        usage = {s: self.snapshot.usage_of(s).get(unit, 0.0) for s in self.shares}
-        own, used = share.config.limit_of(unit), usage.get(name, 0.0)
-        capacity = self.facts.environment_limits.get(unit, 0)
-        in_use = sum(usage.values())
+        """The share's head, held back by capacity: what is free, borrowed and reclaimable
+        comes from the rules model (:class:`~quota_constructs.model.UnitUse`), as ``status``
+        shows it."""
+        name = share.name
+        use = unit_use(self.rules, unit, self.snapshot, self.shares)
+        own = share.config.limit_of(unit)
+        used = self.snapshot.usage_of(name).get(unit, 0.0)
         if used + count <= own:
-            if in_use + count > capacity:
-                borrowers = sorted(s for s, u in usage.items()
-                                   if u > self.shares[s].config.limit_of(unit))
-                return self.answer("LENDER_RECLAIMING", f"quota share {name!r} has {own - used:g}"
-                                   f" of its own {unit} idle, but the environment's {capacity} "
-                                   f"are in use, {_names(borrowers)} borrowing: AWS Batch "
-                                   "reclaims the lent capacity by preempting borrowing jobs",
-                                   True)
-            return self.answer("DISPATCH_PENDING", f"job {job.job_id} fits in quota share "
-                               f"{name!r}'s idle {unit}; AWS Batch should start it on its "
-                               "next scheduling pass", True)
+            return self._within_own_limit(share, unit, count, use)
         spec = spec_of(share)
         lower = self._lower_priority_running(share, unit)
         if lower:
             return self.answer("IN_SHARE_PREEMPTION_PENDING", f"quota share {name!r} uses its "
                                f"{own} {unit}; in-share preemption is on and {len(lower)} "
-                               f"running job(s) have a lower priority than {job.priority}, so "
-                               "AWS Batch should preempt them for this job", True)
+                               f"running job(s) have a lower priority than {self.job.priority}, "
+                               "so AWS Batch should preempt them for this job", True)
         preemption = ("in-share preemption is off" if not spec.in_share_preemption else
                       "none of its running jobs has a lower priority")
-        held = (f"job {job.job_id} needs {count} {unit} and quota share {name!r} already uses "
-                f"{used:g} of its own {own} with its own jobs; {preemption}")
+        held = (f"job {self.job.job_id} needs {count} {unit} and quota share {name!r} already "
+                f"uses {_holding(used, own)}; {preemption}")
         if not spec.strategy.borrows:
             return self.answer("OWN_CAPACITY_IN_USE", f"{held}; it is {spec.strategy.value}, "
                                "so it never borrows", True)
@@ -338,31 +371,69 @@ class _Explainer:
             return self.answer("BORROW_LIMIT_REACHED", f"{held}; running {count} more would "
                                f"take it to {used + count:g}, above its borrow ceiling of "
                                f"{ceiling:g} (limit plus {spec.borrow_limit}% of it)", True)
-        return self._borrowing(share, unit, count, held)
+        return self._borrowing(share, unit, count, held, use)
 
-    def _borrowing(self, share: LiveShare, unit: str, count: int, held: str) -> Explanation:
+    def _within_own_limit(self, share: LiveShare, unit: str, count: int,
+                          use: UnitUse | None) -> Explanation:
+        """A head that fits within its share's own limit: free capacity starts it; else
+        borrowed capacity is reclaimed for it; else (an over-allocated environment) other
+        shares hold the capacity within their own limits and it waits (assumption 4 of
+        :mod:`quota_constructs.model.borrowing`)."""
+        job, name = self.job, share.name
+        if use is None:
+            return self.answer("DISPATCH_PENDING", f"job {job.job_id} fits within quota share "
+                               f"{name!r}'s own limit of {unit}; the environment's capacity is "
+                               "unknown, so whether it is free cannot be told", True)
+        free, reclaimable = use.free_for(name), use.reclaimable
+        if count <= free:
+            return self.answer("DISPATCH_PENDING", f"job {job.job_id} fits in quota share "
+                               f"{name!r}'s idle {unit}; AWS Batch should start it on its "
+                               "next scheduling pass", True)
+        unused = f"{use.unused_own(name):g} of its own {use.own(name)} {unit} unused"
+        if reclaimable > 0 and free + reclaimable >= count:
+            return self.answer("LENDER_RECLAIMING", f"quota share {name!r} has {unused}, but "
+                               f"the environment's {use.capacity} are in use, "
+                               f"{_names(use.borrowers())} borrowing {reclaimable:g}: AWS "
+                               "Batch reclaims the lent capacity by preempting borrowing jobs",
+                               True)
+        if self._lower_priority_running(share, unit) and free + use.used(name) >= count:
+            return self.answer("IN_SHARE_PREEMPTION_PENDING", f"quota share {name!r} has "
+                               f"{unused} but the environment has none free; in-share "
+                               "preemption is on and lower-priority jobs of the share run, so "
+                               "AWS Batch should preempt them for this job", True)
+        kept = use.kept_idle(name)
+        why = (f"the shares' limits add up to {use.owned}, more than the environment's "
+               f"{use.capacity}" if use.over_allocated else
+               f"the environment's {use.capacity} are in use")
+        return self.answer("ENVIRONMENT_OVER_ALLOCATED", f"quota share {name!r} has {unused}, "
+                           f"but {why}: {use.in_use:g} are held, "
+                           + (f"{kept:g} kept idle by RESERVE shares, " if kept else "")
+                           + f"{free:g} free for it and {reclaimable:g} borrowed to reclaim "
+                           f"(it needs {count}); capacity other shares hold within their own "
+                           "limits is never reclaimed, so it waits until capacity frees "
+                           "(first come, first served)", True)
+
+    def _borrowing(self, share: LiveShare, unit: str, count: int, held: str,
+                   use: UnitUse | None) -> Explanation:
         """A borrower whose own capacity is in use: is there idle capacity it may take? Who
         lends to it and the capacity no share owns come from the rules model."""
         name = share.name
-        rules = self.rules
-        if rules is None or unit not in rules.environment:
+        if use is None:
             return self.answer("DISPATCH_PENDING", f"{held}; the environment's capacity is "
                                "unknown, so what it could borrow cannot be told", True)
-        use = UnitUse(unit, rules, {s: self.snapshot.usage_of(s).get(unit, 0.0)
-                                    for s in self.shares})
         rule = use.rule(name)
-        needed = count - use.idle_own(name)
-        available = use.idle_to_borrow(name)
+        beyond = use.used(name) + count - use.own(name)
+        free = use.free_for(name)
         sources = [repr(lender) for lender in (rule.lenders if rule is not None else ())]
         if use.unowned_borrowable:
             sources.append(f"the {use.unowned} {unit} no share owns")
-        if available < needed:
+        if free < count:
             where = " and ".join(sources) if sources else "no share (none lends it this type)"
             return self.answer("NOTHING_IDLE_TO_BORROW", f"{held}; it needs to borrow "
-                               f"{needed:g} {unit} but only {available:g} is idle that it may "
-                               f"borrow, from {where}", True)
-        return self.answer("DISPATCH_PENDING", f"quota share {name!r} may borrow the {needed:g} "
-                           f"{unit} it needs and {available:g} is idle (from "
+                               f"{beyond:g} {unit} but only {free:g} is idle that it may borrow, "
+                               f"from {where}", True)
+        return self.answer("DISPATCH_PENDING", f"quota share {name!r} may borrow the {beyond:g} "
+                           f"{unit} it needs and {free:g} is idle (from "
                            f"{' and '.join(sources)}); AWS Batch assigns idle capacity first "
                            "come, first served", True)
 
@@ -419,6 +490,17 @@ def _names(names: Sequence[str]) -> str:
     return ", ".join(repr(n) for n in names) if names else "other shares"
 
 
+def _listed(names: Iterable[str]) -> str:
+    return ", ".join(sorted(names)) or "none"
+
+
+def _holding(used: float, own: int) -> str:
+    """``2 of its own 2`` / ``4: all 2 of its own and 2 borrowed``."""
+    if used > own:
+        return f"{used:g}: all {own} of its own and {used - own:g} borrowed"
+    return f"{used:g} of its own {own}"
+
+
 def main(argv: Sequence[str] | None = None, prog: str = "quota-constructs explain") -> int:
     parser = command_line.parser(prog, "Why a job, or a share's head job, is not running.")
     target = parser.add_mutually_exclusive_group(required=True)
@@ -430,15 +512,25 @@ def main(argv: Sequence[str] | None = None, prog: str = "quota-constructs explai
 
     def command() -> int:
         max_age = command_line.max_snapshot_age(options)
-        result = explain(options.queue, job_id=options.job, share=options.share,
-                         reader=command_line.connect(options),
-                         unowned_capacity_borrowable=options.unowned_capacity_borrowable,
-                         max_snapshot_age_seconds=max_age)
+        try:
+            result = explain(options.queue, job_id=options.job, share=options.share,
+                             reader=command_line.connect(options),
+                             unowned_capacity_borrowable=options.unowned_capacity_borrowable,
+                             max_snapshot_age_seconds=max_age)
+        except NotFoundError as missing:
+            if options.json:  # a script reads the code; the error line goes to stderr too
+                print(json.dumps(missing.to_json(), indent=2))
+            raise
         if options.json:
             print(json.dumps(result.to_json(), indent=2))
         else:
             mark = " (inferred: AWS Batch does not report this)" if result.inferred else ""
             print(f"{result.reason_code}{mark}\n{result.reason}")
+            if result.waiting_seconds is not None:
+                print(f"waiting {command_line.age_text(result.waiting_seconds)} (on the "
+                      "queue's clock)")
+            if result.start_estimate is not None:
+                print(result.start_estimate.line())
             if result.snapshot_warning is not None:
                 print(command_line.stale_snapshot_line(
                     result.snapshot_warning, "the usage and order this answer reads"))

@@ -38,6 +38,14 @@ What each row holds (the workload format of ``quota_constructs.simulation.worklo
 - ``history`` says which: ``finished``, ``failed``, ``running`` or ``never_ran``; ``status``,
   ``attempts`` and ``preemptions`` (``preemptionSummary.preemptedAttemptCount``) are kept too.
   Drop the rows you do not want replayed.
+- ``attempt_runs``: every attempt, its start, its stop and how it ended (``SUCCEEDED``,
+  ``FAILED``, ``PREEMPTED`` or ``RUNNING``), as :mod:`quota_constructs.wire.job_record` reads
+  them from ``attempts`` and ``preemptionSummary.recentPreemptedAttempts`` (and encodes them:
+  ``START/STOP/ENDING;...`` in epoch milliseconds); ``unseen_preemptions``: preemptions AWS
+  counted whose attempt's times it no longer shows (its window of recent preempted attempts
+  has no documented length); ``exported_at_utc``: the moment the export was taken (the last
+  describe answered), until which an attempt still running is counted as running.
+  ``quota-constructs usage`` reads these three columns; an export without them is refused.
 
 What AWS keeps: the AWS Batch user guide keeps finished jobs listable for a limited time (at
 least 7 days after they finish, per its job-states page); older jobs cannot be exported, so
@@ -65,6 +73,8 @@ from typing import Any, TextIO
 from ..runtime.batch_gateway import BatchRequestError
 from ..runtime.batch_reads import paginate
 from ..runtime.retry import THROTTLING_CODES, RetryPolicy
+from ..wire.history_export import EXPORTED_AT, EXPORTED_AT_KEY, HISTORY_COLUMNS
+from ..wire.job_record import PREEMPTED, RUNNING, AttemptRun, encode_runs, job_record
 from . import command_line
 from .queue_reader import LiveQueueError, QueueReader, readable_error
 
@@ -87,11 +97,11 @@ DESCRIBE_RETRY = RetryPolicy(max_attempts=DESCRIBE_ATTEMPTS, base_delay=0.25, ma
 MAX_WORKERS = 32
 PROGRESS_EVERY = 500
 OUT_FORMATS = (".csv", ".json")
-COLUMNS = (
+WORKLOAD_COLUMNS = (
     "job_id", "share", "submitted_at", "duration", "instance_type", "instance_count",
-    "priority", "preemption_retries", "submitted_at_utc", "job_name", "status", "history",
-    "attempts", "preemptions",
+    "priority", "preemption_retries",
 )
+COLUMNS = (*WORKLOAD_COLUMNS, *HISTORY_COLUMNS)
 
 
 @dataclass(frozen=True)
@@ -110,6 +120,11 @@ class ExportedJob:
     history: str
     attempts: int
     preemptions: int
+    runs: tuple[AttemptRun, ...] = ()
+    """Every attempt with its times and end (:mod:`quota_constructs.wire.job_record`)."""
+    unseen_preemptions: int = 0
+    created_ms: int = 0
+    """``createdAt`` as AWS gives it (epoch milliseconds)."""
 
 
 class AdaptiveRate:
@@ -195,46 +210,33 @@ def list_job_ids(read: Read, queue: str,
 
 def describe_job(detail: Mapping[str, Any], now: float) -> ExportedJob:
     """One DescribeServiceJob answer as a workload row (see the module docs)."""
-    status = str(detail.get("status", ""))
-    attempts = list(detail.get("attempts") or [])
-    runs = [(a["startedAt"] / 1000.0, a.get("stoppedAt")) for a in attempts if a.get("startedAt")]
-    if not runs and detail.get("startedAt"):
-        runs = [(detail["startedAt"] / 1000.0, detail.get("stoppedAt"))]
-    last_stop = (runs[-1][1] or detail.get("stoppedAt")) if runs else None
-    if status == "SUCCEEDED" and runs and last_stop:
-        duration, history = last_stop / 1000.0 - runs[-1][0], "finished"
-    elif status == "FAILED":
-        duration = sum((stop / 1000.0 if stop else now) - start for start, stop in runs)
+    record = job_record(detail)
+    runs = record.runs
+    last = runs[-1] if runs else None
+    if record.status == "SUCCEEDED" and last is not None and last.stopped_ms is not None:
+        duration, history = (last.stopped_ms - last.started_ms) / 1000.0, "finished"
+    elif record.status == "FAILED":
+        duration = sum(_ran(run, now) for run in runs)
         history = "failed" if runs else "never_ran"
-    elif status in RUNNING_STATUSES and runs:
-        duration, history = now - runs[-1][0], "running"
+    elif last is not None and last.ended == RUNNING:
+        duration, history = now - last.started_ms / 1000.0, "running"
     else:
         duration, history = 0.0, "never_ran"
-    unit, count = _capacity(detail)
-    budget = (detail.get("preemptionConfiguration") or {}).get(
-        "preemptionRetriesBeforeTermination")
-    summary = detail.get("preemptionSummary") or {}
     return ExportedJob(
-        job_id=str(detail["jobId"]), job_name=str(detail.get("jobName", "")),
-        share=str(detail.get("quotaShareName") or ""),
-        created_at=float(detail.get("createdAt", 0)) / 1000.0,
-        duration=max(0.0, duration), instance_type=unit, instance_count=count,
-        priority=int(detail.get("schedulingPriority") or 0),
-        preemption_retries=None if budget is None else int(budget),
-        status=status, history=history, attempts=len(runs),
-        preemptions=int(summary.get("preemptedAttemptCount") or 0),
+        job_id=record.job_id, job_name=record.job_name, share=record.share,
+        created_at=record.created_ms / 1000.0, duration=max(0.0, duration),
+        instance_type=record.instance_type, instance_count=record.instance_count,
+        priority=record.priority, preemption_retries=record.preemption_retries,
+        status=record.status, history=history, attempts=len(runs),
+        preemptions=max(record.preempted_count, sum(r.ended == PREEMPTED for r in runs)),
+        runs=runs, unseen_preemptions=record.unseen_preemptions,
+        created_ms=record.created_ms,
     )
 
 
-def _capacity(detail: Mapping[str, Any]) -> tuple[str, int]:
-    for usage in detail.get("capacityUsage") or []:
-        if usage.get("capacityUnit"):
-            return str(usage["capacityUnit"]), max(1, round(float(usage.get("quantity", 1))))
-    try:
-        config = json.loads(detail.get("serviceRequestPayload") or "{}").get("ResourceConfig", {})
-        return str(config["InstanceType"]), int(config.get("InstanceCount", 1))
-    except (ValueError, KeyError, TypeError, AttributeError):
-        return "", 1
+def _ran(run: AttemptRun, now: float) -> float:
+    stop = now if run.stopped_ms is None else run.stopped_ms / 1000.0
+    return stop - run.started_ms / 1000.0
 
 
 Attempt = Callable[..., dict[str, Any]]
@@ -349,11 +351,11 @@ def export_history(
     except BatchRequestError as error:
         raise readable_error(error) from error
     cutoff = since.timestamp() if since else None
-    moment = now()
+    moment = now()  # the export's moment: the last describe has answered
     jobs = [job for job in (describe_job(detail, moment) for detail in details)
             if cutoff is None or job.created_at >= cutoff]
     jobs.sort(key=lambda j: (j.created_at, j.job_id))
-    write_history(out, jobs)
+    write_history(out, jobs, exported_at=moment)
     return jobs
 
 
@@ -364,30 +366,49 @@ def check_out(out: Path) -> None:
                              f"{' or '.join(OUT_FORMATS)} (the workload formats)")
 
 
-def write_history(out: Path, jobs: Sequence[ExportedJob]) -> None:
-    """CSV (the workload columns and, for people, :data:`COLUMNS`' others) or JSON (the
-    workload's ``{"jobs": [...]}``: its loader takes the workload fields only), by suffix."""
+def write_history(out: Path, jobs: Sequence[ExportedJob], *,
+                  exported_at: float | None = None) -> None:
+    """CSV (the workload columns and ``HISTORY_COLUMNS``) or JSON (``{"exported_at": ...,
+    "jobs": [...]}``), by suffix, as :mod:`quota_constructs.wire.history_export` describes.
+    ``exported_at``: the export's moment, seconds since the epoch (default: now)."""
     check_out(out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    moment = _utc(time.time() if exported_at is None else exported_at)
     if out.suffix.lower() == ".json":
-        out.write_text(json.dumps({"jobs": [_record(job, jobs) for job in jobs]}, indent=1)
+        first = jobs[0].created_at if jobs else 0.0
+        out.write_text(json.dumps({EXPORTED_AT_KEY: moment,
+                                   "jobs": [_record(job, first) for job in jobs]}, indent=1)
                        + "\n", encoding="utf-8")
         return
-    _write_csv(out, jobs)
+    _write_csv(out, jobs, moment)
 
 
-def _record(job: ExportedJob, jobs: Sequence[ExportedJob]) -> dict[str, Any]:
+def _utc(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="milliseconds")
+
+
+PER_JOB_COLUMNS = tuple(name for name in HISTORY_COLUMNS if name != EXPORTED_AT)
+
+
+def _people(job: ExportedJob) -> list[Any]:
+    """The values of :data:`PER_JOB_COLUMNS`, in order (the export's moment is written once per
+    file in JSON, on every row in CSV)."""
+    return [_utc(job.created_at), job.job_name, job.status, job.history, job.attempts,
+            job.preemptions, job.unseen_preemptions, encode_runs(job.runs)]
+
+
+def _record(job: ExportedJob, first: float) -> dict[str, Any]:
     return {
         "job_id": job.job_id, "share": job.share,
-        "submitted_at": job.created_at - jobs[0].created_at, "duration": job.duration,
+        "submitted_at": job.created_at - first, "duration": job.duration,
         "instance_type": job.instance_type, "instance_count": job.instance_count,
         "priority": job.priority, "preemption_retries": job.preemption_retries,
+        **dict(zip(PER_JOB_COLUMNS, _people(job), strict=True)),
     }
 
 
-def _write_csv(out: Path, jobs: Sequence[ExportedJob]) -> None:
+def _write_csv(out: Path, jobs: Sequence[ExportedJob], moment: str) -> None:
     first = jobs[0].created_at if jobs else 0.0
-    out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", newline="", encoding="utf-8") as stream:
         writer = csv.writer(stream, lineterminator="\n")
         writer.writerow(COLUMNS)
@@ -396,8 +417,7 @@ def _write_csv(out: Path, jobs: Sequence[ExportedJob]) -> None:
                 job.job_id, job.share, repr(job.created_at - first), repr(job.duration),
                 job.instance_type, job.instance_count, job.priority,
                 "" if job.preemption_retries is None else job.preemption_retries,
-                datetime.fromtimestamp(job.created_at, UTC).isoformat(timespec="milliseconds"),
-                job.job_name, job.status, job.history, job.attempts, job.preemptions,
+                *_people(job), moment,
             ])
 
 

@@ -1,4 +1,5 @@
-"""What ``status``, ``explain`` and ``preview`` may call: read-only AWS Batch actions.
+"""What ``status``, ``explain`` and ``preview`` may call: read-only AWS Batch actions, and
+CloudFormation's DescribeStacks for ``preview``.
 
 One list for the construct grant (``TrainingJobQueue.grant_read_status``), the JSON policy the
 README gives people who do not use CDK (:func:`read_status_policy`), and the test that runs the
@@ -23,7 +24,18 @@ UNSCOPED_ACTIONS = (
 )
 """The Service Authorization Reference lists no resource type for these, so IAM accepts only
 ``*``; each only reads."""
-READ_STATUS_ACTIONS = (*QUEUE_ACTIONS, *SHARE_ACTIONS, *UNSCOPED_ACTIONS)
+STACK_ACTIONS = ("cloudformation:DescribeStacks",)
+"""Scoped to the stacks of the queue's account and region (:func:`stacks_of`): ``preview``
+asks for the id of the stack that deploys the template or declaration it reads (not with
+``--stack-id``)."""
+READ_STATUS_ACTIONS = (*QUEUE_ACTIONS, *SHARE_ACTIONS, *UNSCOPED_ACTIONS, *STACK_ACTIONS)
+
+
+def stacks_of(job_queue_arn: str) -> str:
+    """``arn:<partition>:cloudformation:<region>:<account>:stack/*`` for the queue's partition,
+    region and account (a share lives in its queue's, and so does the stack that deploys it)."""
+    _, partition, _, region, account, _ = job_queue_arn.split(":", 5)
+    return f"arn:{partition}:cloudformation:{region}:{account}:stack/*"
 
 
 def read_status_policy(job_queue_arn: str) -> dict[str, Any]:
@@ -35,5 +47,7 @@ def read_status_policy(job_queue_arn: str) -> dict[str, Any]:
             {"Effect": "Allow", "Action": list(SHARE_ACTIONS),
              "Resource": quota_shares_of(job_queue_arn)},
             {"Effect": "Allow", "Action": list(UNSCOPED_ACTIONS), "Resource": "*"},
+            {"Effect": "Allow", "Action": list(STACK_ACTIONS),
+             "Resource": stacks_of(job_queue_arn)},
         ],
     }

@@ -15,7 +15,7 @@ Actions, per share:
 
 - ``CREATE``: no share of that name, and none of the same resource under another name.
 - ``RENAME``: no share of that name, but a live share carries the same resource's owner marker
-  (``--stack-id`` + the template's logical id): CloudFormation creates the new share, then
+  (the stack's id + the template's logical id): CloudFormation creates the new share, then
   deletes the old one through the delete guard — judged by the *old* share's lifecycle record.
 - ``UPDATE`` / ``NONE``: the resource's own share, changed or not.
 - ``ADOPT``: a share of that name this resource does not own (refused unless
@@ -25,22 +25,28 @@ Actions, per share:
   share's *last deployment*, which the custom resource records on the share
   (``quota-constructs:lifecycle``); a share without the record is judged with the guards on.
 
+Which live shares are the deploying stack's own is told by the stack's id
+(:mod:`.deploying_stack`: ``--stack-id``, else the id CloudFormation's DescribeStacks gives for
+the stack's name, which ``--stack``, the template's cloud assembly or the declaration's
+``stack_name`` tells). The owner marker hashes the stack id and the resource's logical id, so it
+is recomputed when both are known (a template); a declaration object has no logical ids, and a
+same-named share is then the stack's when its lifecycle record names the stack, another stack's
+when it names another. With the stack's id, a managed share the declaration omits is reported as
+deleted only when its lifecycle record names this stack (or names none: deployed by a version
+that did not record the stack); the shares other stacks deploy on the same queue are left out.
+
+Where whose a share is cannot be told (no stack id; or a same-named share whose record names no
+stack, judged without logical ids), a change is judged both ways — as the stack's own share and
+as another stack's — and reported by what both say: refused when both refuse, applied when both
+apply, and otherwise ``cannot_tell`` (never refused): the command then exits with status 3, its
+own. The same holds for the tags an update may drop: the custom resource removes the tags the
+previous deployment declared, which preview does not know, so an update whose tags fit only if
+some of the share's undeclared tags go is ``cannot_tell``.
+
 Assumptions, stated once: the declaration is the stack's complete set of custom-resource shares.
-With ``--stack-id``, a managed share it omits is reported as deleted only when its lifecycle
-record names this stack (or names none: deployed by a version that did not record the stack);
-the shares other stacks deploy on the same queue are left out. The owner marker hashes the stack
-id and the resource's logical id, so it is recomputed only with both (``--stack-id`` and a
-template). With ``--stack-id`` but no logical ids (a declaration object), a same-named share is
-this stack's when its lifecycle record names this stack, another stack's when it names
-another. Otherwise whose it is cannot be told, and nothing is taken to be this deployment's: a
-same-named share carrying an owner marker is an ``ADOPT``, refused unless the declaration sets
-``adopt_existing`` (were it another stack's, the handler would refuse it), with the hint to
-pass ``--stack-id``; without ``--stack-id`` every managed share the declaration omits is
-reported as deleted, noting when its lifecycle record names a stack that may be another one.
-Renames and deletes
-happen in CloudFormation's cleanup phase, where a refusal leaves the old share in place instead
-of rolling the stack back; preview still reports them refused (exit status 1), because the
-custom resource's delete fails and the share with its jobs stays.
+Renames and deletes happen in CloudFormation's cleanup phase, where a refusal leaves the old
+share in place instead of rolling the stack back; preview still reports them refused (exit
+status 1), because the custom resource's delete fails and the share with its jobs stays.
 """
 
 from __future__ import annotations
@@ -57,14 +63,21 @@ from quota_constructs.model import (
     QuotaConfigError,
     QuotaShareSpec,
 )
+from quota_constructs.runtime.adoption import FIELD_NAMES
 from quota_constructs.runtime.guards import (
+    InShareAssessment,
     ShareUpdate,
+    ShrinkAssessment,
     assess_delete,
     assess_in_share_enable,
     assess_shrink,
 )
-from quota_constructs.runtime.ownership import owner_of, release_on_delete, stack_marker
-from quota_constructs.runtime.provisioning import adoption_refusal, deleting_refusal
+from quota_constructs.runtime.ownership import is_owned, owner_of, release_on_delete, stack_marker
+from quota_constructs.runtime.provisioning import (
+    adoption_refusal,
+    deleting_refusal,
+    tag_budget_refusal,
+)
 from quota_constructs.runtime.share_request import (
     GuardOptIns,
     ShareDeclaration,
@@ -74,14 +87,17 @@ from quota_constructs.runtime.share_request import (
 from quota_constructs.wire.custom_resource import (
     CUSTOM_RESOURCE_TYPE,
     NATIVE_RESOURCE_TYPE,
+    RUNTIME_TAG_KEYS,
     guard_properties,
 )
+from quota_constructs.wire.lifecycle_record import restore_pending
 from quota_constructs.wire.live_share import LiveShare
 from quota_constructs.wire.share_arn import QuotaShareArn, is_job_queue_arn
 from quota_constructs.wire.share_codec import resource_properties
 from quota_constructs.wire.share_config import ShareConfig
 
 from . import command_line
+from .deploying_stack import DeployingStack, deploying_stack, stack_name_of_template
 from .queue_reader import QueueReader
 
 CREATE, UPDATE, RENAME, DELETE, ADOPT, NONE = (
@@ -121,22 +137,38 @@ class Change:
     """Active jobs that deleting a share would terminate (when refused: the ones the guard
     names)."""
     renamed_from: str | None = None
+    cannot_tell: bool = False
+    """Whether the handler refuses this change depends on what preview cannot know (whose the
+    share is, which tags the previous deployment declared); ``refused`` is then False and the
+    reason gives both outcomes."""
 
     def to_json(self) -> dict[str, Any]:
-        return command_line.json_of(self, when_set={"renamed_from"})
+        data = command_line.json_of(self, when_set={"renamed_from"})
+        if not self.cannot_tell:
+            # Only where it applies: the contract's fields stay as they were.
+            del data["cannot_tell"]
+        return data
 
 
 @dataclass(frozen=True)
 class Preview:
     queue: str
     changes: tuple[Change, ...] = field(default_factory=tuple)
+    stack: DeployingStack = field(default_factory=DeployingStack)
 
     @property
     def refused(self) -> bool:
         return any(change.refused for change in self.changes)
 
+    @property
+    def cannot_tell(self) -> bool:
+        """Nothing is refused for certain, but some change may be: whether the deployment
+        would be refused cannot be told."""
+        return not self.refused and any(change.cannot_tell for change in self.changes)
+
     def to_json(self) -> dict[str, Any]:
-        return {"queue": self.queue, "refused": self.refused,
+        return {"queue": self.queue, "refused": self.refused, "cannot_tell": self.cannot_tell,
+                "stack": self.stack.to_json(),
                 "changes": [change.to_json() for change in self.changes]}
 
 
@@ -146,31 +178,36 @@ def preview(
     *,
     reader: QueueReader | None = None,
     stack_id: str | None = None,
+    stack_name: str | None = None,
+    stack: DeployingStack | None = None,
 ) -> Preview:
-    """Judge deploying ``declared`` against the live ``queue`` (see the module docstring)."""
+    """Judge deploying ``declared`` against the live ``queue`` (see the module docstring), as
+    the deployment of the stack ``stack_id`` (its ARN), else of the stack called ``stack_name``
+    (its id asked of CloudFormation), else of ``stack`` as found by the caller; with none of
+    them, the changes that depend on which shares are the stack's are ``cannot_tell``."""
     reader = reader or QueueReader.connect()
     facts = reader.queue(queue)
+    deploying = stack or deploying_stack(stack_id, stack_name, "stack_name")
     live = {share.name: share for share in reader.shares(facts.arn, with_tags=True)}
     accounted: set[str] = set()
     changes: list[Change] = []
     for item in declared:
-        declaration = _declaration(item, facts.arn, stack_id)
+        declaration = _declaration(item, facts.arn, deploying.stack_id)
         if not _same_queue(declaration.job_queue, facts.name, facts.arn):
             continue
-        changes.append(_judge(reader, item, declaration, live, accounted, stack_id=stack_id))
-    this_stack = None if stack_id is None else stack_marker(stack_id)
+        changes.append(_judge(reader, item, declaration, live, accounted, deploying))
+    this_stack = stack_marker(deploying.stack_id) if deploying.stack_id is not None else None
     for name, share in sorted(live.items()):
-        if name in accounted or owner_of(share.tags) is None:
-            continue
+        if name in accounted or owner_of(share.tags) is None or deploying.new:
+            continue  # (a stack not created yet has no share to delete)
         deployed_by = recorded_stack(share.tags)
         if this_stack is not None and deployed_by is not None and deployed_by != this_stack:
             continue  # another stack's share on the same queue: this deployment leaves it
         deletion = _judge_delete(reader, share, DELETE, share.name)
-        if this_stack is None and deployed_by is not None:
-            deletion = replace(deletion, reason="; ".join(
-                part for part in (deletion.reason, _unknown_stack_note(share)) if part))
+        if this_stack is None:
+            deletion = _perhaps_another_stacks(deletion, share)
         changes.append(deletion)
-    return Preview(facts.name, tuple(changes))
+    return Preview(facts.name, tuple(changes), deploying)
 
 
 def _judge(
@@ -179,35 +216,27 @@ def _judge(
     declaration: ShareDeclaration,
     live: Mapping[str, LiveShare],
     accounted: set[str],
-    *,
-    stack_id: str | None,
+    stack: DeployingStack,
 ) -> Change:
     name = declaration.name
     existing = live.get(name)
     # The owner marker hashes stack id and logical id: recomputed only when both are known.
-    owner_known = stack_id is not None and bool(item.logical_id)
+    owner_known = stack.stack_id is not None and (bool(item.logical_id) or stack.new)
     if existing is not None:
         accounted.add(name)
         if not item.guarded:
             return _judge_update(reader, declaration, existing, UPDATE, guarded=False)
         marker = owner_of(existing.tags)
-        if marker is not None and not owner_known:
-            # A declaration object has no logical ids: with the stack id, the lifecycle record
-            # tells whether this stack deployed the share (a name is unique on the queue).
-            deployed_by = recorded_stack(existing.tags)
-            if stack_id is not None and deployed_by == stack_marker(stack_id):
+        if marker is None or owner_known:
+            return _judge_existing(reader, declaration, existing)
+        # A declaration object has no logical ids: with the stack id, the lifecycle record
+        # tells whether this stack deployed the share (a name is unique on the queue).
+        deployed_by = recorded_stack(existing.tags)
+        if stack.stack_id is not None and deployed_by is not None:
+            if deployed_by == stack_marker(stack.stack_id):
                 declaration = _with_owner(declaration, marker)
-            elif (stack_id is None or deployed_by is None) and (
-                not declaration.opt_ins.adopt_existing
-            ):
-                # Whose it is cannot be told: were it another stack's, the handler refuses.
-                return Change(name, ADOPT, True,
-                              _unconfirmed_owner(existing, declaration, stack_id is not None))
-        owned = marker == declaration.owner
-        refusal = adoption_refusal(existing, declaration)
-        if refusal is not None:
-            return Change(name, UPDATE if owned else ADOPT, True, refusal)
-        return _judge_update(reader, declaration, existing, UPDATE if owned else ADOPT)
+            return _judge_existing(reader, declaration, existing)
+        return _either_owner(reader, declaration, existing, marker, stack)
     source = next(
         (share for share in live.values()
          if owner_known and item.guarded and owner_of(share.tags) == declaration.owner
@@ -222,6 +251,48 @@ def _judge(
                   deletion.terminated_jobs, source.name)
 
 
+def _judge_existing(reader: QueueReader, declaration: ShareDeclaration,
+                    share: LiveShare) -> Change:
+    """A same-named share, judged as the handler's Create or Update judges it."""
+    owned = is_owned(share.tags, declaration.owner)
+    action = UPDATE if owned else ADOPT
+    refusal = adoption_refusal(share, declaration)
+    if refusal is not None:
+        return Change(declaration.name, action, True, refusal)
+    return _judge_update(reader, declaration, share, action)
+
+
+def _either_owner(reader: QueueReader, declaration: ShareDeclaration, share: LiveShare,
+                  marker: str, stack: DeployingStack) -> Change:
+    """A same-named managed share that may or may not be this stack's: judged both ways."""
+    as_own = _judge_existing(reader, _with_owner(declaration, marker), share)
+    as_other = _judge_existing(reader, declaration, share)
+    why = _unconfirmed_owner(share, stack)
+    preemptible = tuple(dict.fromkeys((*as_own.preemptible_jobs, *as_other.preemptible_jobs)))
+    terminated = tuple(dict.fromkeys((*as_own.terminated_jobs, *as_other.terminated_jobs)))
+    both = f"as this stack's: {_verdict(as_own)}; as another stack's: {_verdict(as_other)}"
+    if as_own.refused and as_other.refused:
+        return Change(declaration.name, as_own.action, True,
+                      f"refused whether or not it is this stack's share ({why}): {both}",
+                      preemptible, terminated)
+    if as_own.refused or as_other.refused or as_own.cannot_tell or as_other.cannot_tell:
+        return Change(declaration.name, as_own.action, False,
+                      f"preview cannot tell whether the deployment is refused: {why}; {both}",
+                      preemptible, terminated, cannot_tell=True)
+    reason = "; ".join(part for part in (
+        as_own.reason, f"were it another stack's share ({why}), this deployment adopts it: "
+        f"{_verdict(as_other)}") if part)
+    return Change(declaration.name, as_own.action, False, reason, preemptible, terminated)
+
+
+def _verdict(change: Change) -> str:
+    if change.cannot_tell:
+        return f"cannot tell ({change.reason})"
+    if change.refused:
+        return f"{change.action} refused: {change.reason}"
+    return f"{change.action} applied" + (f" ({change.reason})" if change.reason else "")
+
+
 def _judge_update(
     reader: QueueReader, declaration: ShareDeclaration, share: LiveShare, action: str, *,
     guarded: bool = True,
@@ -232,15 +303,20 @@ def _judge_update(
         return Change(name, action, True, f"unexpected quota share ARN {share.arn!r}")
     if share.status == "DELETING":
         return Change(name, action, True, deleting_refusal(name, declaration.job_queue))
+    # In the handler's order: the tag budget, the shrink guard, then the in-share preemption
+    # guard; the first that refuses is the deployment's failure.
+    tags_refused, tags_unsure = _tag_budget(share, declaration, action) if guarded else ("", "")
+    if tags_refused:
+        return Change(name, action, True, tags_refused)
     target = ShareConfig.declared(declaration.spec)
     fields = share.config.update_fields(target)
     tags = declaration.kept_tags if guarded else declaration.declared_tags
     retagged = any(share.tags.get(key) != value for key, value in tags.items())
     if not fields:
+        if tags_unsure:
+            return Change(name, action, False, tags_unsure, cannot_tell=True)
         return Change(name, action if action == ADOPT or retagged else NONE)
     opt_ins = declaration.opt_ins
-    # In the handler's order: the shrink guard, then the in-share preemption guard; the first
-    # that refuses is the deployment's failure.
     update = ShareUpdate(arn, share.config, target)
     shrink = assess_shrink(reader, update, read_when_waived=True,
                            allow_preemption=opt_ins.allow_preemption_on_shrink or not guarded)
@@ -253,21 +329,57 @@ def _judge_update(
     in_share_jobs = tuple(ranked.job.job_id for ranked in in_share.at_risk)
     if in_share.refused:
         return Change(name, action, True, str(in_share.error(arn)), in_share_jobs)
+    notes = _update_notes(share, shrink, in_share, guarded=guarded)
+    jobs = tuple(dict.fromkeys((*shrink_jobs, *in_share_jobs)))
+    if tags_unsure:
+        return Change(name, action, False, "; ".join([tags_unsure, *notes]), jobs,
+                      cannot_tell=True)
+    return Change(name, action, False, "; ".join(notes) or None, jobs)
+
+
+def _update_notes(share: LiveShare, shrink: ShrinkAssessment, in_share: InShareAssessment, *,
+                  guarded: bool) -> list[str]:
+    """What an update the guards let through does to the share's jobs, and what else to know."""
     notes = []
-    if shrink_jobs:
+    if shrink.at_risk:
         units = ", ".join(lowered.unit for lowered, _ in shrink.exceeded)
         waiver = "allow_preemption_on_shrink is set" if guarded else "no guard (CloudFormation)"
         notes.append(f"lowers {units} below what the share uses; {waiver}: these jobs become "
                      "eligible for preemption")
-    if in_share_jobs:
+    if in_share.at_risk:
         waiver = ("allow_preemption_on_in_share_enable is set" if guarded
                   else "no guard (CloudFormation)")
         notes.append(f"turns in-share preemption on while higher-priority jobs wait; {waiver}: "
                      f"AWS Batch may preempt these jobs at once: {in_share.victims()}")
+    pending = restore_pending(share.tags)
+    if pending:
+        notes.append(
+            "a rolled-back adoption left the share's "
+            + ", ".join(FIELD_NAMES[name] for name in pending)
+            + " as they were (restoring them would have preempted jobs): this deployment "
+            "restores them, but CloudFormation sends the share's resource an update only when "
+            "its properties change")
     if not notes and not share.settled:
         notes.append(f"the share is {share.status}; the deployment waits until Batch settles it")
-    jobs = tuple(dict.fromkeys((*shrink_jobs, *in_share_jobs)))
-    return Change(name, action, False, "; ".join(notes) or None, jobs)
+    return notes
+
+
+def _tag_budget(share: LiveShare, declaration: ShareDeclaration, action: str) -> tuple[str, str]:
+    """``(refusal, doubt)``: why the handler refuses the tags for certain, or why it may (an
+    update drops the tags the previous deployment declared, which preview does not know)."""
+    if action == ADOPT:  # a Create: no previous declaration, nothing dropped
+        return tag_budget_refusal(share, declaration, adopting=True) or "", ""
+    most = tag_budget_refusal(share, declaration, adopting=False)
+    if most is None:
+        return "", ""
+    undeclared = [key for key in share.tags
+                  if key not in declaration.kept_tags and key not in RUNTIME_TAG_KEYS]
+    least = tag_budget_refusal(share, declaration, adopting=False, dropped=undeclared)
+    if least is not None:
+        return least, ""
+    return "", (f"preview cannot tell whether the tags fit: {most} Unless the previous "
+                "deployment declared enough of the tags the share carries that this declaration "
+                "does not set (the custom resource removes those), it is refused")
 
 
 def _judge_delete(
@@ -299,6 +411,22 @@ def _judge_delete(
     return Change(declared_name, action, False, note, (), jobs)
 
 
+def _perhaps_another_stacks(deletion: Change, share: LiveShare) -> Change:
+    """A managed share the declaration omits, while the deploying stack is unknown: deleted if
+    it is this stack's, left alone if it is another's."""
+    recorded = recorded_stack(share.tags)
+    named = f"its lifecycle record names stack marker {recorded}; " if recorded else ""
+    whose = (f"preview cannot tell whether share {share.name!r} is this stack's ({named}the "
+             "deploying stack's id is unknown: pass --stack-id with its ARN, or --stack NAME)")
+    if deletion.refused:
+        return replace(deletion, refused=False, cannot_tell=True, reason=(
+            f"{whose}: if it is, the deployment deletes it and is refused: {deletion.reason}; "
+            "if it is another stack's, this deployment leaves it alone"))
+    return replace(deletion, reason="; ".join(part for part in (
+        deletion.reason, f"{whose}: if it is another stack's, this deployment leaves it alone")
+        if part))
+
+
 def _declaration(item: DeclaredShare, queue_arn: str, stack_id: str | None) -> ShareDeclaration:
     properties = dict(item.properties)
     if not isinstance(properties.get("JobQueue"), str):
@@ -320,44 +448,25 @@ def _declaration(item: DeclaredShare, queue_arn: str, stack_id: str | None) -> S
     return ShareEvent.parse(event).declaration()
 
 
-STACK_ID_HINT = (
-    "pass --stack-id with the deploying stack's ARN (aws cloudformation describe-stacks "
-    "--stack-name NAME --query 'Stacks[0].StackId') to judge it exactly"
-)
-
-
-def _unconfirmed_owner(share: LiveShare, declaration: ShareDeclaration, stack_known: bool) -> str:
-    """Why a same-named managed share cannot be matched to the declaring resource."""
-    stack = recorded_stack(share.tags)
-    deployed_by = f", last deployed by stack marker {stack}" if stack else ""
-    if stack_known:
-        missing = ("with --stack-id but without the resource's logical id, while the share's "
-                   "lifecycle record names no stack (deployed by an older version)")
-        hint = "preview the synthesized template (--template) with --stack-id to judge it exactly"
+def _unconfirmed_owner(share: LiveShare, stack: DeployingStack) -> str:
+    """Why preview cannot match a same-named managed share to the deploying resource."""
+    recorded = recorded_stack(share.tags)
+    deployed_by = f", last deployed by stack marker {recorded}" if recorded else ""
+    if stack.stack_id is not None:
+        missing = ("the declaration carries no logical ids and the share's lifecycle record "
+                   "names no stack (deployed by an older version): preview the synthesized "
+                   "template (--template) to judge it exactly")
     else:
-        missing = "without --stack-id"
-        hint = STACK_ID_HINT
-    return (
-        f"quota share {declaration.name!r} already exists on job queue "
-        f"{declaration.job_queue!r} and is managed by a quota-constructs resource (owner "
-        f"marker {owner_of(share.tags)}{deployed_by}) that preview cannot match to this "
-        f"deployment {missing}. If it is another stack's, the deployment is refused: this "
-        "stack does not manage it (ShareLifecycle(adopt_existing=True) takes it over). "
-        f"To tell, {hint}"
-    )
+        missing = ("the deploying stack's id is unknown (the result's stack says why); pass "
+                   "--stack-id with its ARN, or --stack NAME")
+    return (f"share {share.name!r} is managed by a quota-constructs resource (owner marker "
+            f"{owner_of(share.tags)}{deployed_by}) that preview cannot match to this "
+            f"deployment: {missing}")
 
 
 def _with_owner(declaration: ShareDeclaration, owner: str) -> ShareDeclaration:
     return ShareDeclaration(declaration.spec, declaration.job_queue, declaration.opt_ins, owner,
                             declaration.previously_declared_tag_keys, declaration.stack)
-
-
-def _unknown_stack_note(share: LiveShare) -> str:
-    return (
-        f"without --stack-id preview cannot tell whether share {share.name!r} is this "
-        f"stack's (its lifecycle record names stack marker {recorded_stack(share.tags)}); if "
-        f"it is another stack's, this deployment leaves it alone: {STACK_ID_HINT}"
-    )
 
 
 def _same_queue(reference: str, name: str, arn: str) -> bool:
@@ -471,9 +580,9 @@ def queue_of(option: str | None, declaration: Declaration | None) -> str:
 
 
 def render_text(result: Preview) -> str:
-    lines = [f"preview against job queue {result.queue}:"]
+    lines = [f"preview against job queue {result.queue}, {_judged_as(result.stack)}:"]
     for change in result.changes:
-        verdict = "REFUSED" if change.refused else "ok"
+        verdict = "REFUSED" if change.refused else "CANNOT TELL" if change.cannot_tell else "ok"
         source = f" (from {change.renamed_from})" if change.renamed_from else ""
         lines.append(f"  {change.action:<6} {change.share}{source}: {verdict}")
         if change.reason:
@@ -482,31 +591,62 @@ def render_text(result: Preview) -> str:
             lines.append(f"         preemptible: {', '.join(change.preemptible_jobs)}")
         if change.terminated_jobs:
             lines.append(f"         terminated: {', '.join(change.terminated_jobs)}")
-    lines.append("the deployment would be REFUSED" if result.refused
-                 else "the guards would let this deployment through")
+    if result.refused:
+        lines.append("the deployment would be REFUSED")
+    elif result.cannot_tell:
+        lines.append("preview CANNOT TELL whether the deployment would be refused (see above)")
+    else:
+        lines.append("the guards would let this deployment through")
     return "\n".join(lines)
+
+
+def _judged_as(stack: DeployingStack) -> str:
+    if stack.new:
+        return "as the first deployment of a stack not created yet (--new-stack)"
+    if stack.stack_id is not None:
+        return f"as the deployment of stack {stack.stack_id} ({stack.found_by})"
+    return f"without the deploying stack's id ({stack.unknown})"
+
+
+STACK_ID_FORM = "arn:<partition>:cloudformation:<region>:<account>:stack/<name>/<id>"
 
 
 def main(argv: Sequence[str] | None = None, prog: str = "quota-constructs preview") -> int:
     parser = command_line.parser(
         prog, "What deploying a declaration would do to the live queue, judged by the custom "
-              "resource's own guards. Exit status 1 when the deployment would be refused.",
+              "resource's own guards. Exit status 1 when the deployment would be refused, 3 "
+              "when whether it would be refused cannot be told (the deploying stack is not "
+              "found, say), 2 on an error.",
         queue_required=False)
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--declaration", metavar="FILE.py:ATTR|MODULE:ATTR",
                         help="the declaration simulate and recommend read: capacity_limits, "
-                        "shares, optionally queue_name, lifecycle, lifecycle_by_share, "
-                        "provisioning")
+                        "shares, optionally queue_name, stack_name, lifecycle, "
+                        "lifecycle_by_share, provisioning")
     source.add_argument("--template", type=Path, help="cdk.out/STACK.template.json")
     parser.add_argument("--queue-resource", help="with --template: the logical id of the "
                         "AWS::Batch::JobQueue (or the reference) that --queue is, when the "
                         "template has several unnamed queues")
-    parser.add_argument("--stack-id", help="the deployed stack's id (ARN): recognises the "
-                                           "stack's own shares exactly, and renames")
+    stack = parser.add_mutually_exclusive_group()
+    stack.add_argument("--stack-id", help="the deploying stack's id (its ARN): recognises the "
+                                          "stack's own shares, and renames, without asking "
+                                          "CloudFormation")
+    stack.add_argument("--new-stack", action="store_true",
+                       help="the deploying stack is not created yet: none of the live shares "
+                            "is its own")
+    stack.add_argument("--stack", metavar="NAME",
+                       help="the deploying stack's name, whose id CloudFormation's "
+                            "DescribeStacks gives (default: the stackName the template's "
+                            "cdk.out/manifest.json records, else the template's file name; "
+                            "the declaration's stack_name)")
     options = parser.parse_args(argv)
 
     def command() -> int:
         # The declaration is read (and refused) before anything is asked of AWS.
+        if options.stack_id is not None and DeployingStack.given(options.stack_id).name is None:
+            raise QuotaConfigError("preview", "--stack-id", options.stack_id,
+                                   f"a CloudFormation stack ARN ({STACK_ID_FORM})")
+        named: tuple[str, str] | None = None
         if options.template is not None:
             queue = queue_of(options.queue, None)
             try:
@@ -517,15 +657,27 @@ def main(argv: Sequence[str] | None = None, prog: str = "quota-constructs previe
                                        ) from error
             declared = declared_from_template(template, queue,
                                               queue_resource=options.queue_resource)
+            named = stack_name_of_template(options.template)
         else:
             declaration = declaration_of(options.declaration, options.declaration,
                                          command="preview")
             queue = queue_of(options.queue, declaration)
             declared = declared_from_declaration(declaration, queue)
+            if declaration.stack_name is not None:
+                named = declaration.stack_name, "the declaration's stack_name"
+        if options.stack is not None:
+            named = options.stack, "--stack"
         reader = command_line.connect(options)
-        result = preview(queue, declared, reader=reader, stack_id=options.stack_id)
+        name, name_from = named or (None, "")
+        deploying = deploying_stack(
+            options.stack_id, name, name_from, new=options.new_stack, profile=options.profile,
+            region=options.region,
+            missing="neither --stack-id, --stack, the template's file name nor the "
+                    "declaration's stack_name names the deploying stack")
+        result = preview(queue, declared, reader=reader, stack=deploying)
         print(json.dumps(result.to_json(), indent=2) if options.json else render_text(result))
-        return command_line.REFUSED if result.refused else command_line.OK
+        if result.refused:
+            return command_line.REFUSED
+        return command_line.CANNOT_TELL if result.cannot_tell else command_line.OK
 
     return command_line.run(prog, command)
-

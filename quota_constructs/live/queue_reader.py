@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -24,6 +25,7 @@ from typing import Any
 from quota_constructs.runtime.batch_gateway import BatchRequestError
 from quota_constructs.runtime.batch_reads import (
     QueueSnapshot,
+    paginate,
     parse_queue_snapshot,
     runnable_jobs,
 )
@@ -72,6 +74,23 @@ class LiveQueueError(Exception):
     """A live command cannot answer; the message is one line naming what to fix."""
 
 
+class NotFoundError(LiveQueueError):
+    """The queue, share or job a command was asked about does not exist; the message names it
+    and what does exist. ``reason_code``: ``QUEUE_NOT_FOUND``, ``SHARE_NOT_FOUND`` or
+    ``JOB_NOT_FOUND``."""
+
+    def __init__(self, reason_code: str, message: str, *, job_id: str | None = None,
+                 share: str | None = None) -> None:
+        super().__init__(message)
+        self.reason_code = reason_code
+        self.job_id, self.share = job_id, share
+
+    def to_json(self) -> dict[str, Any]:
+        """As ``explain --json`` answers (the command still exits with an error)."""
+        return {"job_id": self.job_id, "share": self.share, "status": None,
+                "reason_code": self.reason_code, "reason": str(self), "inferred": False}
+
+
 @dataclass(frozen=True)
 class QueueFacts:
     """The job queue as DescribeJobQueues and DescribeServiceEnvironments report it."""
@@ -91,6 +110,17 @@ class RunnableCount:
     capped: bool
     """True when :data:`RUNNABLE_PAGES` pages were read and more remained: ``count`` is a floor."""
     job_ids: tuple[str, ...] = ()
+
+
+def judged_at_ms(snapshot: QueueSnapshot, now_ms: int | None = None,
+                 local_clock: Callable[[], float] = time.time) -> int:
+    """The time a command judges ``snapshot``'s age and the waits by: ``now_ms`` when the caller
+    gives one, else the endpoint's own clock (:meth:`QueueSnapshot.endpoint_now_ms`, the one
+    rule), else this machine's clock (an answer without a ``Date`` header)."""
+    if now_ms is not None:
+        return now_ms
+    endpoint = snapshot.endpoint_now_ms()
+    return endpoint if endpoint is not None else int(local_clock() * 1000)
 
 
 def job_id_of(job_arn: object) -> str:
@@ -151,9 +181,11 @@ class QueueReader(MonitoringGateway):
         found = [q for q in queues if reference in (q.get("jobQueueName"), q.get("jobQueueArn"))]
         if not found:
             region = self._client.meta.region_name
-            raise LiveQueueError(
+            raise NotFoundError(
+                "QUEUE_NOT_FOUND",
                 f"job queue {job_queue_name_of(reference)!r} not found in region {region} of "
-                "these credentials' account; check --queue, --region and --profile"
+                f"these credentials' account; {self._training_queues()} (check --queue, "
+                "--region and --profile)"
             )
         queue = found[0]
         kind = str(queue.get("jobQueueType") or "EC2/Fargate (no jobQueueType)")
@@ -175,6 +207,18 @@ class QueueReader(MonitoringGateway):
             status_reason=str(queue.get("statusReason") or ""),
             environment_limits=self._environment_limits(environments),
         )
+
+    def _training_queues(self) -> str:
+        """What exists instead, for an error: the SAGEMAKER_TRAINING queues of the first page
+        (one more call, only when the queue asked for is missing)."""
+        try:
+            queues = self.read("DescribeJobQueues", maxResults=100).get("jobQueues") or []
+        except LiveQueueError:
+            return "the queues there could not be listed"
+        names = sorted(str(q.get("jobQueueName")) for q in queues
+                       if q.get("jobQueueType") == SAGEMAKER_TRAINING)
+        return (f"its {SAGEMAKER_TRAINING} queues: {', '.join(names)}" if names else
+                f"it has no {SAGEMAKER_TRAINING} queue")
 
     def _environment_limits(self, environments: list[str]) -> dict[str, int]:
         if not environments:
@@ -211,7 +255,10 @@ class QueueReader(MonitoringGateway):
         return sorted(shares, key=lambda share: share.name)
 
     def snapshot_of(self, queue_arn: str) -> QueueSnapshot:
-        return parse_queue_snapshot(self.read("GetJobQueueSnapshot", jobQueue=queue_arn))
+        """The queue's snapshot, with the endpoint's clock when it answered (the rule that
+        reads it: :meth:`QueueSnapshot.endpoint_now_ms`)."""
+        answer = self.read("GetJobQueueSnapshot", jobQueue=queue_arn)
+        return parse_queue_snapshot(answer, answered_at_ms=self.answered_at_ms)
 
     def complete_usage(
         self, snapshot: QueueSnapshot, shares: Iterable[LiveShare]
@@ -259,6 +306,16 @@ class QueueReader(MonitoringGateway):
                                        page_size=RUNNABLE_PAGE_SIZE)
         ids = tuple(sorted(str(job.get("jobId")) for job in jobs)) if keep_ids else ()
         return RunnableCount(len(jobs), not complete, ids)
+
+    def queue_jobs(self, queue_arn: str, status: str, *, max_pages: int = RUNNABLE_PAGES
+                   ) -> tuple[list[dict[str, Any]], bool]:
+        """Every share's jobs in ``status`` (one ListServiceJobs listing of the whole queue,
+        newest first), reading at most ``max_pages`` pages, and whether that was all of them."""
+        listing = paginate(self.read, "ListServiceJobs", "jobSummaryList", max_pages=max_pages,
+                           page_size=RUNNABLE_PAGE_SIZE, jobQueue=queue_arn, jobStatus=status)
+        # Checked again: an endpoint that ignored the status must not mix others in.
+        jobs = [job for job in listing.items if job.get("status", status) == status]
+        return jobs, listing.complete
 
     def service_job(self, job_id: str) -> dict[str, Any] | None:
         """DescribeServiceJob; None when Batch does not know the job."""

@@ -8,41 +8,43 @@ A share with more RUNNABLE jobs than those pages hold shows the count read as a 
 (``runnable_capped``: "at least").
 
 Figures per share and instance type: ``limit`` (its own), ``in_use`` (GetJobQueueSnapshot),
-``borrowed`` (in use above its own limit), ``idle_own`` (its own limit it does not use),
-``reach`` (the most it can ever hold), and ``lent`` (the part of its idle own capacity other
-shares are borrowing); per type, ``unowned``: capacity no share owns. Reach, who lends to whom
-and the capacity no share owns come from the one rules model (:mod:`.rules`). Batch does not
-say who lent what: ``lent`` follows the one attribution rule and its stated assumption,
-:mod:`quota_constructs.model.lending` (by strategy alone when the environment's capacity is
-unknown).
+``borrowed`` (in use above its own limit), ``idle_own`` (the part of its own limit it does not
+use and could take now: in an over-allocated environment, what other shares hold within their
+own limits is not idle to it), ``reach`` (the most it can ever hold), and ``lent`` (the part of
+its idle own capacity other shares are borrowing); per type, ``unowned``: capacity no share
+owns. Reach, who lends to whom, what is idle and the capacity no share owns come from the one
+rules model (:mod:`.rules`). Batch does not say who lent what: ``lent`` follows the one
+attribution rule and its stated assumption, :mod:`quota_constructs.model.lending` (by strategy
+alone when the environment's capacity is unknown).
 
 The usage and the head jobs are AWS Batch's snapshot, which carries when it was last updated.
 A snapshot older than ``--max-snapshot-age`` (default 10 minutes, the monitoring's own limit),
 or of unknown age, is still shown, with a line saying so (``snapshot_warning`` in ``--json``):
 the same rule the metrics function uses before it judges a share
-(:func:`quota_constructs.runtime.share_metrics.snapshot_too_old`).
+(:func:`quota_constructs.runtime.share_metrics.snapshot_too_old`). Its age and the head jobs'
+waits are judged on the clock of the endpoint that answered (its HTTP ``Date`` header:
+:meth:`~quota_constructs.runtime.batch_reads.QueueSnapshot.endpoint_now_ms`), so a local
+clock that is off, or the local emulator's clock, never distorts them.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from quota_constructs.model import LendingParties
+from quota_constructs.model import LendingParties, UnitUse
 from quota_constructs.runtime.batch_reads import QueueSnapshot
-from quota_constructs.runtime.preemption import two_clock_units
 from quota_constructs.runtime.share_metrics import snapshot_too_old
 from quota_constructs.runtime.share_request import GuardOptIns
 from quota_constructs.wire.live_share import LiveShare
 from quota_constructs.wire.monitoring_contract import DEFAULT_MAX_SNAPSHOT_AGE_SECONDS
 
 from . import command_line
-from .queue_reader import RUNNABLE_PAGES, QueueFacts, QueueReader, RunnableCount
-from .rules import UnitUse, rules_of
+from .queue_reader import RUNNABLE_PAGES, QueueFacts, QueueReader, RunnableCount, judged_at_ms
+from .rules import rules_of, unit_use
 
 
 @dataclass(frozen=True)
@@ -174,9 +176,8 @@ def queue_status(
     unit_names = _units(shares, snapshot)
     rules = rules_of(facts.environment_limits, shares,
                      unowned_capacity_borrowable=unowned_capacity_borrowable)
-    uses = {unit: UnitUse(unit, rules, {s.name: snapshot.usage_of(s.name).get(unit, 0.0)
-                                         for s in shares})
-            for unit in unit_names if rules is not None and unit in rules.environment}
+    uses = {unit: use for unit in unit_names
+            if (use := unit_use(rules, unit, snapshot, [s.name for s in shares])) is not None}
     lent = {unit: uses[unit].lent() if unit in uses else _lent(unit, shares, snapshot)
             for unit in unit_names}
     share_rows = []
@@ -188,14 +189,17 @@ def queue_status(
         for unit in own_units:
             limit = share.config.limit_of(unit)
             in_use = usage.get(unit, 0.0)
+            use = uses.get(unit)
             units.append(UnitStatus(
                 instance_type=unit,
                 limit=limit,
                 in_use=in_use,
-                borrowed=max(0.0, in_use - limit),
+                # The rules model's reading (idle own is what the share could take now, in an
+                # over-allocated environment too); by the limits alone when it is unknown.
+                borrowed=use.borrowed(share.name) if use else max(0.0, in_use - limit),
                 lent=lent[unit].get(share.name, 0.0),
-                idle_own=max(0.0, limit - in_use),
-                reach=_reach(uses.get(unit), share.name),
+                idle_own=use.idle_own(share.name) if use else max(0.0, limit - in_use),
+                reach=_reach(use, share.name),
             ))
         front = snapshot.head_of(share.name)
         head = None
@@ -234,7 +238,9 @@ def read_status(
     unowned_capacity_borrowable: bool = True,
     max_snapshot_age_seconds: int | None = DEFAULT_MAX_SNAPSHOT_AGE_SECONDS,
 ) -> QueueStatus:
-    """Read the queue's status (see the module docstring for the calls it makes)."""
+    """Read the queue's status (see the module docstring for the calls it makes). Ages and
+    waits are judged at ``now_ms`` when given, else on the queue endpoint's own clock
+    (:func:`~.queue_reader.judged_at_ms`)."""
     reader = reader or QueueReader.connect()
     facts = reader.queue(queue)
     # Described one by one (at most 20 shares) for their tags: the lifecycle record.
@@ -246,7 +252,7 @@ def read_status(
     }
     return queue_status(
         facts, shares, snapshot, runnable,
-        now_ms=int(time.time() * 1000) if now_ms is None else now_ms,
+        now_ms=judged_at_ms(snapshot, now_ms),
         runnable_pages=runnable_pages,
         unowned_capacity_borrowable=unowned_capacity_borrowable,
         max_snapshot_age_seconds=max_snapshot_age_seconds,
@@ -262,7 +268,8 @@ def render_table(status: QueueStatus) -> str:
         head = "-"
         if share.head_job is not None:
             waited = share.head_job.waiting_seconds
-            head = share.head_job.job_id + ("" if waited is None else f" ({_age(waited)})")
+            head = share.head_job.job_id + (
+                "" if waited is None else f" ({command_line.age_text(waited)})")
         runnable = f"{'>=' if share.runnable_capped else ''}{share.runnable}"
         state = share.state if share.status == "VALID" else f"{share.state}/{share.status}"
         for index, unit in enumerate(share.units or (None,)):
@@ -285,6 +292,12 @@ def render_table(status: QueueStatus) -> str:
               .rstrip() for row in (header, *rows)]
     lines.append("(queue) row: LIMIT is the shares' limits / the environment's capacity; "
                  "IDLE OWN is capacity no job uses.")
+    over = [t for t in status.totals if t.capacity and t.limits > t.capacity]
+    for total in over:
+        lines.append(f"the shares' limits of {total.instance_type} add up to {total.limits}, "
+                     f"more than the environment's {total.capacity}: IDLE OWN is what a share "
+                     "could take now; the rest of its limit is held by other shares within "
+                     "their own limits, never reclaimed (the rules model's assumption).")
     unowned = [f"{t.unowned} {t.instance_type}" for t in status.totals if t.unowned]
     if unowned:
         lines.append(f"no share owns {', '.join(unowned)}: LEND_AND_BORROW shares may borrow "
@@ -352,5 +365,3 @@ def _text(value: float) -> str:
     return str(_number(value))
 
 
-def _age(seconds: float) -> str:
-    return two_clock_units(int(seconds), ((86400, "d"), (3600, "h"), (60, "m"), (1, "s")))

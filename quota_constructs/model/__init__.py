@@ -15,7 +15,7 @@ from .capacity import (
     validate_capacity_limits,
 )
 from .errors import QuotaConfigError
-from .lending import LendingParties
+from .lending import LendingParties, LentOverTime, UnitUse
 from .queue import (
     MAX_SHARES_PER_QUEUE,
     JobStateTimeLimitAction,
@@ -44,12 +44,14 @@ __all__ = [
     "CapacityUnit",
     "JobStateTimeLimitAction",
     "LendingParties",
+    "LentOverTime",
     "QuotaAllocation",
     "QuotaConfigError",
     "QuotaShareSpec",
     "ShareAgreement",
     "SharingStrategy",
     "UnitRules",
+    "UnitUse",
     "allocation_summary",
     "borrow_allowance",
     "borrow_ceiling",

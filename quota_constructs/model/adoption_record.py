@@ -14,7 +14,11 @@ alone. It holds one entry per adoption still undoable, oldest first:
 - ``tags``: for every tag key the stack has set on it since, the value before (None: absent).
   Keys are added as the stack sets them (an update declaring a new tag extends the record
   first), so releasing the share removes exactly what the stack added and puts back what it
-  overwrote, and leaves every other tag alone.
+  overwrote, and leaves every other tag alone;
+- ``pending``: the adoption has not finished yet (the adopting resource does not own the share
+  yet). This is the adoption's marker: it travels in the record's own tag, so that claiming the
+  share (writing the owner marker and clearing ``pending``) is one TagResource call that adds
+  one key, and an adopted share never carries more than three tags of the library's.
 
 Tag budget: AWS allows 50 tags per share and 256 characters per value. The record is JSON,
 compressed and base64-encoded (letters, digits, ``+/=``, all allowed in tag values) behind a
@@ -54,6 +58,7 @@ class AdoptionEntry:
     from_resource: bool
     config: Mapping[str, Any]
     tags: Mapping[str, str | None] = field(default_factory=dict)
+    pending: bool = False
 
     def covering(self, current: Mapping[str, str], keys: Iterable[str]) -> AdoptionEntry:
         """This entry, also recording the current value of each of ``keys`` it does not cover
@@ -62,8 +67,9 @@ class AdoptionEntry:
         return replace(self, tags={**self.tags, **added}) if added else self
 
     def _json(self) -> dict[str, Any]:
-        return {"b": self.by, "f": 1 if self.from_resource else 0,
-                "c": _compact(self.config), "t": dict(self.tags)}
+        written = {"b": self.by, "f": 1 if self.from_resource else 0,
+                   "c": _compact(self.config), "t": dict(self.tags)}
+        return {**written, "p": 1} if self.pending else written
 
     @classmethod
     def _from_json(cls, raw: Mapping[str, Any]) -> AdoptionEntry:
@@ -73,6 +79,7 @@ class AdoptionEntry:
             from_resource=bool(raw.get("f")),
             config=_expanded(raw.get("c") or {}),
             tags={str(k): None if v is None else str(v) for k, v in tags.items()},
+            pending=bool(raw.get("p")),
         )
 
 
@@ -148,6 +155,21 @@ class AdoptionRecord:
 
     def pushed(self, entry: AdoptionEntry) -> AdoptionRecord:
         return replace(self, entries=(*self.entries, entry))
+
+    @property
+    def adopting(self) -> frozenset[str]:
+        """The resources whose adoption of the share has not finished."""
+        return frozenset(entry.by for entry in self.entries if entry.pending)
+
+    def claimed_by(self, marker: str) -> AdoptionRecord:
+        """The record once ``marker``'s adoption has finished (its newest entry no longer
+        pending)."""
+        index = self._newest_index(marker)
+        if index is None or not self.entries[index].pending:
+            return self
+        entries = list(self.entries)
+        entries[index] = replace(entries[index], pending=False)
+        return replace(self, entries=tuple(entries))
 
     def entry_by(self, marker: str) -> AdoptionEntry | None:
         """The newest entry of an adoption by ``marker``."""

@@ -40,12 +40,21 @@ Assumptions (AWS is silent; the reason, and the option where a user may want the
    borrows nothing of it, and the synth warns.
 3. What a share can reach is also capped by the environment less what RESERVE shares other than
    itself hold (never lent), so an over-allocated environment is not promised twice.
+4. **An over-allocated environment** (the shares' limits of a type add up to more than the
+   environment lists; allowed, with a warning): a share's own limit is what it may hold without
+   borrowing, not capacity set aside for it. What other shares hold within their own limits is
+   never taken back (cross-share preemption reclaims only borrowed capacity: AWS documents it
+   as a share reclaiming "resources that it has lent to others"), so a share below its limit
+   takes what the environment has idle (less what RESERVE shares keep idle) or what borrowers
+   hold, and otherwise waits for capacity to free, first come, first served. What it could
+   take now is :meth:`~.lending.UnitUse.idle_own`; the simulator and the emulator schedule by
+   the same reading.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 # The rounding itself (assumption 2) sits one floor down, where a spec can read it too.
 from .borrow_limit import borrow_allowance
@@ -73,6 +82,11 @@ class UnitRules:
     """Instances of capacity no share owns it can borrow (0 unless assumption 1 is lifted)."""
     borrowers: tuple[str, ...] = ()
     """Shares that can borrow this share's idle capacity of this type."""
+    room: int = 0
+    """The most of the environment it could ever hold: the capacity jobs can use (assumption
+    1) less what RESERVE shares other than itself keep (assumption 3)."""
+    kept_by: tuple[tuple[str, int], ...] = ()
+    """The RESERVE shares other than itself that list the type, with their limits."""
 
     @property
     def borrowable(self) -> int:
@@ -123,6 +137,9 @@ class BorrowingRules:
                     own if spec.strategy is SharingStrategy.RESERVE else 0
                 )
                 room = max(0, usable - others_reserved)
+                kept_by = tuple((other.name, other.limit_of(unit)) for other in shares
+                                if other.name != spec.name and other.limit_of(unit) > 0
+                                and other.strategy is SharingStrategy.RESERVE)
                 reach = 0 if own == 0 else int(min(own + allowance, room))
                 lenders: tuple[str, ...] = ()
                 unowned = 0
@@ -134,7 +151,8 @@ class BorrowingRules:
                     )
                     if unowned_capacity_borrowable:
                         unowned = min(reach - own, max(0, env[unit] - owned[unit]))
-                rules[unit] = UnitRules(unit, own, allowance, reach, lenders, unowned)
+                rules[unit] = UnitRules(unit, own, allowance, reach, lenders, unowned,
+                                        room=room, kept_by=kept_by)
             by_share[spec.name] = rules
         # Lending is the mirror of borrowing: a share lends to exactly those that borrow from it.
         for spec in shares:
@@ -143,10 +161,7 @@ class BorrowingRules:
                     other.name for other in shares
                     if spec.name in by_share[other.name][unit].lenders
                 )
-                by_share[spec.name][unit] = UnitRules(
-                    rule.unit, rule.own, rule.allowance, rule.reach, rule.lenders,
-                    rule.borrows_unowned, borrowers,
-                )
+                by_share[spec.name][unit] = replace(rule, borrowers=borrowers)
         return cls(env, unowned_capacity_borrowable, by_share, owned)
 
     @staticmethod
@@ -202,6 +217,45 @@ class BorrowingRules:
         if spec.strategy is not SharingStrategy.LEND_AND_BORROW:
             return []
         return [rule for rule in self.units_of(spec.name) if not rule.borrows]
+
+    def why_nothing_to_borrow(self, spec: QuotaShareSpec, rule: UnitRules) -> str:
+        """Why ``spec`` can borrow none of ``rule``'s type (one of :meth:`nothing_to_borrow`),
+        with the figures: its borrow limit allows nothing, or the environment, less what the
+        RESERVE shares keep, leaves nothing beyond its own limit (whoever lends)."""
+        percent = spec.borrow_limit_percent
+        if rule.allowance == 0 and percent:
+            return (f"borrow_limit_percent {percent} of its {rule.own} x {rule.unit} is "
+                    f"{percent * rule.own / 100:g} instances, rounded down to 0 (whole "
+                    "instances only)")
+        if rule.allowance == 0:
+            return "borrow_limit_percent is 0"
+        unit = rule.unit
+        capacity = self.environment.get(unit, 0)
+        usable = self.usable_capacity(unit)
+        what = f"the service environment's {capacity} x {unit}"
+        if usable < capacity:
+            what += (f", of which only the {usable} the shares own can run jobs "
+                     "(unowned_capacity_borrowable=False)")
+        kept = sum(limit for _, limit in rule.kept_by)
+        if kept:
+            reserve = [name for name, _ in rule.kept_by]
+            what += (f", less the {kept} that RESERVE "
+                     f"{_they(reserve, 'share', 'keeps', 'shares', 'keep')}")
+        lenders = [name for name, by_unit in self.by_share.items()
+                   if name != spec.name and by_unit[unit].own > 0
+                   and name not in dict(rule.kept_by)]
+        who = (f"although {_they(lenders, '', 'lends', '', 'lend')} it" if lenders
+               else f"and no other share lends {unit}")
+        return (f"{what}, leaves {rule.room}, no more than its own limit of {rule.own}: "
+                f"nothing is left for it to borrow, {who}")
+
+
+def _they(names: Sequence[str], noun: str, verb: str, nouns: str, verbs: str) -> str:
+    """``share 'a' keeps`` / ``shares 'a', 'b' keep``."""
+    quoted = ", ".join(repr(name) for name in names)
+    one = len(names) == 1
+    return " ".join(part for part in ((noun if one else nouns), quoted, verb if one else verbs)
+                    if part)
 
 
 def _union(groups: Iterator[tuple[str, ...]]) -> list[str]:

@@ -205,7 +205,11 @@ def validate_capacity_limits(
                     subject, f"{where}.unit", unit, "each capacity unit at most once"
                 )
             seen.add(unit)
-        check_count(limit.max_capacity, subject=subject, field=f"{where}.max_capacity", minimum=1)
+        # The message names the instance type: an index alone sends the reader counting.
+        of = "" if is_unresolved(unit) else (
+            f" of {unit} (for none of it, leave {unit} out of {field})")
+        check_count(limit.max_capacity, subject=subject, field=f"{where}.max_capacity",
+                    minimum=1, of=of)
         checked.append(
             limit
             if isinstance(unit, CapacityUnit)
@@ -215,12 +219,14 @@ def validate_capacity_limits(
 
 
 def check_count(
-    value: object, *, subject: str, field: str, minimum: int, maximum: int | None = None
+    value: object, *, subject: str, field: str, minimum: int, maximum: int | None = None,
+    of: str = "",
 ) -> None:
-    """An integer (not a bool) within ``minimum``..``maximum``; tokens pass unchecked."""
+    """An integer (not a bool) within ``minimum``..``maximum``; tokens pass unchecked. ``of``
+    follows the range in the message (what is counted)."""
     if is_unresolved(value):
         return
-    span = f"between {minimum} and {maximum}" if maximum is not None else f">= {minimum}"
+    span = (f"between {minimum} and {maximum}" if maximum is not None else f">= {minimum}") + of
     if isinstance(value, bool) or not isinstance(value, int):
         raise QuotaConfigError(subject, field, value, f"an integer {span}")
     if value < minimum or (maximum is not None and value > maximum):

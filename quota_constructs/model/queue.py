@@ -164,7 +164,7 @@ class QuotaAllocation:
         )
         rules = allocation.rules
         borrow_warnings = [
-            _nothing_to_borrow(spec, rule)
+            _nothing_to_borrow(spec, rule, rules)
             for spec in specs
             # A limit known only at deploy time says nothing about what rounds to zero.
             if not any(is_unresolved(limit.max_capacity) for limit in spec.capacity_limits)
@@ -228,24 +228,13 @@ def share_warnings(spec: QuotaShareSpec) -> list[str]:
     return []
 
 
-def _nothing_to_borrow(spec: QuotaShareSpec, rule: UnitRules) -> str:
-    """Why a LEND_AND_BORROW share can borrow none of a type it lists, with the figure."""
-    percent = spec.borrow_limit_percent
-    if rule.allowance == 0 and percent:
-        why = (
-            f"borrow_limit_percent {percent} of its {rule.own} x {rule.unit} is "
-            f"{percent * rule.own / 100:g} instances, rounded down to 0 (whole instances only)"
-        )
-    elif rule.allowance == 0:
-        why = "borrow_limit_percent is 0"
-    else:
-        why = (
-            f"no other share lends {rule.unit} and nothing is left of the environment for it "
-            f"(it can reach {rule.reach} x {rule.unit}, its own limit being {rule.own})"
-        )
+def _nothing_to_borrow(spec: QuotaShareSpec, rule: UnitRules, rules: BorrowingRules) -> str:
+    """Why a LEND_AND_BORROW share can borrow none of a type it lists, with the figures (the
+    rules model's own reason)."""
     return (
-        f"{share_subject(spec.name)}: can borrow no {rule.unit}: {why}; it is LEND_AND_BORROW "
-        "but behaves as LEND for this type."
+        f"{share_subject(spec.name)}: can borrow no {rule.unit}: "
+        f"{rules.why_nothing_to_borrow(spec, rule)}; it is LEND_AND_BORROW but behaves as LEND "
+        "for this type."
     )
 
 

@@ -9,6 +9,7 @@ All three read the rules below, so what the page says is what the client does.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -21,6 +22,19 @@ MAX_JOB_PRIORITY: Final = 9999
 """The range of a service job's ``schedulingPriority`` (higher runs first)."""
 
 SAGEMAKER_TRAINING: Final = "SAGEMAKER_TRAINING"
+
+JOB_NAME_PATTERN: Final = re.compile(r"[A-Za-z0-9_-]{1,128}")
+"""SubmitServiceJob's ``jobName`` (AWS Batch API reference): "up to 128 characters long. It can
+contain uppercase and lowercase letters, numbers, hyphens (-), and underscores (_)"."""
+JOB_NAME_ALLOWED: Final = "1 to 128 letters, numbers, hyphens (-) and underscores (_)"
+
+
+def check_job_name(name: object, *, subject: str, field: str = "job_name") -> str:
+    """``name`` when AWS Batch accepts it as a service job's name; a :class:`QuotaConfigError`
+    naming ``subject`` otherwise (a space, a dot, an empty name, more than 128 characters)."""
+    if not isinstance(name, str) or JOB_NAME_PATTERN.fullmatch(name) is None:
+        raise QuotaConfigError(subject, field, name, JOB_NAME_ALLOWED)
+    return name
 
 
 def share_tags(share: str) -> dict[str, str]:
@@ -101,6 +115,7 @@ def submit_service_job_request(
     without one). ``extra_tags`` (cost allocation, experiment ids) go with the share's tag; see
     :func:`submission_tags` for what they may not be.
     """
+    check_job_name(job_name, subject=f"quota share {share!r}")
     tags = submission_tags(share, extra_tags)
     payload = (
         training_job_request if isinstance(training_job_request, str)

@@ -1,5 +1,17 @@
 """AWS resource tag limits shared by every Batch resource the library creates, and the one
-place the library's own tag keys are named."""
+place the library's own tag keys are named.
+
+The limits are the AWS Batch user guide's "Tag restrictions": at most 50 tags per resource;
+keys of 1–128 and values of at most 256 Unicode characters; and ``aws:`` in any case reserved
+for AWS as the prefix of a key or a value. The constructs check declared tags with them at
+synth, the team client before it calls Batch, and the local emulator on every request that
+tags.
+
+Characters are not judged: the guide names letters, numbers, spaces and ``+ - = . _ : / @``
+only as what is "generally allowed" when a tagging schema spans *other* services, and
+botocore's Batch model gives tag keys and values no pattern, so refusing another character
+would refuse a tag AWS Batch may accept.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +25,6 @@ MAX_TAGS = 50
 MAX_TAG_KEY_LENGTH = 128
 MAX_TAG_VALUE_LENGTH = 256
 RESERVED_TAG_PREFIX = "aws:"
-
 LIBRARY_TAG_PREFIX: Final = "quota-constructs:"
 """Every tag key the library sets or reads starts with this."""
 SHARE_TAG_KEY: Final = LIBRARY_TAG_PREFIX + "quota-share"
@@ -35,6 +46,12 @@ a key added here is reserved in every grant synthesized afterwards. The team cli
 the whole prefix."""
 
 
+def counts_against_tag_limit(key: str) -> bool:
+    """Whether ``key`` counts against the 50 tags per resource: AWS says tags whose key starts
+    with ``aws:`` (in any case) do not (AWS Batch user guide, "Tag restrictions")."""
+    return not key.lower().startswith(RESERVED_TAG_PREFIX)
+
+
 def is_library_tag_key(key: str) -> bool:
     """Whether ``key`` is in the library's namespace (compared without case, as IAM's
     ``...IgnoreCase`` operators the grants use do)."""
@@ -42,7 +59,8 @@ def is_library_tag_key(key: str) -> bool:
 
 
 def validate_tags(tags: Mapping[str, str], *, subject: str, field: str = "tags") -> dict[str, str]:
-    """At most 50 tags; keys 1–128 characters not starting with ``aws:``; values 0–256."""
+    """At most 50 tags; keys of 1–128 and values of 0–256 characters, neither starting with
+    ``aws:`` (the module docstring's rules). Unresolved tokens are not judged."""
     if not isinstance(tags, Mapping):
         raise QuotaConfigError(subject, field, tags, "a mapping of tag keys to string values")
     if len(tags) > MAX_TAGS:
@@ -53,21 +71,22 @@ def validate_tags(tags: Mapping[str, str], *, subject: str, field: str = "tags")
         if not isinstance(key, str):
             raise QuotaConfigError(subject, f"{field} key", key, "a string")
         if not is_unresolved(key):
-            if not 1 <= len(key) <= MAX_TAG_KEY_LENGTH:
-                raise QuotaConfigError(
-                    subject, f"{field} key", key, f"1 to {MAX_TAG_KEY_LENGTH} characters"
-                )
-            if key.lower().startswith(RESERVED_TAG_PREFIX):
-                raise QuotaConfigError(
-                    subject,
-                    f"{field} key",
-                    key,
-                    f"a key that does not start with {RESERVED_TAG_PREFIX!r} (reserved by AWS)",
-                )
+            problem = tag_text_problem(key, minimum=1, maximum=MAX_TAG_KEY_LENGTH)
+            if problem is not None:
+                raise QuotaConfigError(subject, f"{field} key", key, problem)
         if not isinstance(value, str):
             raise QuotaConfigError(subject, f"{field}[{key!r}]", value, "a string value")
-        if not is_unresolved(value) and len(value) > MAX_TAG_VALUE_LENGTH:
-            raise QuotaConfigError(
-                subject, f"{field}[{key!r}]", value, f"at most {MAX_TAG_VALUE_LENGTH} characters"
-            )
+        if not is_unresolved(value):
+            problem = tag_text_problem(value, minimum=0, maximum=MAX_TAG_VALUE_LENGTH)
+            if problem is not None:
+                raise QuotaConfigError(subject, f"{field}[{key!r}]", value, problem)
     return dict(tags)
+
+
+def tag_text_problem(text: str, *, minimum: int, maximum: int) -> str | None:
+    """What a tag key or value must be instead, or None when ``text`` is one."""
+    if not minimum <= len(text) <= maximum:
+        return f"{minimum} to {maximum} characters"
+    if text.lower().startswith(RESERVED_TAG_PREFIX):
+        return f"text that does not start with {RESERVED_TAG_PREFIX!r} (reserved by AWS)"
+    return None

@@ -8,6 +8,7 @@ agree on is :mod:`quota_constructs.wire.monitoring_contract`.
 from ._function import FunctionSettings, QueueFunctionProps
 from .dashboard import QuotaShareDashboard
 from .job_events_function import JobEventsFunction
+from .job_ledger import JobLedger
 from .owner_topics import OwnerTopics
 from .quota_share_monitoring import QuotaShareMonitoring
 from .share_alarms import ShareAlarms
@@ -18,6 +19,7 @@ from .thresholds import ShareAlarmThresholds
 __all__ = [
     "FunctionSettings",
     "JobEventsFunction",
+    "JobLedger",
     "OwnerTopics",
     "QueueFunctionProps",
     "QuotaShareDashboard",

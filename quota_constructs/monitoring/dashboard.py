@@ -11,6 +11,7 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from constructs import Construct
 
 from ..model import QuotaShareSpec
+from ..model.agreement import describe_seconds
 from ..wire.monitoring_contract import PREEMPTION_KINDS
 from .metrics import AWS_BATCH_COUNTS, AWS_BATCH_WAIT, DerivedFrom, ShareMetrics
 
@@ -27,9 +28,16 @@ class QuotaShareDashboard(Construct):
     (``JobsPreempted``, ``JobsMovedToRunnable``, ``JobSubmittedToFirstScheduledDuration``),
     which AWS publishes per queue only. Alarms are added with :meth:`add_alarms`.
 
+    With ``agreement_metrics``, a share whose agreement declares ``target_wait_p95`` shows the
+    p95 of its started jobs' waits (``WaitTime``, per graph period) in its wait graph, with the
+    target as a horizontal line; a share that declares an interruption budget shows its jobs
+    lost to it (``BudgetFailures``) beside its preemptions.
+
     :param metrics: how the queue's metrics are named.
     :param shares: the shares shown, one row each, in this order.
     :param period: the period of every graph (at least the metrics schedule).
+    :param agreement_metrics: whether ``WaitTime`` and ``BudgetFailures`` are published.
+        Default False.
     """
 
     def __init__(
@@ -40,8 +48,10 @@ class QuotaShareDashboard(Construct):
         metrics: ShareMetrics,
         shares: Sequence[QuotaShareSpec],
         period: Duration,
+        agreement_metrics: bool = False,
     ) -> None:
         super().__init__(scope, id)
+        self._agreement_metrics = agreement_metrics
         self.resource = cloudwatch.Dashboard(
             self,
             "Resource",
@@ -85,7 +95,8 @@ class QuotaShareDashboard(Construct):
 
     def add_share(self, spec: QuotaShareSpec) -> None:
         """One more row, for ``spec``."""
-        self.resource.add_widgets(*self._share_row(self._metrics, spec, self._period))
+        self.resource.add_widgets(*self._share_row(self._metrics, spec, self._period,
+                                                   agreement_metrics=self._agreement_metrics))
 
     def add_alarms(self, alarms: Sequence[cloudwatch.IAlarm]) -> None:
         """Show ``alarms`` (their state at a glance) below the shares."""
@@ -99,9 +110,13 @@ class QuotaShareDashboard(Construct):
 
     @staticmethod
     def _share_row(
-        metrics: ShareMetrics, spec: QuotaShareSpec, period: Duration
+        metrics: ShareMetrics, spec: QuotaShareSpec, period: Duration, *,
+        agreement_metrics: bool = False,
     ) -> list[cloudwatch.IWidget]:
         share = spec.name
+        agreement = spec.agreement if agreement_metrics else None
+        target = agreement.target_wait_p95_seconds if agreement is not None else None
+        budget = agreement.interruption_budget if agreement is not None else None
         owner = f" ({spec.agreement.owner})" if spec.agreement is not None else ""
         capacity: list[cloudwatch.IMetric] = []
         for index, unit in enumerate(spec.units):
@@ -129,26 +144,7 @@ class QuotaShareDashboard(Construct):
                 width=WIDTH // 3,
                 height=HEIGHT,
             ),
-            cloudwatch.GraphWidget(
-                title=f"{share}: RUNNABLE jobs and oldest wait",
-                left=[
-                    metrics.runnable_jobs(
-                        share, period=period, label="RUNNABLE jobs (at the count cap: at least)",
-                    )
-                ],
-                right=[
-                    metrics.oldest_runnable_wait(
-                        share, period=period, label="first RUNNABLE job's wait at the front (s)",
-                    ),
-                    metrics.drift(
-                        share, period=period, label="drift (1 = differs from the declaration)",
-                    ),
-                ],
-                left_y_axis=cloudwatch.YAxisProps(min=0, show_units=False),
-                right_y_axis=cloudwatch.YAxisProps(min=0, show_units=False),
-                width=WIDTH // 3,
-                height=HEIGHT,
-            ),
+            QuotaShareDashboard._wait_widget(metrics, share, period, target),
             cloudwatch.GraphWidget(
                 title=f"{share}: preemptions by kind, jobs over budget or blocking",
                 left=[
@@ -161,6 +157,9 @@ class QuotaShareDashboard(Construct):
                         share, period=period, label="terminated over budget"
                     ),
                     metrics.blocked_jobs(share, period=period, label="blocking the queue"),
+                    *([metrics.budget_failures(
+                        share, period=period, label="lost to the preemption budget (FAILED)",
+                    )] if budget is not None else []),
                 ],
                 stacked=True,
                 left_y_axis=cloudwatch.YAxisProps(min=0, show_units=False),
@@ -169,3 +168,44 @@ class QuotaShareDashboard(Construct):
                 height=HEIGHT,
             ),
         ]
+
+    @staticmethod
+    def _wait_widget(
+        metrics: ShareMetrics, share: str, period: Duration, target: float | None
+    ) -> cloudwatch.GraphWidget:
+        """RUNNABLE jobs and the first one's wait; with a wait target, the p95 of the started
+        jobs' waits beside it and the target as a horizontal line (both in seconds, on the
+        right axis)."""
+        waits: list[cloudwatch.IMetric] = [
+            metrics.oldest_runnable_wait(
+                share, period=period, label="first RUNNABLE job's wait at the front (s)",
+            ),
+            metrics.drift(
+                share, period=period, label="drift (1 = differs from the declaration)",
+            ),
+        ]
+        title = f"{share}: RUNNABLE jobs and oldest wait"
+        target_line: list[cloudwatch.HorizontalAnnotation] = []
+        if target is not None:
+            waits.append(metrics.wait_time(
+                share, period=period, label="started jobs' wait to first start, p95 (s)",
+            ))
+            title = f"{share}: RUNNABLE jobs, oldest wait, started jobs' wait p95"
+            target_line.append(cloudwatch.HorizontalAnnotation(
+                value=target, label=f"target_wait_p95 {describe_seconds(target)}",
+                color=cloudwatch.Color.RED,
+            ))
+        return cloudwatch.GraphWidget(
+            title=title,
+            left=[
+                metrics.runnable_jobs(
+                    share, period=period, label="RUNNABLE jobs (at the count cap: at least)",
+                )
+            ],
+            right=waits,
+            right_annotations=target_line or None,
+            left_y_axis=cloudwatch.YAxisProps(min=0, show_units=False),
+            right_y_axis=cloudwatch.YAxisProps(min=0, show_units=False),
+            width=WIDTH // 3,
+            height=HEIGHT,
+        )

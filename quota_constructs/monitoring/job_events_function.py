@@ -19,6 +19,7 @@ from .._l1_resources import default_policy
 from ..wire.monitoring_contract import (
     EVENT_SOURCE,
     JOB_EVENTS_HANDLER,
+    JOB_STARTED_STATUSES,
     QUEUE_BLOCKED_DETAIL_TYPE,
     STATE_CHANGE_DETAIL_TYPE,
     STATE_CHANGE_STATUSES,
@@ -113,12 +114,16 @@ class JobEventsFunction(Construct):
       statuses never reach the function.
     - ``QueueBlockedRule``: ``Batch Service Job Queue Blocked`` events of this queue
       (``detail.jobQueue``): a job at the front that can never start.
+    - ``JobStartedRule`` (added by :meth:`watch_starts`, once a monitored share declares a wait
+      target): ``Batch Service Job State Change`` events of this queue whose ``detail.status``
+      is RUNNING, so each started job's wait reaches ``WaitTime``.
     Preemption events carry no queue: they go to the stack's one preemptions function
     (:class:`StackPreemptions`), which looks each job up once for every queue the stack
     monitors.
 
     The function runs at most ``concurrency`` invocations at once (reserved concurrency;
-    None = unreserved, for accounts whose concurrency quota cannot spare it).
+    None = unreserved, for accounts whose concurrency quota cannot spare it). ``statuses``:
+    the state changes the rule delivers (FAILED; with a job ledger, SUCCEEDED too).
 
     The role (``Role``) may describe service jobs and publish to ``owner_topics``; it never
     terminates a job (budgets are enforced on preemptions, by the stack's preemptions function).
@@ -132,6 +137,7 @@ class JobEventsFunction(Construct):
         props: QueueFunctionProps,
         owner_topics: Mapping[str, sns.ITopic],
         concurrency: int | None = DEFAULT_CONCURRENCY,
+        statuses: Sequence[str] = STATE_CHANGE_STATUSES,
     ) -> None:
         super().__init__(scope, id)
         self.function, self.role, self.log_group = event_function(
@@ -153,7 +159,7 @@ class JobEventsFunction(Construct):
             detail_types=[STATE_CHANGE_DETAIL_TYPE],
             # The documented sample event carries the queue's ARN in detail.jobQueue; only
             # the statuses an owner is told about invoke the function.
-            detail={"jobQueue": [props.job_queue_arn], "status": list(STATE_CHANGE_STATUSES)},
+            detail={"jobQueue": [props.job_queue_arn], "status": list(statuses)},
         )
         self.queue_blocked_rule = service_job_rule(
             self, "QueueBlockedRule", self.function, props.settings,
@@ -162,6 +168,24 @@ class JobEventsFunction(Construct):
             # The documented sample carries the queue's ARN in detail.jobQueue.
             detail={"jobQueue": [props.job_queue_arn]},
         )
+        self._props = props
+        self.job_started_rule: events.Rule | None = None
+        """The rule delivering this queue's jobs starting; None until :meth:`watch_starts`."""
+
+    def watch_starts(self) -> events.Rule:
+        """Deliver this queue's jobs becoming RUNNING (``JobStartedRule``, created once): one
+        invocation and one ``DescribeServiceJob`` per start, whatever the backlog. The event
+        names the queue but (documented) not the share, so every start of the queue comes;
+        the function publishes the waits of the shares that declare a target."""
+        if self.job_started_rule is None:
+            self.job_started_rule = service_job_rule(
+                self, "JobStartedRule", self.function, self._props.settings,
+                description=f"Jobs of this queue starting, for their waits ({self.node.path})",
+                detail_types=[STATE_CHANGE_DETAIL_TYPE],
+                detail={"jobQueue": [self._props.job_queue_arn],
+                        "status": list(JOB_STARTED_STATUSES)},
+            )
+        return self.job_started_rule
 
     def allow_publishing(self, topic: sns.ITopic) -> None:
         """Let the function publish to an owner's topic (and use its key)."""

@@ -34,6 +34,7 @@ from ..model import (
 )
 from ..wire.monitoring_contract import (
     BLOCKED_JOBS,
+    BUDGET_FAILURES,
     CAPACITY_IN_USE,
     CAPACITY_UNIT_DIMENSION,
     HEAD_JOB_FITS_IDLE_OWN,
@@ -48,6 +49,7 @@ from ..wire.monitoring_contract import (
     QUOTA_SHARE_DIMENSION,
     RUNNABLE_JOBS,
     SHARE_DRIFT,
+    WAIT_TIME,
 )
 
 AWS_BATCH_NAMESPACE: Final = "AWS/Batch"
@@ -74,6 +76,9 @@ STATISTICS: Final[Mapping[str, str]] = {
     JOBS_OVER_BUDGET: "Sum",
     JOBS_TERMINATED_OVER_BUDGET: "Sum",
     BLOCKED_JOBS: "Sum",
+    BUDGET_FAILURES: "Sum",
+    # One value per started job: the agreement's wait target is a 95th percentile.
+    WAIT_TIME: "p95",
     "JobsPreempted": "Sum",
     "JobsMovedToRunnable": "Sum",
 }
@@ -249,6 +254,10 @@ class ShareMetrics:
     """Jobs the monitor terminated for exceeding the budget (only when enforcing it)."""
     blocked_jobs = partialmethod(share_metric, BLOCKED_JOBS)
     """The share's jobs reported blocking the queue (once per job)."""
+    wait_time = partialmethod(share_metric, WAIT_TIME)
+    """Seconds from submission to first start of the share's started jobs, p95."""
+    budget_failures = partialmethod(share_metric, BUDGET_FAILURES)
+    """The share's jobs FAILED by exhausting their preemption retries, Sum."""
 
     def oldest_runnable_wait_throughout(
         self, share: str, *, period: Duration | None = None, label: str | None = None
@@ -342,6 +351,10 @@ class ShareMetricMethods:
         it."""
         raise NotImplementedError
 
+    def _agreement_window(self, share: str) -> Duration:
+        """The window the share's agreement is judged over (its ``agreement_window``)."""
+        raise NotImplementedError
+
     def _declared_share_metric(
         self, name: str, share: str, *, period: Duration | None = None
     ) -> cloudwatch.IMetric:
@@ -402,6 +415,25 @@ class ShareMetricMethods:
     metric_drift = partialmethod(_declared_share_metric, SHARE_DRIFT)
     """``(share, *, period=None)``: 1 when the live share differs from the declaration, is
     INVALID or missing (Maximum)."""
+
+    def metric_wait_time(self, share: str, *, period: Duration | None = None) -> cloudwatch.IMetric:
+        """Seconds from submission (``createdAt``) to first start of the share's started jobs,
+        their 95th percentile (p95) over ``period``, by default the share's agreement window
+        (``ShareAlarmThresholds.agreement_window``, one day): what its ``target_wait_p95``
+        promises. Published only for a share whose agreement declares a wait target."""
+        self._spec(share)
+        return self._share_metrics.wait_time(share, period=period or self._agreement_window(share))
+
+    def metric_budget_failures(
+        self, share: str, *, period: Duration | None = None
+    ) -> cloudwatch.IMetric:
+        """Jobs of the share that FAILED because their preemptions outnumbered their
+        ``preemptionRetriesBeforeTermination`` (Sum over ``period``, by default the share's
+        agreement window). Published only for a share whose agreement declares an
+        interruption budget."""
+        self._spec(share)
+        return self._share_metrics.budget_failures(
+            share, period=period or self._agreement_window(share))
 
     def metric_preemptions(
         self, share: str, *, kind: str | None = None, period: Duration | None = None

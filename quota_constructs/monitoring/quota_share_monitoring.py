@@ -34,12 +34,15 @@ from ..model.deployed_names import DeployedName
 from ..nag_acknowledgments import acknowledge
 from ..quota_share import QuotaShare
 from ..share_options import ShareProvisioning
+from ..stack_outputs import add_output
 from ..wire.deployed_config import DEPLOYED_CONFIG_TAG_KEY, config_fingerprint
+from ..wire.job_ledger import STATE_CHANGE_STATUSES as LEDGER_STATE_CHANGES
 from ..wire.listing import MAX_LISTING_PAGES, MAX_PAGE_SIZE
 from ..wire.monitoring_contract import (
     DEFAULT_MAX_SNAPSHOT_AGE_SECONDS,
     DEFAULT_METRIC_NAMESPACE,
     DEFAULT_RUNNABLE_COUNT_CAP,
+    agreement_variables,
     notification_variables,
     queue_variables,
 )
@@ -50,6 +53,7 @@ from ._function import AtSynthesis, FunctionSettings, LazyText, QueueFunctionPro
 from .alarm_delivery import allow_alarms_to_publish
 from .dashboard import QuotaShareDashboard
 from .job_events_function import DEFAULT_CONCURRENCY, JobEventsFunction
+from .job_ledger import JobLedger
 from .metrics import ShareMetricMethods, ShareMetrics
 from .outputs import add_monitoring_outputs
 from .owner_subscriptions import OwnerSubscriptions, chat_endpoint
@@ -130,6 +134,11 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
         ListServiceJobs call per 100, only for shares with a waiting job). Default 100; a
         ``RunnableJobs`` value equal to the cap means at least that many. 0: not counted (no
         ``RunnableJobs`` metric, no ListServiceJobs call).
+    :param job_ledger: keep every terminal attempt of the queue's jobs in a bucket of the app
+        (:class:`JobLedger`, child ``JobLedger``), for ``quota-constructs usage --ledger``
+        (AWS Batch lists a finished job for about a week): True for one made here, or a
+        ``JobLedger`` several monitors share. Default False. Needs job events; the job-events
+        function then also receives SUCCEEDED state changes. Its cost is in the cost guide.
     :param max_snapshot_age: how old a ``GetJobQueueSnapshot`` (each part's ``lastUpdatedAt``)
         may be for the shares to be judged by it. An older one, or one without
         ``lastUpdatedAt``, is not judged: no capacity, wait or fit is published (``Starved``
@@ -138,6 +147,16 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
     :param job_events_concurrency: reserved concurrency of the job-events function, so a
         preemption storm queues rather than throttles the account's AWS Batch API. Default 2;
         None: unreserved (for accounts whose concurrency quota cannot spare it).
+    :param agreement_metrics_enabled: watch the agreements live (needs the job-events
+        function). For each share whose agreement declares ``target_wait_p95``: every started
+        job's wait to its first start is published (``WaitTime``, from a ``JobStartedRule``
+        delivering the queue's jobs becoming RUNNING: one invocation and one
+        ``DescribeServiceJob`` per start) and the ``WaitTarget`` alarm reads its p95; for each
+        share whose agreement declares ``interruption_budget``: every job that FAILED by
+        exhausting its preemption retries counts in ``BudgetFailures`` and the
+        ``BudgetFailures`` alarm reads its sum. Both over the thresholds'
+        ``agreement_window`` (one day). Default True; a queue none of whose shares declares
+        either deploys nothing more. False: neither metric, alarm, nor the rule.
     """
 
     def __init__(
@@ -163,9 +182,15 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
         runnable_count_cap: int = DEFAULT_RUNNABLE_COUNT_CAP,
         job_events_concurrency: int | None = DEFAULT_CONCURRENCY,
         max_snapshot_age: Duration | None = DEFAULT_MAX_SNAPSHOT_AGE,
+        agreement_metrics_enabled: bool = True,
+        job_ledger: bool | JobLedger = False,
     ) -> None:
         # Checks: everything before the construct exists, so a mistake leaves nothing behind.
         subject = f"monitoring {child_path(scope, id)}"
+        if job_ledger is not False and not job_events_enabled:
+            raise QuotaConfigError(subject, "job_ledger", job_ledger,
+                                   "False when job_events_enabled=False (the job-events "
+                                   "functions write the ledger)")
         queue = _training_job_queue(job_queue, subject=subject)
         checked = _CheckedProps.of(
             queue, subject=subject, shares=shares, owner_topics=owner_topics,
@@ -176,6 +201,7 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
             thresholds=thresholds, share_thresholds=share_thresholds, namespace=namespace,
             operations_topic=operations_topic, runnable_count_cap=runnable_count_cap,
             job_events_concurrency=job_events_concurrency, max_snapshot_age=max_snapshot_age,
+            agreement_metrics_enabled=agreement_metrics_enabled,
         )
         _claim_queue(queue, subject=subject, path=child_path(scope, id))
         super().__init__(scope, id)
@@ -208,6 +234,7 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
         self._share_metrics = ShareMetrics(namespace, queue.job_queue_name, self._period)
         self._share_metrics_on = metrics_enabled
         self._job_events_on = job_events_enabled
+        self._agreement_metrics_on = agreement_metrics_enabled and job_events_enabled
 
         self.dead_letter_queue: Final = self._create_dead_letter_queue()
         # The code (runtime + declaration of the monitored shares) is staged when the app is
@@ -218,6 +245,11 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
             layers=handler_layers,
         )
         props = self._function_props(settings)
+        self.job_ledger: Final[JobLedger | None] = (
+            job_ledger if isinstance(job_ledger, JobLedger)
+            else JobLedger(self, "JobLedger") if job_ledger else None
+        )
+        """Where every terminal attempt of the queue's jobs is kept (None: no ledger)."""
         self.share_metrics: Final[ShareMetricsFunction | None] = (
             self._create_metrics_function(checked, props) if metrics_enabled else None
         )
@@ -233,7 +265,8 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
         job events are off)."""
         self.dashboard: Final[QuotaShareDashboard | None] = (
             QuotaShareDashboard(
-                self, "Dashboard", metrics=self._share_metrics, shares=(), period=self._period
+                self, "Dashboard", metrics=self._share_metrics, shares=(), period=self._period,
+                agreement_metrics=self._agreement_metrics_on,
             )
             if dashboard_enabled
             else None
@@ -313,16 +346,24 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
         owner_topics = Lazy.string(LazyText(lambda: stack.to_json_string(
             {owner: topic.topic_arn for owner, topic in self.owner_topics.items()}
         )))
-        notified = notification_variables(
-            owner_topics, enforce_budget=self.enforces_interruption_budget is True
-        )
+        notified = {
+            **notification_variables(
+                owner_topics, enforce_budget=self.enforces_interruption_budget is True
+            ),
+            **agreement_variables(enabled=self._agreement_metrics_on),
+        }
+        ledger = self.job_ledger
         function = JobEventsFunction(
             self,
             "JobEvents",
-            props=replace(props, environment={**props.environment, **notified}),
+            props=replace(props, environment={**props.environment, **notified,
+                                              **(ledger.variables() if ledger else {})}),
             owner_topics={},
             concurrency=concurrency,
+            **({"statuses": LEDGER_STATE_CHANGES} if ledger else {}),
         )
+        if ledger is not None:
+            ledger.allow_function(function.role)
         self._code.used_by(function.function)
         return function
 
@@ -332,10 +373,13 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
         preemptions = StackPreemptions.of_stack(
             self, settings=settings, concurrency=concurrency
         )
+        ledger = self.job_ledger
         preemptions.register(MonitoredQueue(
-            variables=self._queue_variables,
+            variables=lambda path: {**self._queue_variables(path),
+                                    **(ledger.variables() if ledger else {})},
             enforce_interruption_budget=self.enforces_interruption_budget is True,
             resolve=self._final_declaration,
+            job_ledger=ledger,
         ))
         return preemptions
 
@@ -440,6 +484,9 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
             topic = self._owner_topic(spec.agreement.owner)
         if self.dashboard is not None:
             self.dashboard.add_share(spec)
+        if (self.job_events is not None and self._agreement_metrics_on
+                and spec.agreement is not None and spec.agreement.target_wait_p95 is not None):
+            self.job_events.watch_starts()
         if self._alarms_scope is not None:
             self.alarms[spec.name] = ShareAlarms(
                 self._alarms_scope,
@@ -451,6 +498,7 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
                 share_metrics=self._share_metrics_on,
                 job_events=self._job_events_on,
                 owner_topic=topic,
+                agreement_metrics=self._agreement_metrics_on,
             )
 
     def _owner_topic(self, owner: str) -> sns.ITopic:
@@ -477,6 +525,9 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
 
     def _queue_allocation(self) -> QuotaAllocation | None:
         return self.job_queue.allocation
+
+    def _agreement_window(self, share: str) -> Duration:
+        return self._share_thresholds.get(share, self._thresholds).agreement_window
 
     def _final_declaration(self) -> tuple[str, Mapping[str, sns.ITopic]]:
         self.resolve_shares()
@@ -513,6 +564,9 @@ class QuotaShareMonitoring(Construct, ShareMetricMethods):
         self._owner_topic_names = add_monitoring_outputs(
             self, self.dashboard, self.owner_topics
         )
+        if self.job_ledger is not None:
+            add_output(self, "JobLedgerUrl", self.job_ledger.url_of(self.job_queue.job_queue_name),
+                       "Where this queue's job ledger is: quota-constructs usage --ledger URL")
 
     def _final_shares(self) -> tuple[QuotaShareSpec, ...]:
         """Every monitored share once the app is built, checked (see :meth:`resolve_shares`)."""
@@ -704,6 +758,7 @@ class _CheckedProps:
         runnable_count_cap: int,
         job_events_concurrency: int | None,
         max_snapshot_age: Duration | None,
+        agreement_metrics_enabled: bool,
     ) -> _CheckedProps:
         explicit = None if shares is None else tuple(shares)
         if explicit is not None:
@@ -717,6 +772,7 @@ class _CheckedProps:
             ("job_events_enabled", job_events_enabled),
             ("dashboard_enabled", dashboard_enabled),
             ("alarms_enabled", alarms_enabled),
+            ("agreement_metrics_enabled", agreement_metrics_enabled),
         ):
             check_flag(value, subject=subject, field=name)
         if enforce_interruption_budget and not job_events_enabled:

@@ -8,13 +8,16 @@ from aws_cdk import aws_cloudwatch_actions as actions
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
-from ..model import QuotaShareSpec
+from ..model import QuotaShareSpec, ShareAgreement
+from ..model.agreement import describe_seconds
 from .metrics import ShareMetrics
 from .thresholds import (
+    BUDGET_FAILED,
     COUNT_EXCEEDED,
     DRIFT,
     PREEMPTION_PERIOD,
     STARVED,
+    WAIT_TARGET,
     ShareAlarmThresholds,
     drift_evaluation_periods,
 )
@@ -39,6 +42,19 @@ class ShareAlarms(Construct):
       function leaves the alarm INSUFFICIENT_DATA (visible on the dashboard) rather than
       paging every owner for a monitoring fault.
 
+    The agreement watched (with ``agreement_metrics``, over the thresholds'
+    ``agreement_window``, one period, default one day):
+
+    - ``WaitTarget`` (shares whose agreement declares ``target_wait_p95``): the p95 of
+      ``WaitTime`` (each started job's seconds from submission to first start) is greater than
+      the target; a p95 equal to it keeps the promise. Small samples are evaluated (20 jobs a
+      day is a real team). Not breaching when missing: no job started, no promise broken (a
+      job still waiting is ``Starved``'s to report).
+    - ``BudgetFailures`` (shares whose agreement declares ``interruption_budget``): one job or
+      more FAILED because its preemptions outnumbered its
+      ``preemptionRetriesBeforeTermination`` (``BudgetFailures`` Sum >= 1). Not breaching when
+      missing: published only when a job is lost.
+
     With ``owner_topic`` every alarm notifies it when it goes into ALARM and back to OK.
     """
 
@@ -54,6 +70,7 @@ class ShareAlarms(Construct):
         share_metrics: bool,
         job_events: bool,
         owner_topic: sns.ITopic | None,
+        agreement_metrics: bool = True,
     ) -> None:
         super().__init__(scope, id)
         share = spec.name
@@ -85,11 +102,47 @@ class ShareAlarms(Construct):
                     description=(f"Jobs of {whose} were preempted more than "
                                  f"{thresholds.max_preemptions_per_hour} times in one hour."),
                 ))
+            if agreement is not None and agreement_metrics:
+                self.alarms.extend(self._agreement_alarms(agreement))
         if owner_topic is not None:
             action = actions.SnsAction(owner_topic)
             for alarm in self.alarms:
                 alarm.add_alarm_action(action)
                 alarm.add_ok_action(action)
+
+    def _agreement_alarms(self, agreement: ShareAgreement) -> list[cloudwatch.Alarm]:
+        """``WaitTarget`` and ``BudgetFailures``, each where the agreement declares its line."""
+        share, metrics, whose = self._share, self._metrics, self._whose
+        window = self._thresholds.agreement_window
+        over = window.to_human_string()
+        alarms = []
+        target = agreement.target_wait_p95_seconds
+        if target is not None:
+            alarms.append(WAIT_TARGET.create(
+                metrics.wait_time(share, period=window),
+                self,
+                "WaitTarget",
+                threshold=target,
+                description=(
+                    f"The agreement of {whose} promises target_wait_p95 = "
+                    f"{describe_seconds(target)} (95% of jobs start within "
+                    f"{describe_seconds(target)} of submission): the p95 of the waits of the "
+                    f"jobs that started over the last {over} exceeds it."
+                ),
+            ))
+        if agreement.interruption_budget is not None:
+            alarms.append(BUDGET_FAILED.create(
+                metrics.budget_failures(share, period=window),
+                self,
+                "BudgetFailures",
+                description=(
+                    f"The agreement of {whose} sets interruption_budget = "
+                    f"{agreement.interruption_budget} ({agreement.describe_budget()}): over the "
+                    f"last {over} a job FAILED because its preemptions outnumbered its "
+                    "preemptionRetriesBeforeTermination."
+                ),
+            ))
+        return alarms
 
     def _count_exceeded(
         self, id: str, count: cloudwatch.Metric, *, threshold: float, description: str

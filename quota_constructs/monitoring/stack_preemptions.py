@@ -37,6 +37,7 @@ from ._function import (
     allow_terminating_service_jobs,
 )
 from .job_events_function import event_function, service_job_rule
+from .job_ledger import JobLedger
 
 CONSTRUCT_ID: Final = "QuotaSharePreemptions"
 DECLARATIONS_DIRECTORY: Final = "quota_monitor_declarations"
@@ -52,6 +53,9 @@ class MonitoredQueue:
     enforce_interruption_budget: bool
     resolve: Callable[[], tuple[str, Mapping[str, sns.ITopic]]]
     """The monitor's final declaration (JSON) and owner topics, once its shares are resolved."""
+    job_ledger: JobLedger | None = None
+    """Where the monitor keeps its jobs' terminal attempts: this function writes the
+    preempted ones."""
 
 
 class StackPreemptions(Construct):
@@ -105,6 +109,7 @@ class StackPreemptions(Construct):
             detail_types=[PREEMPTION_STARTED_DETAIL_TYPE, PREEMPTION_COMPLETED_DETAIL_TYPE],
         )
         self._published: list[sns.ITopic] = []
+        self._ledgers: list[JobLedger] = []
         self._terminates = False
         Aspects.of(self).add(AtSynthesis(self, self.resolve))
 
@@ -135,6 +140,10 @@ class StackPreemptions(Construct):
                 self._allow_publishing(topic)
             if queue.enforce_interruption_budget:
                 self._allow_terminating()
+            if queue.job_ledger is not None and all(
+                    queue.job_ledger is not seen for seen in self._ledgers):
+                self._ledgers.append(queue.job_ledger)
+                queue.job_ledger.allow_function(self.role)
         self._code.stage(asset_directory_with(tuple(files)))
 
     def _environment(self) -> str:

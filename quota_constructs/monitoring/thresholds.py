@@ -31,11 +31,18 @@ class ShareAlarmThresholds:
     :param drift_for: alarm when the live share has differed from the declaration (or been
         INVALID or missing) for this long; a deployment changing the share legitimately differs
         for a few minutes. Default 15 minutes. Whole minutes, at least 1.
+    :param agreement_window: the window the share's agreement is judged over: the
+        ``WaitTarget`` alarm reads the p95 of the waits of the jobs that started in it, the
+        ``BudgetFailures`` alarm the jobs lost to their preemption budget in it (one period of
+        this length, sliding). Default one day: a team of 20 jobs a day is judged on its day's
+        jobs, and one slow night does not page for a week. Whole minutes, 1 minute to 7 days
+        (CloudWatch's longest alarm evaluation).
     """
 
     starved_after: Duration = field(default_factory=lambda: Duration.minutes(30))
     max_preemptions_per_hour: int | None = 10
     drift_for: Duration = field(default_factory=lambda: Duration.minutes(15))
+    agreement_window: Duration = field(default_factory=lambda: Duration.days(1))
 
     def validate(self, *, subject: str, field: str = "thresholds") -> ShareAlarmThresholds:
         for name in ("starved_after", "drift_for"):
@@ -45,6 +52,14 @@ class ShareAlarmThresholds:
                     subject, f"{field}.{name}", _show(value),
                     "a Duration of whole minutes, at least 1 minute",
                 )
+        window = self.agreement_window
+        if not isinstance(window, Duration) or not _whole_minutes(window) or (
+            window.to_seconds(integral=False) > MAX_AGREEMENT_WINDOW.to_seconds()
+        ):
+            raise QuotaConfigError(
+                subject, f"{field}.agreement_window", _show(window),
+                "a Duration of whole minutes, 1 minute to 7 days",
+            )
         if self.max_preemptions_per_hour is not None:
             check_count(
                 self.max_preemptions_per_hour, subject=subject,
@@ -61,6 +76,10 @@ def _whole_minutes(value: Duration) -> bool:
 def _show(value: object) -> object:
     return value.to_human_string() if isinstance(value, Duration) else value
 
+
+MAX_AGREEMENT_WINDOW: Final = Duration.days(7)
+"""CloudWatch's limit on one alarm's evaluation range (``PutMetricAlarm``: Period multiplied by
+EvaluationPeriods at most 604,800 seconds)."""
 
 # Alarm and graph period: five one-minute measurements smooth out a single slow API call.
 MIN_PERIOD: Final = Duration.minutes(5)
@@ -80,6 +99,9 @@ class AlarmSetting:
     treat_missing_data: cloudwatch.TreatMissingData
     threshold: float | None = 1
     evaluation_periods: int | None = 1
+    low_sample_percentiles: str | None = None
+    """For a percentile: ``evaluate`` or ``ignore`` a period with fewer than 10 / (1 - p) data
+    points (CloudWatch's ``EvaluateLowSampleCountPercentile``); None: not set."""
 
     def create(
         self,
@@ -102,6 +124,7 @@ class AlarmSetting:
             comparison_operator=self.comparison,
             evaluation_periods=periods,
             treat_missing_data=self.treat_missing_data,
+            evaluate_low_sample_count_percentile=self.low_sample_percentiles,
         )
 
 
@@ -124,6 +147,23 @@ COUNT_EXCEEDED: Final = AlarmSetting(
     # The count is published only when the event happens.
     _Missing.NOT_BREACHING,
     threshold=None,
+)
+WAIT_TARGET: Final = AlarmSetting(
+    # "Exceeds" the target: a p95 equal to it keeps the promise.
+    _Compare.GREATER_THAN_THRESHOLD,
+    # No job started in the window: no wait was promised and none was broken (a job still
+    # waiting is the Starved alarm's to report). The alarm goes back to OK.
+    _Missing.NOT_BREACHING,
+    threshold=None,  # the agreement's target_wait_p95, in seconds
+    # A p95 wants 200 values before CloudWatch calls it significant; a team of 20 jobs a day is
+    # judged on its 20 ("ignore" would leave its alarm unchanged forever).
+    low_sample_percentiles="evaluate",
+)
+BUDGET_FAILED: Final = AlarmSetting(
+    # One job lost to its preemption budget in the window is one too many.
+    _Compare.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    # Published only when a job is lost.
+    _Missing.NOT_BREACHING,
 )
 DEAD_LETTERS: Final = AlarmSetting(
     _Compare.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,

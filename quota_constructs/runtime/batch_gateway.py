@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field, replace
+from datetime import UTC
+from email.utils import parsedate_to_datetime
 from enum import Enum
 from typing import Any
 
@@ -191,6 +193,9 @@ class BatchGateway:
         self._client = client
         self._policy = policy or RetryPolicy()
         self._seconds_left = seconds_left
+        self.answered_at_ms: int | None = None
+        """The endpoint's clock when it sent its last answer (the HTTP ``Date`` header, whole
+        seconds); None when the answer carried none."""
         missing = [op for op in REQUIRED_BATCH_OPERATIONS if op not in _operation_names(client)]
         if missing:
             carried = (
@@ -479,8 +484,24 @@ class BatchGateway:
                 operation, type(error).__name__, str(error),
                 f"AWS Batch {operation} {problem}: {error}", ambiguous=is_retryable(error),
             ) from error
-        response.pop("ResponseMetadata", None)
+        self.answered_at_ms = http_date_ms(response.pop("ResponseMetadata", None))
         return response
+
+
+def http_date_ms(metadata: object) -> int | None:
+    """The ``Date`` header of a boto3 answer's ``ResponseMetadata``, in milliseconds since the
+    epoch; None when it is missing or unreadable."""
+    headers = metadata.get("HTTPHeaders") if isinstance(metadata, Mapping) else None
+    text = headers.get("date") if isinstance(headers, Mapping) else None
+    if not isinstance(text, str):
+        return None
+    try:
+        when = parsedate_to_datetime(text)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:  # an HTTP date is GMT
+        when = when.replace(tzinfo=UTC)
+    return round(when.timestamp() * 1000)
 
 
 def _denied_text(operation: str, params: Mapping[str, Any], code: str, message: str) -> str:

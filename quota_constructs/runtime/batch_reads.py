@@ -108,6 +108,27 @@ class QueueSnapshot:
     """``frontOfQuotaShares.lastUpdatedAt``: when the shares' first jobs were last updated."""
     front_updated_at_ms: int | None = None
     """``frontOfQueue.lastUpdatedAt``."""
+    answered_at_ms: int | None = None
+    """The endpoint's clock when it answered (the HTTP ``Date`` header); None when unknown."""
+
+    def endpoint_now_ms(self) -> int | None:
+        """"Now" on the clock of the endpoint that answered, or None when it cannot be told.
+
+        The one rule for judging the snapshot's age and a job's wait: the times compared
+        (``lastUpdatedAt``, ``earliestTimeAtPosition``, ``createdAt``) are the endpoint's, so
+        "now" is the endpoint's too: the later of its answer's HTTP ``Date`` header (whole
+        seconds) and the latest ``lastUpdatedAt`` the answer carries (never after the moment
+        it answered). A local clock that is off, or an emulator whose time is not the wall
+        clock's (``quota-constructs emulate --clock manual``), then never makes a snapshot
+        look older or a wait longer than the endpoint's own clock says. Without a ``Date``
+        header the caller falls back to its own clock (None here): the ``lastUpdatedAt``
+        alone would make every snapshot look fresh.
+        """
+        if self.answered_at_ms is None:
+            return None
+        updated = [t for t in (self.usage_updated_at_ms, self.heads_updated_at_ms,
+                               self.front_updated_at_ms) if t is not None]
+        return max([self.answered_at_ms, *updated])
 
     def usage_of(self, share: str) -> Mapping[str, float]:
         return self.usage.get(share, {})
@@ -135,8 +156,10 @@ def shares_left_out(
     return [share for share in shares if share not in usage]
 
 
-def parse_queue_snapshot(response: Mapping[str, Any]) -> QueueSnapshot:
-    """A ``GetJobQueueSnapshot`` answer, tolerant of missing parts (each is then empty)."""
+def parse_queue_snapshot(response: Mapping[str, Any],
+                         answered_at_ms: int | None = None) -> QueueSnapshot:
+    """A ``GetJobQueueSnapshot`` answer, tolerant of missing parts (each is then empty);
+    ``answered_at_ms``: the endpoint's clock when it answered (its HTTP ``Date`` header)."""
     utilization = response.get("queueUtilization") or {}
     usage: dict[str, dict[str, float]] = {}
     for entry in (utilization.get("quotaShareUtilization") or {}).get(
@@ -166,6 +189,7 @@ def parse_queue_snapshot(response: Mapping[str, Any]) -> QueueSnapshot:
         heads_updated_at_ms=_millis((response.get("frontOfQuotaShares") or {}).get(
             "lastUpdatedAt")),
         front_updated_at_ms=_millis((response.get("frontOfQueue") or {}).get("lastUpdatedAt")),
+        answered_at_ms=answered_at_ms,
     )
 
 

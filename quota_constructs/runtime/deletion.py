@@ -17,14 +17,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass, field
 
+from quota_constructs.wire.lifecycle_record import lifecycle_with_restore_pending
 from quota_constructs.wire.live_share import LiveShare
 from quota_constructs.wire.share_arn import QuotaShareArn
 
-from .adoption import give_back_configuration
+from .adoption import GiveBack, give_back_configuration
 from .batch_gateway import BatchGateway, BatchRequestError
 from .errors import QuotaShareLifecycleError
 from .guards import check_no_active_jobs
-from .ownership import LIFECYCLE_TAG_KEY, release_on_delete
+from .ownership import LIFECYCLE_TAG_KEY, Release, release_on_delete
 from .share_request import GuardOptIns, disabled_for_delete, lifecycle_with_delete_mark
 from .share_writes import Progress
 from .structured_log import log
@@ -151,18 +152,21 @@ class ShareDeleter:
                                     delete_adopted=self.delete_adopted_share)
         if release is None:
             return None
-        if release.restore is not None and not give_back_configuration(
-            self.gateway, self.arn, share, release.restore,
-        ):
-            self.last_status = f"{share.status} (being given back)"
-            return False
+        give_back = None
+        if release.restore is not None:
+            give_back = give_back_configuration(self.gateway, self.arn, share, release.restore)
+            if not give_back.done:
+                self.last_status = f"{share.status} (being given back)"
+                return False
+        held_back = give_back.held_fields if give_back is not None else ()
         # Idempotent: a repeated delivery finds the tags already moved and changes nothing.
-        changed, removed = release.tag_changes(share.tags)
+        changed, removed = release.tag_changes(share.tags, held_back)
         if changed:
             self.gateway.tag(self.arn, changed)
         if removed:
             self.gateway.untag(self.arn, removed)
-        log("quota_share_released", quota_share=self.arn.arn, reason=release.reason,
+        log("quota_share_released", quota_share=self.arn.arn,
+            reason=released_reason(release, give_back),
             tags_set=sorted(changed) or None, tags_removed=removed or None,
             detail="the share's jobs are left as they are; the Delete succeeds")
         return True
@@ -222,6 +226,19 @@ class ShareDeleter:
     def _delete(self) -> None:
         progress = self.gateway.delete(self.arn)
         log("quota_share_delete_requested", quota_share=self.arn.arn, progress=progress.value)
+
+
+def released_reason(release: Release, give_back: GiveBack | None) -> str:
+    """Why the share was released, and exactly what giving it back restored and did not."""
+    if give_back is None:
+        return release.reason
+    reason = f"{release.reason}; {give_back.describe()}"
+    if not give_back.held_back:
+        return reason
+    mark = lifecycle_with_restore_pending("", give_back.held_fields)
+    return (f"{reason}. What was not restored is marked on the share ({LIFECYCLE_TAG_KEY} "
+            f"{mark}) and the monitoring reports the share as drifted until it is: "
+            f"{release.restores_rest}")
 
 
 class _Deferred(Exception):

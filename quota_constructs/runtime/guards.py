@@ -26,7 +26,12 @@ from quota_constructs.wire.share_config import ShareConfig
 
 from .batch_reads import QueueSnapshot, ServiceJobDetail
 from .errors import QuotaShareLifecycleError
-from .service_job import ACTIVE_STATUSES, DISPATCHED_STATUSES, ServiceJob
+from .service_job import (
+    ACTIVE_STATUSES,
+    DISPATCHED_STATUSES,
+    WAITING_STATUSES,
+    ServiceJob,
+)
 from .share_request import GuardOptIns
 from .structured_log import log
 
@@ -217,18 +222,22 @@ def check_update(gateway: GuardReader, update: ShareUpdate, opt_ins: GuardOptIns
 #
 # AWS documents that in-share preemption "allows higher priority RUNNABLE jobs to trigger
 # preemptions of lower priority jobs within the same quota share that have entered SCHEDULED,
-# STARTING, or RUNNING", and that Batch picks victims with an unpublished heuristic. It is silent
-# on when a waiting job preempts rather than waits, and on which lower-priority jobs it stops.
+# STARTING, or RUNNING", and that Batch picks victims with an unpublished heuristic. A job that
+# is SUBMITTED or PENDING (botocore's ServiceJobStatus) becomes RUNNABLE by itself, so it is a
+# preemptor waiting to happen: every waiting status counts, not only RUNNABLE. AWS is silent on
+# when a waiting job preempts rather than waits, and on which lower-priority jobs it stops.
 # Assumed, once, so that every job possibly affected is named (naming one too many costs a
 # retry; missing one costs a team's running job):
 #
-# 1. A RUNNABLE job preempts only when it cannot start within what the share can take without
+# 1. A waiting job preempts only when it cannot start within what the share can take without
 #    preempting anyone: its own idle limit, plus, for a borrowing share, what its borrow ceiling
 #    still allows (the rules model: BorrowingRules' reach and lenders) bounded by what its
 #    lenders hold idle right now less what other shares already borrow, and within what the
 #    service environment has spare. Capacity no share owns is not counted, nor a lender the
 #    snapshot may have left out: less free capacity, more jobs named. Waiting jobs take free
-#    capacity in dispatch order (priority, then age).
+#    capacity in the order they can start: RUNNABLE ones first (Batch dispatches them now),
+#    then PENDING, then SUBMITTED ones (they reach RUNNABLE later and find what is left), each
+#    by priority, then age.
 # 2. Each such job may preempt *every* lower-priority SCHEDULED/STARTING/RUNNING job of the
 #    share using an instance type it lacks (Batch's choice among them is unpublished).
 # 3. A job that needs more than the share could ever hold counts too (whether Batch tries
@@ -236,7 +245,6 @@ def check_update(gateway: GuardReader, update: ShareUpdate, opt_ins: GuardOptIns
 #    is taken to outrank and to lack everything; with more waiting or running jobs than are
 #    read, every running job is named.
 
-WAITING_STATUSES = ("RUNNABLE",)
 JOBS_DESCRIBED = 100
 """DescribeServiceJob calls at most per side (waiting, dispatched): priorities are not listed."""
 ENABLED = "ENABLED"
@@ -273,7 +281,8 @@ class InShareAssessment(GuardAssessment):
 
     turned_on: bool = False
     preemptors: Sequence[RankedJob] = ()
-    """RUNNABLE jobs that cannot start within the share's free capacity (assumption 1)."""
+    """Waiting (SUBMITTED, PENDING, RUNNABLE) jobs that cannot start within the share's free
+    capacity (assumption 1)."""
     at_risk: Sequence[RankedJob] = ()
     """Lower-priority dispatched jobs they may preempt at once (assumption 2)."""
     incomplete: str = ""
@@ -289,9 +298,10 @@ class InShareAssessment(GuardAssessment):
         ) if part)
         return QuotaShareLifecycleError(
             f"quota share {arn.share_name!r} on job queue {arn.job_queue_name!r}: refusing to "
-            f"turn in-share preemption on while higher-priority RUNNABLE jobs cannot start "
-            f"within the share's free capacity ({waiting}): AWS Batch would preempt at once "
-            f"the share's lower-priority jobs: {self.victims()}. Nothing was changed. Let "
+            f"turn in-share preemption on while higher-priority waiting jobs (SUBMITTED and "
+            f"PENDING ones become RUNNABLE by themselves) cannot start within the share's free "
+            f"capacity ({waiting}): AWS Batch would preempt the share's lower-priority jobs as "
+            f"soon as they are RUNNABLE: {self.victims()}. Nothing was changed. Let "
             "these jobs finish (or lower the waiting jobs' priority with UpdateServiceJob) "
             "before turning it on, or give this share "
             "ShareLifecycle(allow_preemption_on_in_share_enable=True) (its lifecycle= or "
@@ -315,8 +325,9 @@ def assess_in_share_enable(
     in-share preemption on (the assumptions above).
 
     Shared by the custom resource (:func:`check_update`) and ``preview``. Reads only when the
-    change turns the switch on: the share's RUNNABLE jobs, then (if any wait) its dispatched
-    jobs, their priorities, and for a borrowing share the queue's shares and snapshot.
+    change turns the switch on: the share's waiting jobs (SUBMITTED, PENDING, RUNNABLE), then
+    (if any wait) its dispatched jobs, their priorities, and for a borrowing share the queue's
+    shares and snapshot.
     """
     arn, target = update.arn, update.target
     if not turns_in_share_preemption_on(update.live, target):
@@ -336,7 +347,7 @@ def assess_in_share_enable(
     incomplete = ""
     if more_waiting or more_running:
         incomplete = (f"more than {JOBS_DESCRIBED if more_waiting else JOBS_READ} "
-                      f"{'RUNNABLE' if more_waiting else 'dispatched'} jobs, not all read")
+                      f"{'waiting' if more_waiting else 'dispatched'} jobs, not all read")
     at_risk = running if incomplete else [
         job for job in running
         if any(p.outranks(job) and _competes(p, job, free) for p in preemptors)
@@ -364,10 +375,17 @@ def _ranked(reader: GuardReader, jobs: Sequence[ServiceJob]) -> list[RankedJob]:
     return ranked
 
 
-def _dispatch_order(job: RankedJob) -> tuple[float, float]:
-    # Unknown priorities first (assumption 3), then highest priority, then oldest.
+START_STAGE = {status: stage for stage, status in enumerate(reversed(WAITING_STATUSES))}
+"""RUNNABLE 0, PENDING 1, SUBMITTED 2: the order in which waiting jobs can start (assumption 1);
+a status not listed (read as it changed) is taken with RUNNABLE."""
+
+
+def _dispatch_order(job: RankedJob) -> tuple[int, float, float]:
+    # RUNNABLE before PENDING before SUBMITTED; within each, unknown priorities first
+    # (assumption 3), then highest priority, then oldest.
     priority = math.inf if job.priority is None else job.priority
-    return (-priority, math.inf if job.created_at_ms is None else job.created_at_ms)
+    created = math.inf if job.created_at_ms is None else job.created_at_ms
+    return (START_STAGE.get(job.job.status, 0), -priority, created)
 
 
 def _preemptors(waiting: Sequence[RankedJob], running: Sequence[RankedJob],

@@ -12,6 +12,11 @@ count published. *Service Job State Change* (FAILED only, filtered by the rule) 
 about a job that FAILED after exhausting its preemption retries. A FAILED job the monitor
 itself terminated is not reported again.
 
+The agreement watched (:mod:`.agreement_metrics`): for a share whose agreement declares an
+interruption budget, such a FAILED job also counts in ``BudgetFailures``; for a share that
+declares a wait target, the *State Change* to RUNNING (delivered by a rule of its own, only
+where a share declares one) publishes the job's ``WaitTime`` at its first start.
+
 The job is looked up by a form DescribeServiceJob accepts, its ``jobId`` (the API reference
 documents a job id, not an ARN): the event's ``detail.jobId`` first, then the id ending its ARN.
 AWS's own sample *State Change* and *Queue Blocked* events carry a ``detail.jobId`` that differs
@@ -37,6 +42,7 @@ from quota_constructs.wire.monitoring_contract import (
     JOB_QUEUE_ARN_ENV,
     JOB_QUEUE_DIMENSION,
     JOB_QUEUE_NAME_ENV,
+    JOB_STARTED_STATUSES,
     JOBS_OVER_BUDGET,
     JOBS_TERMINATED_OVER_BUDGET,
     MONITORED_QUEUES_ENV,
@@ -50,9 +56,17 @@ from quota_constructs.wire.monitoring_contract import (
     STATE_CHANGE_DETAIL_TYPE,
 )
 
+from .agreement_metrics import (
+    budget_failure_record,
+    event_time_ms,
+    is_budget_failure,
+    read_start,
+    wait_time_record,
+)
 from .batch_gateway import BatchConnection
 from .emf import COUNT, MetricRecord, emit
 from .event_memory import EventMemory
+from .job_ledger import LedgerWriter
 from .monitor_settings import MonitorConfigurationError, MonitorSettings
 from .monitoring_gateway import MonitoringGateway
 from .notifier import Notifier, OwnerMessage, create_sns_client
@@ -196,9 +210,11 @@ class _Monitor:
             STATE_CHANGE_DETAIL_TYPE: self.state_changed,
         }[detail_type]
         try:
-            return step(event, job_arn, fields)
+            outcome = step(event, job_arn, fields)
         except _NothingToDo as nothing:
-            return _outcome(nothing.outcome, fields)
+            outcome = _outcome(nothing.outcome, fields)
+        self._keep_in_ledger(detail_type, event, job_arn)
+        return outcome
 
     # -- preemptions ----------------------------------------------------------------------------
 
@@ -288,6 +304,8 @@ class _Monitor:
         status = str(detail.get("status") or "")
         reason = str(detail.get("statusReason") or "")
         fields.update(status=status)
+        if status in JOB_STARTED_STATUSES:
+            return self.job_started(event, job_arn, fields)
         if status != "FAILED":
             # A job that can never start is reported from the Queue Blocked event instead.
             return _outcome("ignored: nothing for an owner", fields)
@@ -317,8 +335,77 @@ class _Monitor:
             retries=retries if isinstance(retries, int) else None, key=key,
         )
         self._notify(topic=topic, fields=fields, message=message)
+        budget_failure = self._publish_budget_failure(detail, job, share)
         MEMORY.remember(self._memory_key(key))
-        return _outcome("reported", fields)
+        return _outcome("reported", fields, budget_failure=budget_failure)
+
+    # -- the agreement watched: waits to first start, jobs lost to their budget ----------------
+
+    def job_started(self, event: Mapping[str, Any], job_arn: str,
+                    fields: dict[str, Any]) -> dict[str, Any]:
+        """``WaitTime`` of the job at its first start, for a share that declares a wait
+        target; a later start (after a preemption) publishes nothing."""
+        if not self.settings.agreement_metrics:
+            return _outcome("ignored: the agreement's metrics are off", fields)
+        detail = event.get("detail") or {}
+        job, job_arn, share = self._job_of_this_queue(event, job_arn, fields,
+                                                      reported_queue=detail.get("jobQueue"))
+        fields.update(quota_share=share)
+        agreement = self.settings.agreement_of(share)
+        if agreement is None or agreement.target_wait_p95 is None:
+            return _outcome("ignored: the share declares no wait target", fields)
+        reading = read_start(detail, job, event_time_ms(event))
+        if not reading.first:
+            return _outcome("ignored: not the job's first start", fields)
+        if reading.wait_seconds is None:
+            return _outcome("ignored: AWS Batch gives no creation time for the job", fields)
+        # One wait per job, whichever delivery of its first start comes first.
+        key = f"started/{job_arn}/{job.get('createdAt')}"
+        self._unless_handled(key)
+        emit([wait_time_record(self.settings.namespace, self.settings.queue.name, share,
+                               reading.wait_seconds)])
+        MEMORY.remember(self._memory_key(key))
+        return _outcome("published", fields, wait_seconds=reading.wait_seconds)
+
+    def _publish_budget_failure(self, detail: Mapping[str, Any], job: Mapping[str, Any],
+                                share: str) -> bool:
+        """Count a FAILED job that exhausted its preemption retries in ``BudgetFailures``, for
+        a share that declares an interruption budget; whether it was counted."""
+        agreement = self.settings.agreement_of(share)
+        if (not self.settings.agreement_metrics or agreement is None
+                or agreement.interruption_budget is None
+                or not is_budget_failure(detail, job)):
+            return False
+        emit([budget_failure_record(self.settings.namespace, self.settings.queue.name, share)])
+        return True
+
+    # -- the job ledger (optional) --------------------------------------------------------------
+
+    def _keep_in_ledger(self, detail_type: str, event: Mapping[str, Any], job_arn: str) -> None:
+        """A terminal attempt of this queue's job kept in the job ledger
+        (:mod:`.job_ledger`), when the monitor keeps one: the job's final record when it
+        finished, the job as it stood when an attempt was preempted."""
+        bucket = self.settings.ledger_bucket
+        detail = event.get("detail") or {}
+        finished = (detail_type == STATE_CHANGE_DETAIL_TYPE
+                    and str(detail.get("status") or "") in FINISHED_STATUSES)
+        if bucket is None or not (finished or detail_type == PREEMPTION_COMPLETED_DETAIL_TYPE):
+            return
+        try:
+            job, _, _ = self._job_of_this_queue(
+                event, job_arn, {}, reported_queue=detail.get("jobQueue") if finished else None)
+        except _NothingToDo:
+            return
+        writer = LedgerWriter(bucket, self.settings.ledger_prefix,
+                              policy=self._connection.policy)
+        queue = self.settings.queue.name
+        if finished:
+            writer.keep_final(queue, job)
+            return
+        summary = detail.get("preemptionSummary") or job.get("preemptionSummary") or {}
+        preemption = Preemption.from_summary(summary) if isinstance(summary, Mapping) else None
+        if preemption is not None:
+            writer.keep_preempted(queue, job, preemption)
 
     # -- shared steps ---------------------------------------------------------------------------
 
@@ -334,6 +421,7 @@ class _Monitor:
             raise _NothingToDo("ignored: another job queue")
         ids = job_ids(event, job_arn)
         job = self._known_job if self._known_job is not None else describe_first(self.batch, ids)
+        self._known_job = job  # one lookup per event, whoever asks (the ledger too)
         if job is None:
             fields["job_ids"] = list(ids)
             raise _NothingToDo("ignored: AWS Batch does not know the job")

@@ -17,7 +17,9 @@ from quota_constructs.model import (
     QuotaShareSpec,
     ShareAgreement,
 )
+from quota_constructs.wire.job_ledger import LEDGER_BUCKET_ENV, LEDGER_PREFIX_ENV
 from quota_constructs.wire.monitoring_contract import (
+    AGREEMENT_METRICS_ENV,
     DECLARATION_FILE_ENV,
     DEFAULT_MAX_SNAPSHOT_AGE_SECONDS,
     DEFAULT_METRIC_NAMESPACE,
@@ -79,6 +81,12 @@ class MonitorSettings:
     runnable_count_cap: int = DEFAULT_RUNNABLE_COUNT_CAP
     max_snapshot_age_seconds: int | None = DEFAULT_MAX_SNAPSHOT_AGE_SECONDS
     """None: a snapshot of any age is judged."""
+    agreement_metrics: bool = True
+    """Whether started jobs' waits and budget failures are published for the shares whose
+    agreement declares a wait target or an interruption budget."""
+    ledger_bucket: str | None = None
+    """The job ledger's bucket (None: no ledger is kept)."""
+    ledger_prefix: str = ""
 
     @classmethod
     def from_environment(cls, environ: Mapping[str, str] | None = None) -> MonitorSettings:
@@ -98,6 +106,9 @@ class MonitorSettings:
             enforce_budget=env.get(ENFORCE_BUDGET_ENV, "").strip().lower() == "true",
             runnable_count_cap=_count_cap(env.get(RUNNABLE_COUNT_CAP_ENV, "")),
             max_snapshot_age_seconds=_max_snapshot_age(env.get(MAX_SNAPSHOT_AGE_ENV, "")),
+            agreement_metrics=env.get(AGREEMENT_METRICS_ENV, "").strip().lower() != "false",
+            ledger_bucket=env.get(LEDGER_BUCKET_ENV, "").strip() or None,
+            ledger_prefix=env.get(LEDGER_PREFIX_ENV, "").strip(),
         )
 
     def share(self, name: str) -> QuotaShareSpec | None:

@@ -6,10 +6,14 @@ any other needs ``adopt_existing``. The marker ties a share to one CloudFormatio
 (stack id + logical id): a stack recreated under the same name gets a new stack id and
 therefore does not silently take over what a previous stack left behind.
 
-A share adopted with ``adopt_existing`` first carries the marker under a separate key
-(``quota-constructs:adopting``), and gets the owner key only once the adopting deployment step
-has finished (VALID with the declared configuration). When the share had another resource's
-owner marker, the claim remembers that resource in the owner tag's value
+A share adopted with ``adopt_existing`` first carries the adopting resource's marker in its
+adoption record (:mod:`quota_constructs.model.adoption_record`: an entry ``pending`` until the
+adoption finishes), and gets the owner key only once the adopting deployment step has finished
+(VALID with the declared configuration): one TagResource call writes the owner key and clears
+``pending``, so an adopted share never carries more than the library's three tags (owner,
+lifecycle record, adoption record). Earlier versions wrote the adopting marker under a key of
+its own (``quota-constructs:adopting``), which is still read and removed. When the share had
+another resource's owner marker, the claim remembers that resource in the owner tag's value
 (``<new owner>/<previous owner>``): the adoption can still be undone.
 
 Delete (stack deletion, removal, the cleanup after a replacement, the rollback of a create or
@@ -53,6 +57,10 @@ from dataclasses import dataclass, field
 from quota_constructs.model import tags as model_tags
 from quota_constructs.model.adoption_record import AdoptionEntry, AdoptionRecord
 from quota_constructs.model.tags import ADOPTED_TAG_KEY
+from quota_constructs.wire.lifecycle_record import (
+    lifecycle_with_restore_pending,
+    restore_pending,
+)
 
 OWNER_TAG_KEY = model_tags.OWNER_TAG_KEY
 ADOPTING_TAG_KEY = model_tags.ADOPTING_TAG_KEY
@@ -65,6 +73,15 @@ UNRECORDED_TAG_KEYS = MARKER_TAG_KEYS | {ADOPTED_TAG_KEY}
 """Tags an adoption record never lists: they are moved by the release itself. (The lifecycle
 record is listed: giving a share back puts back the previous owner's lifecycle record, or
 removes the stack's from a share made outside it.)"""
+OWNER_RESTORES_THE_REST = (
+    "that resource's next update restores the rest through its guards once the jobs allow "
+    "(CloudFormation sends it an update when its properties change: any change to the share's "
+    "declaration, a tag for instance, is enough)"
+)
+RESTORED_BY_HAND = (
+    "no deployment manages the share now: restore the rest by hand once the jobs allow "
+    "(aws batch update-quota-share), then remove the mark"
+)
 _PREVIOUS = "/"
 """Separates the owner from the owner it took the share over from, in the owner tag's value."""
 
@@ -107,9 +124,16 @@ def is_owned(tags: Mapping[str, str], marker: str) -> bool:
     return owner_of(tags) == marker
 
 
+def adopting_markers(tags: Mapping[str, str]) -> frozenset[str]:
+    """The resources that started adopting the share and have not finished: the pending
+    entries of its adoption record, and the adopting tag earlier versions wrote."""
+    legacy = tags.get(ADOPTING_TAG_KEY)
+    return AdoptionRecord.from_tags(tags).adopting | ({legacy} if legacy else set())
+
+
 def is_adoption_pending(tags: Mapping[str, str], marker: str) -> bool:
     """The resource started adopting this pre-existing share but never finished doing so."""
-    return tags.get(ADOPTING_TAG_KEY) == marker and not is_owned(tags, marker)
+    return marker in adopting_markers(tags) and not is_owned(tags, marker)
 
 
 @dataclass(frozen=True)
@@ -124,10 +148,15 @@ class Release:
     put back first, then its tags (as the entry lists them) with the markers."""
     record: AdoptionRecord | None = None
     """The adoption record to leave on the share (None: unchanged)."""
+    restores_rest: str = ""
+    """Who restores what giving the configuration back had to hold back (it never preempts),
+    once the mark on the share (:func:`~.share_request.restore_pending`) says what that is."""
 
-    def tag_changes(self, tags: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
+    def tag_changes(self, tags: Mapping[str, str], held_back: Sequence[str] = ()
+                    ) -> tuple[dict[str, str], list[str]]:
         """``(tags to set, keys to remove)`` that finish the release of a share carrying
-        ``tags``; empty once done (a repeated delivery changes nothing)."""
+        ``tags``, marking the configuration fields giving back ``held_back`` in its lifecycle
+        record; empty once done (a repeated delivery changes nothing)."""
         wanted: dict[str, str | None] = {}
         if self.restore is not None:
             wanted.update(self.restore.tags)
@@ -137,6 +166,13 @@ class Release:
             wanted.update(dict.fromkeys(drop_record))
         wanted.update(self.set_tags)
         wanted.update(dict.fromkeys(self.remove_tags))
+        if held_back:
+            lifecycle = wanted[LIFECYCLE_TAG_KEY] if LIFECYCLE_TAG_KEY in wanted else tags.get(
+                LIFECYCLE_TAG_KEY)
+            # Added to what a mark given back with the tags already says: what an earlier
+            # give-back held back is still not what its owner had.
+            pending = {*held_back, *restore_pending({LIFECYCLE_TAG_KEY: lifecycle or ""})}
+            wanted[LIFECYCLE_TAG_KEY] = lifecycle_with_restore_pending(lifecycle, pending)
         changed = {k: v for k, v in wanted.items() if v is not None and tags.get(k) != v}
         removed = [k for k, v in wanted.items() if v is None and k in tags]
         return changed, removed
@@ -152,42 +188,50 @@ def release_on_delete(
         words = (tags.get(LIFECYCLE_TAG_KEY) or "").split()
         delete_adopted = "delete_adopted_share_on_delete=true" in words
     owner, previous = owner_of(tags), previous_owner_of(tags)
-    adopting = tags.get(ADOPTING_TAG_KEY)
-    own_adopting = [ADOPTING_TAG_KEY] if adopting == marker else []
+    adopting = adopting_markers(tags)
+    adopting_here = marker in adopting
+    # The adopting tag of earlier versions goes with this resource's adoption; an adoption
+    # recorded in the record goes with its entry (``record.without``).
+    own_adopting = [ADOPTING_TAG_KEY] if tags.get(ADOPTING_TAG_KEY) == marker else []
     record = AdoptionRecord.from_tags(tags)
 
-    def undo_adoption(reason: str, set_tags: Mapping[str, str] | None = None) -> Release:
+    def undo_adoption(reason: str, restores_rest: str,
+                      set_tags: Mapping[str, str] | None = None) -> Release:
         """The release that undoes this resource's own adoption (finished or not): its adopting
         marker goes, and the share gets back what the adoption recorded it was."""
         return Release(reason, set_tags or {}, own_adopting,
-                       restore=record.entry_by(marker), record=record.without(marker))
+                       restore=record.entry_by(marker), record=record.without(marker),
+                       restores_rest=restores_rest)
 
     if owner == marker:
         if previous is not None and previous != marker:
             return undo_adoption(
                 "this resource adopted the share from another resource, which still declares "
-                "it: handed back to that resource with its own configuration, state and "
-                "lifecycle record",
+                "it: handed back to that resource, with the tags and lifecycle record it had",
+                OWNER_RESTORES_THE_REST,
                 {OWNER_TAG_KEY: previous},
             )
-        if adopting is not None and adopting != marker:
+        if adopting - {marker}:
             return Release("another resource is adopting the share")
         if record.existed_before_the_stack and not delete_adopted:
             original = record.original()
             return Release(
-                "the share existed before the stack adopted it: given back as it was and "
-                "released (ShareLifecycle(delete_adopted_share_on_delete=True) deletes it)",
+                "the share existed before the stack adopted it: given back, with the tags it "
+                "had, and released (ShareLifecycle(delete_adopted_share_on_delete=True) "
+                "deletes it)",
                 remove_tags=[OWNER_TAG_KEY, *own_adopting,
                              *([] if original is not None else [LIFECYCLE_TAG_KEY])],
                 restore=original,
                 record=AdoptionRecord(),
+                restores_rest=RESTORED_BY_HAND,
             )
         return None
     if owner is None:
-        if own_adopting:
+        if adopting_here:
             return undo_adoption(
-                "this resource never finished adopting the pre-existing share: given back as "
-                "it was"
+                "this resource never finished adopting the pre-existing share: given back, "
+                "with the tags it had",
+                RESTORED_BY_HAND,
             )
         return Release(
             f"the share carries no owner marker ({OWNER_TAG_KEY}): it was not created or "
@@ -201,9 +245,10 @@ def release_on_delete(
             own_adopting,
             record=record.settled_on(owner) if record.entries else None,
         )
-    if own_adopting:
+    if adopting_here:
         return undo_adoption(
             "another quota-constructs resource owns the share, which this resource never "
-            "finished adopting: given back to it as it was"
+            "finished adopting: given back to it, with the tags it had",
+            OWNER_RESTORES_THE_REST,
         )
     return Release("another quota-constructs resource owns the share (it adopted it)")

@@ -2,23 +2,30 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from quota_constructs.model.adoption_record import AdoptionEntry, AdoptionRecord
-from quota_constructs.model.tags import ADOPTED_TAG_KEY, MAX_TAGS
+from quota_constructs.model.tags import (
+    ADOPTED_TAG_KEY,
+    MAX_TAG_VALUE_LENGTH,
+    MAX_TAGS,
+    counts_against_tag_limit,
+)
 from quota_constructs.wire.custom_resource import RUNTIME_TAG_KEYS
+from quota_constructs.wire.lifecycle_record import RESTORE_PENDING_WORD
 from quota_constructs.wire.live_share import LiveShare
 from quota_constructs.wire.share_arn import QuotaShareArn
 from quota_constructs.wire.share_codec import api_configuration
 from quota_constructs.wire.share_config import ShareConfig
 
-from .adoption import give_back_configuration, recorded_config
+from .adoption import give_back_configuration
 from .batch_gateway import BatchGateway, BatchRequestError
 from .errors import QuotaShareLifecycleError
 from .guards import ShareUpdate, check_update
 from .ownership import (
     ADOPTING_TAG_KEY,
-    MARKER_TAG_KEYS,
+    LIFECYCLE_TAG_KEY,
     OWNER_TAG_KEY,
     claimed_owner_value,
     is_adoption_pending,
@@ -56,6 +63,35 @@ def adoption_refusal(share: LiveShare, declaration: ShareDeclaration) -> str | N
             "deployment."
         )
     return None
+
+
+def tag_budget_refusal(
+    share: LiveShare, declaration: ShareDeclaration, *, adopting: bool,
+    dropped: Iterable[str] = (),
+) -> str | None:
+    """Why applying ``declaration`` to ``share`` would take it past the tags AWS allows per
+    resource, None when it fits: its own tags (less ``dropped``, the keys the resource declared
+    before and no longer does), the declared ones and the library's (owner marker, lifecycle
+    record, and on an adopted share its adoption record), as the share carries them at the
+    change's fullest (an adoption's claim adds the owner marker last). Shared by the custom
+    resource, which refuses before any write, and ``preview``."""
+    keys = {key for key in share.tags if counts_against_tag_limit(key)} - set(dropped)
+    keys |= set(declaration.kept_tags) | {OWNER_TAG_KEY}
+    keys |= {ADOPTED_TAG_KEY} if adopting else set()
+    if len(keys) <= MAX_TAGS:
+        return None
+    library = sorted(keys & RUNTIME_TAG_KEYS)
+    declared = keys & set(declaration.declared_tags)
+    own = sorted(keys - set(library) - declared)
+    shown = ", ".join(own[:5]) + (f" and {len(own) - 5} more" if len(own) > 5 else "")
+    return (
+        f"quota share {declaration.name!r} on job queue {declaration.job_queue!r} "
+        f"({share.arn}) would carry {len(keys)} tags, more than the {MAX_TAGS} AWS allows per "
+        f"resource: {len(declared)} declared, {len(library)} the custom resource keeps "
+        f"({', '.join(library)}) and {len(own)} already on the share that the declaration "
+        f"does not set{f' ({shown})' if own else ''}. Nothing was changed. Declare fewer tags, "
+        "or remove tags from the share by hand, then retry."
+    )
 
 
 def deleting_refusal(share_name: str, job_queue: str) -> str:
@@ -148,8 +184,8 @@ class ShareProvisioner:
             raise QuotaShareLifecycleError(f"{error} {undone}") from error
 
     def _undo_failed_adoption(self, arn: QuotaShareArn) -> str:
-        """Start giving back a share this resource was adopting; what was restored ("" when
-        the share is not being adopted by this resource)."""
+        """Start giving back a share this resource was adopting; what was restored and what
+        was not ("" when the share is not being adopted by this resource)."""
         owner = self._declaration.owner
         try:
             share = self._gateway.describe(arn)
@@ -158,15 +194,19 @@ class ShareProvisioner:
             entry = AdoptionRecord.from_tags(share.tags).entry_by(owner)
             if entry is None:
                 return ""
-            give_back_configuration(self._gateway, arn, share, entry)
+            give_back = give_back_configuration(self._gateway, arn, share, entry)
         except QuotaShareLifecycleError as error:
             log("adoption_undo_failed", quota_share=arn.arn, reason=str(error))
             return ""
-        before = recorded_config(share, entry).describe()
+        held = ""
+        if give_back.held_back:
+            held = (" CloudFormation's rollback marks what was not restored on the share "
+                    f"({LIFECYCLE_TAG_KEY} {RESTORE_PENDING_WORD}=...), so that it can be "
+                    "restored once the jobs allow.")
         return (
-            f"The adoption was undone: quota share {arn.share_name!r} is given back the "
-            f"configuration it had before ({before}); CloudFormation's rollback then puts "
-            "back its tags and markers and releases it."
+            f"The adoption was undone: quota share {arn.share_name!r}, "
+            f"{give_back.describe()}; CloudFormation's rollback then puts back its tags and "
+            f"markers and releases it.{held}"
         )
 
     def _wait(self, arn: QuotaShareArn, may_be_unseen: bool) -> bool:
@@ -206,12 +246,14 @@ class ShareProvisioner:
             return False
         return self._apply(share, arn, self._checked_changes(share, arn))
 
-    def _checked_changes(self, share: LiveShare, arn: QuotaShareArn) -> dict[str, Any]:
-        """The UpdateQuotaShare fields the declaration needs, once the shrink and in-share
-        preemption guards allow them.
+    def _checked_changes(self, share: LiveShare, arn: QuotaShareArn, *,
+                         adopting: bool = False) -> dict[str, Any]:
+        """The UpdateQuotaShare fields the declaration needs, once the tag budget, the shrink
+        guard and the in-share preemption guard allow them.
 
         Checked before any change, tags included: a refused shrink leaves the share untouched.
         """
+        self._refuse_too_many_tags(share, arn, adopting=adopting)
         fields = share.config.update_fields(self._target)
         if fields:
             check_update(self._gateway, ShareUpdate(arn, share.config, self._target),
@@ -245,12 +287,12 @@ class ShareProvisioner:
                 reason="managed by this resource" if owned else "adoption already under way")
             self.converge(share, arn)
             return arn
-        fields = self._checked_changes(share, arn)
+        fields = self._checked_changes(share, arn, adopting=True)
         record = self._adoption_record(share, arn)
-        # Marked (with the record of what the share was) before the update, so that a repeated
-        # delivery finding the share UPDATING recognises this adoption; taken off again if the
-        # update is refused.
-        self._gateway.tag(arn, {ADOPTING_TAG_KEY: decl.owner, ADOPTED_TAG_KEY: record.encode()})
+        # Marked (the record of what the share was, its entry pending) before the update, so
+        # that a repeated delivery finding the share UPDATING recognises this adoption; taken
+        # off again if the update is refused.
+        self._gateway.tag(arn, {ADOPTED_TAG_KEY: record.encode()})
         try:
             self._apply(share, arn, fields, record)
         except QuotaShareLifecycleError:
@@ -260,29 +302,33 @@ class ShareProvisioner:
         return arn
 
     def _adoption_record(self, share: LiveShare, arn: QuotaShareArn) -> AdoptionRecord:
-        """The share's adoption record with this adoption's entry: its configuration and the
-        tags this deployment sets on it, as they are now. Refused (before any change) when the
-        record or the tags would not fit on the share."""
+        """The share's adoption record with this adoption's entry (pending: the adoption's
+        marker): its configuration and the tags this deployment sets on it, as they are now.
+        Refused (before any change) when the record would not fit in one tag value."""
         decl = self._declaration
         changed, dropped = self._tag_changes(share)
         entry = AdoptionEntry(
             by=decl.owner, from_resource=owner_of(share.tags) is not None,
-            config=share.config.api_fields(),
+            config=share.config.api_fields(), pending=True,
         ).covering(share.tags, [*changed, *dropped])
         record = AdoptionRecord.from_tags(share.tags).pushed(entry)
-        keys = set(share.tags) | set(decl.kept_tags) | MARKER_TAG_KEYS | {ADOPTED_TAG_KEY}
-        if len(keys) > MAX_TAGS or not record.fits:
-            why = (f"it would carry {len(keys)} tags (its own, the declared ones and the "
-                   f"custom resource's {len(MARKER_TAG_KEYS) + 2} markers and records), more "
-                   f"than the {MAX_TAGS} AWS allows") if len(keys) > MAX_TAGS else (
-                   f"the record of what it was ({ADOPTED_TAG_KEY}) would not fit in one tag "
-                   "value: the tags the declaration would overwrite are too long")
+        if not record.fits:
             raise QuotaShareLifecycleError(
                 f"quota share {decl.name!r} on job queue {decl.job_queue!r} ({arn.arn}) cannot "
-                f"be adopted: {why}. Nothing was changed. Declare fewer tags, or remove tags "
-                "from the share by hand, then retry."
+                f"be adopted: the record of what it was ({ADOPTED_TAG_KEY}) would not fit in one "
+                f"tag value of {MAX_TAG_VALUE_LENGTH} characters: the tags the declaration would "
+                "overwrite are too long. Nothing was changed. Declare fewer or shorter tags, or "
+                "remove tags from the share by hand, then retry."
             )
         return record
+
+    def _refuse_too_many_tags(self, share: LiveShare, arn: QuotaShareArn, *,
+                              adopting: bool) -> None:
+        _, dropped = self._tag_changes(share)
+        refusal = tag_budget_refusal(share, self._declaration, adopting=adopting,
+                                     dropped=dropped)
+        if refusal is not None:
+            raise QuotaShareLifecycleError(refusal)
 
     def _undo_adoption_now(self, arn: QuotaShareArn) -> None:
         """on_event's own undo (its failure leaves CloudFormation nothing to roll back): put
@@ -301,17 +347,24 @@ class ShareProvisioner:
 
     def _claim(self, share: LiveShare, arn: QuotaShareArn) -> None:
         # The change is complete: from now on this resource owns the share, deletion included.
+        # One TagResource call writes the owner marker and ends the adoption in its record, so
+        # the share never carries a fourth tag of the library's, even for a moment.
         owner = self._declaration.owner
+        claim: dict[str, str] = {}
         if not is_owned(share.tags, owner):
             # A previous owner is remembered, so that undoing this adoption (a rollback, or
             # deleting this resource while that owner still declares the share) hands the share
             # back instead of deleting it.
-            claimed = {OWNER_TAG_KEY: claimed_owner_value(owner, share.tags)}
-            self._gateway.tag(arn, claimed)
+            claim[OWNER_TAG_KEY] = claimed_owner_value(owner, share.tags)
+        record = AdoptionRecord.from_tags(share.tags)
+        if owner in record.adopting:
+            claim[ADOPTED_TAG_KEY] = record.claimed_by(owner).encode()
+        if claim:
+            self._gateway.tag(arn, claim)
             log("quota_share_claimed", quota_share=arn.arn,
-                previous_owner=previous_owner_of(claimed))
+                previous_owner=previous_owner_of({**share.tags, **claim}))
         if share.tags.get(ADOPTING_TAG_KEY) == owner:
-            self._gateway.untag(arn, [ADOPTING_TAG_KEY])
+            self._gateway.untag(arn, [ADOPTING_TAG_KEY])  # written by earlier versions
 
     def _tag_changes(self, share: LiveShare) -> tuple[dict[str, str], list[str]]:
         declared = self._declaration.kept_tags
@@ -340,12 +393,18 @@ class ShareProvisioner:
                         "or shorter tags."
                     )
                 changed[ADOPTED_TAG_KEY] = covered.encode()
+        written = sorted(changed)
+        if dropped and ADOPTED_TAG_KEY in changed:
+            # The record first: it knows a dropped key's value before the key goes.
+            self._gateway.tag(arn, {ADOPTED_TAG_KEY: changed.pop(ADOPTED_TAG_KEY)})
+        if dropped:
+            # Removed before the new ones are set, so the share never carries both at once:
+            # it never holds more tags than the budget counted (tag_budget_refusal).
+            self._gateway.untag(arn, dropped)
         if changed:
             self._gateway.tag(arn, changed)
-        if dropped:
-            self._gateway.untag(arn, dropped)
-        if changed or dropped:
-            log("quota_share_tagged", quota_share=arn.arn, set=sorted(changed), removed=dropped)
+        if written or dropped:
+            log("quota_share_tagged", quota_share=arn.arn, set=written, removed=dropped)
 
     def _refuse_deleting(self, share: LiveShare, arn: QuotaShareArn) -> None:
         if share.status == "DELETING":

@@ -6,10 +6,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-ACTIVE_STATUSES = ("SUBMITTED", "PENDING", "RUNNABLE", "SCHEDULED", "STARTING", "RUNNING")
-"""Jobs a deleted share would terminate."""
+WAITING_STATUSES = ("SUBMITTED", "PENDING", "RUNNABLE")
+"""Jobs not yet dispatched (botocore's ``ServiceJobStatus`` before SCHEDULED). A SUBMITTED or
+PENDING job becomes RUNNABLE by itself, with nothing more asked of anyone, so whatever a RUNNABLE
+job may do (start, preempt) a SUBMITTED or PENDING one will do shortly."""
 DISPATCHED_STATUSES = ("SCHEDULED", "STARTING", "RUNNING")
 """Jobs that hold capacity, and so could be preempted when a share shrinks."""
+ACTIVE_STATUSES = (*WAITING_STATUSES, *DISPATCHED_STATUSES)
+"""Jobs a deleted share would terminate (every status but SUCCEEDED and FAILED)."""
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,12 @@ from quota_constructs.model import (
 )
 from quota_constructs.wire.custom_resource import (
     GUARD_PROPERTIES,
-    MAX_DECLARED_TAGS,
     RENDERED_WHEN_SET,
     RUNTIME_TAG_KEYS,
+    declared_tag_budget,
+    declared_tag_limit,
 )
+from quota_constructs.wire.lifecycle_record import lifecycle_words
 from quota_constructs.wire.share_arn import QuotaShareArn, is_job_queue_arn, quota_share_arn
 from quota_constructs.wire.share_codec import parse_bool, spec_from_properties
 
@@ -80,7 +82,7 @@ class GuardOptIns:
         value = tags.get(LIFECYCLE_TAG_KEY)
         if value is None:
             return None
-        words = _words(value)
+        words = lifecycle_words(value)
         if not set(words) & set(_TAG_FIELDS.values()):
             return None  # only a delete's own mark: no deployment recorded its opt-ins
         return cls(**{name: words.get(word) == "true" for name, word in _TAG_FIELDS.items()})
@@ -89,12 +91,13 @@ class GuardOptIns:
 def recorded_stack(tags: Mapping[str, str]) -> str | None:
     """The :func:`~.ownership.stack_marker` of the stack that last deployed the share; None
     when its lifecycle record names none (deployed before the record carried it)."""
-    return _words(tags.get(LIFECYCLE_TAG_KEY) or "").get(_STACK_WORD) or None
+    return lifecycle_words(tags.get(LIFECYCLE_TAG_KEY) or "").get(_STACK_WORD) or None
 
 
 def disabled_for_delete(tags: Mapping[str, str]) -> bool:
     """A Delete disabled the share (the share was enabled before that delete began)."""
-    return _words(tags.get(LIFECYCLE_TAG_KEY) or "").get(_DISABLED_FOR_DELETE_WORD) == "true"
+    words = lifecycle_words(tags.get(LIFECYCLE_TAG_KEY) or "")
+    return words.get(_DISABLED_FOR_DELETE_WORD) == "true"
 
 
 def lifecycle_with_delete_mark(tags: Mapping[str, str], marked: bool) -> str:
@@ -105,9 +108,6 @@ def lifecycle_with_delete_mark(tags: Mapping[str, str], marked: bool) -> str:
         words.append(f"{_DISABLED_FOR_DELETE_WORD}=true")
     return " ".join(words)
 
-
-def _words(value: str) -> dict[str, str]:
-    return dict(part.partition("=")[::2] for part in value.split())
 
 
 @dataclass(frozen=True)
@@ -166,18 +166,18 @@ class ShareDeclaration:
     @classmethod
     def parse(cls, event: ShareEvent) -> ShareDeclaration:
         spec, job_queue = spec_from_properties(event.properties)
-        if len(set(spec.tags) - RUNTIME_TAG_KEYS) > MAX_DECLARED_TAGS:
+        opt_ins = event.opt_ins()
+        declared = len(set(spec.tags) - RUNTIME_TAG_KEYS)
+        if declared > declared_tag_budget(adopt_existing=opt_ins.adopt_existing):
             raise QuotaConfigError(
-                share_subject(spec.name), "tags", f"{len(spec.tags)} tags",
-                f"at most {MAX_DECLARED_TAGS} tags: the custom resource keeps {OWNER_TAG_KEY} to "
-                f"recognise the shares it manages and {LIFECYCLE_TAG_KEY} to record their "
-                "lifecycle opt-ins",
+                share_subject(spec.name), "tags", f"{declared} tags",
+                declared_tag_limit(adopt_existing=opt_ins.adopt_existing),
             )
         old_tags = event.old_properties.get("Tags")
         return cls(
             spec=spec,
             job_queue=job_queue,
-            opt_ins=event.opt_ins(),
+            opt_ins=opt_ins,
             owner=event.owner,
             # Old properties only say which tags the resource used to own; they are not
             # re-validated, so a rule added since cannot block an update.

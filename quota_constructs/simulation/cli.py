@@ -209,6 +209,9 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "quota-constructs sim
     options = options_from(args)
     try:
         declaration = load(args, command="simulate")
+        # Every compared declaration is read before anything is simulated, so a reference
+        # that names nothing is reported at once, in one line, with no workload row beside it.
+        alternatives = alternatives_of(args.compare)
     except QuotaConfigError as error:
         # A declaration that cannot be read: nothing about the workload's jobs to add.
         print(f"error: {error}", file=run.err)
@@ -232,7 +235,7 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "quota-constructs sim
             priority_changes=workload.priority_changes,
             options=options,
             progress=progress.step,
-            alternatives=alternatives_of(args.compare),
+            alternatives=alternatives,
         )
         files = write_report(
             args.out,

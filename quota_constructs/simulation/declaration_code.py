@@ -1,18 +1,29 @@
-"""A declaration as Python code to paste (and to diff against today's)."""
+"""A declaration as Python code to paste (and to diff against today's), which every command
+loads as it is: ``--declaration recommended.py:DECLARATION``."""
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import fields
 from datetime import timedelta
+from typing import Any
 
 from ..model import CapacityLimit, QuotaShareSpec, ShareAgreement
 
+DECLARATION = "DECLARATION"
+"""The name the written code gives the whole declaration (the commands' one shape)."""
+
 
 def declaration_code(
-    capacity_limits: Sequence[CapacityLimit], shares: Sequence[QuotaShareSpec]
+    capacity_limits: Sequence[CapacityLimit], shares: Sequence[QuotaShareSpec],
+    *, queue_name: str | None = None, lifecycles: Mapping[str, Any] | None = None,
+    provisioning: str | None = None,
 ) -> str:
-    """Python source defining ``CAPACITY_LIMITS`` and ``SHARES`` (runs as it is)."""
+    """Python source defining ``CAPACITY_LIMITS``, ``SHARES`` and :data:`DECLARATION`, the
+    declaration every command loads (``--declaration FILE.py:DECLARATION``), with the queue
+    name, each share's lifecycle switches (only those switched on: dataclass instances such
+    as ``GuardOptIns``) and the provisioning carried over where given (runs as it is)."""
     uses_timedelta = any(
         isinstance(spec.agreement.target_wait_p95, timedelta)
         for spec in shares if spec.agreement is not None
@@ -50,7 +61,29 @@ def declaration_code(
             lines.append(f"        agreement={_agreement(spec.agreement)},")
         lines.append("    ),")
     lines.append("]")
+    lines += ["", *_declaration(queue_name, lifecycles or {}, provisioning)]
     return "\n".join(lines) + "\n"
+
+
+def _declaration(
+    queue_name: str | None, lifecycles: Mapping[str, Any], provisioning: str | None
+) -> list[str]:
+    """``DECLARATION = {...}``: the shape ``quota_constructs.cli.declarations`` reads."""
+    lines = [f"{DECLARATION} = {{", '    "capacity_limits": CAPACITY_LIMITS,',
+             '    "shares": SHARES,']
+    if queue_name is not None:
+        lines.append(f'    "queue_name": {queue_name!r},')
+    switched = {name: {f.name: True for f in fields(opt_ins) if getattr(opt_ins, f.name) is True}
+                for name, opt_ins in lifecycles.items()}
+    switched = {name: on for name, on in switched.items() if on}
+    if switched:
+        lines.append('    "lifecycle_by_share": {')
+        lines += [f"        {name!r}: {on!r}," for name, on in switched.items()]
+        lines.append("    },")
+    if provisioning is not None:
+        lines.append(f'    "provisioning": {provisioning!r},')
+    lines.append("}")
+    return lines
 
 
 def _agreement(agreement: ShareAgreement) -> str:

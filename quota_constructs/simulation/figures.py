@@ -222,6 +222,30 @@ def _capacity_seconds(
     return own, over, lent
 
 
+def beyond_budget(data: RunData, budgets: Sequence[int | None]) -> list[int]:
+    """Per share (index), its jobs preempted more often than ``budgets[share]`` (a declared
+    interruption budget; None: no limit, nothing counted), whether they failed for it or
+    were requeued (a job without ``preemption_retries`` is requeued after every
+    preemption)."""
+    counts = [0] * len(data.share_names)
+    if all(budget is None for budget in budgets):
+        return counts
+    job_share = data.job_share
+    for j, raw in enumerate(data.attempts):
+        # One attempt that was not preempted (most jobs) preempts nothing: skipped at once.
+        if raw is None or (isinstance(raw, tuple) and raw[2] != ENDED_PREEMPTED):
+            continue
+        g = job_share[j]
+        budget = budgets[g] if g < len(budgets) else None
+        if budget is None:
+            continue
+        preempted = sum(1 for attempt in ((raw,) if isinstance(raw, tuple) else raw)
+                        if attempt[2] == ENDED_PREEMPTED)
+        if preempted > budget:
+            counts[g] += 1
+    return counts
+
+
 def percentile(ordered: list[float], fraction: float) -> float | None:
     """Linear interpolation between the closest ranks of an ascending list."""
     if not ordered:

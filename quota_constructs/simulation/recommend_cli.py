@@ -9,12 +9,22 @@ Writes into ``--out``:
   "borrow_limit_percent" (null = unlimited), "in_share_preemption", "capacity_limits":
   {"ml.g5.xlarge": 2, ...}}]}``, exactly this shape;
 - ``search.json`` — every target met or missed (today, recommended, held out), the reasons,
-  the environment needed, the simulations run;
-- ``recommended.py`` — the recommended declaration as code to paste; ``declaration.diff`` —
-  against today's;
+  the environment needed, every line of an agreement given up (``trades``: only those
+  ``--allow-trade`` allowed, unless nothing keeps them), the simulations run and why
+  (``replays``);
+- ``recommended.py`` — the recommended declaration as code to paste, which every command loads
+  as it is (``--declaration OUT/recommended.py:DECLARATION``, e.g. ``simulate --compare`` or
+  ``preview``); ``declaration.diff`` — against today's; ``advised_environment.py`` — the
+  declaration for the advised environment (its sizes and shares), the same way, when one was
+  confirmed;
 - ``report.html`` — today against the recommendation, each target met or missed, with the full
   simulator reports of both (``today/``, ``recommended/``, the same charts) unless
   ``--no-report``.
+
+Every share's agreement is a constraint of the search (``recommend.contract``): no advice fails
+more of a share's jobs by its declared interruption budget than today's declaration, or misses a
+target today's declaration meets, unless ``--allow-trade SHARE`` lets it, and then the trade is
+named (stdout, the page, ``search.json``).
 
 Exit status 0 when every target is met, 1 when some cannot be (they are named), 2 on bad input.
 """
@@ -30,7 +40,7 @@ from html import escape
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..cli.declarations import Declaration, load
+from ..cli.declarations import CUSTOM_RESOURCE, Declaration, load
 from ..model import CapacityLimit, QuotaConfigError, QuotaShareSpec
 from . import compare_policies
 from .cli import CommandRun, Progress, command_parser, finish_command_parser
@@ -40,6 +50,7 @@ from .options_cli import describe_options, options_from
 from .recommend import (
     DEFAULT_MAX_SIMULATIONS,
     DEFAULT_SCREEN_JOBS,
+    MEASURES,
     Pin,
     Recommendation,
     ShareScore,
@@ -50,6 +61,7 @@ from .targets import TargetOutcome, parse_target, targets_of
 from .workloads import read_workload
 
 RECOMMENDATION_FILE = "recommendation.json"
+ADVISED_ENVIRONMENT_FILE = "advised_environment.py"
 
 
 def recommendation_document(rec: Recommendation) -> dict[str, Any]:
@@ -126,6 +138,12 @@ def parser(prog: str = "quota-constructs recommend") -> argparse.ArgumentParser:
     p.add_argument("--screen-jobs", type=int, default=DEFAULT_SCREEN_JOBS,
                    help="histories of more than twice this many jobs rank candidates on a "
                    f"stretch of this many first ({DEFAULT_SCREEN_JOBS:,}; 0 = never)")
+    p.add_argument("--allow-trade", action="append", default=[], metavar="SHARE",
+                   help="let the search give up a line of SHARE's agreement (its declared "
+                   "interruption budget, a target today's declaration meets) for other "
+                   "shares' targets; every line given up is named (repeatable; '*' for every "
+                   "share). Without it, no recommendation fails more of a share's jobs by its "
+                   "budget than today's declaration, or misses a target it meets")
     p.add_argument("--no-report", action="store_true",
                    help="skip the HTML reports (six more replays of the whole history)")
     p.add_argument("--out", type=Path, default=Path("recommendation"),
@@ -156,6 +174,7 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "quota-constructs rec
                 targets=targets, pins=pins, holdout=args.holdout, executor=executor,
                 workers=args.workers, options=options, max_simulations=args.max_simulations,
                 screen_jobs=args.screen_jobs, progress=progress.note,
+                allow_trades=args.allow_trade,
             )
         finally:
             close()
@@ -173,6 +192,11 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "quota-constructs rec
     print(headline(rec), file=run.out)
     for name in rec.unmet:
         print(f"  cannot meet {name}: {rec.reasons.get(name, '')}", file=run.out)
+    for trade in rec.trades:
+        print(f"  gives up {trade.describe()}", file=run.out)
+    for trade in rec.environment_trades:
+        print(f"  on the advised environment, gives up {trade.describe()}", file=run.out)
+    print(replays_text(rec), file=run.out)
     for path in files:
         print(f"wrote {path}", file=run.out)
     return 0 if rec.meets_targets else 1
@@ -191,7 +215,19 @@ def _executor(spec: str) -> tuple[Executor | None, Any]:
     return executor, client.close
 
 
+def replays_text(rec: Recommendation) -> str:
+    """``replays: 44 run (demand analysis 30, candidates 6, ...); 12 read from earlier ones``:
+    how many replays the search ran, and why."""
+    why = ", ".join(f"{reason} {count:,}" for reason, count in rec.replays.items() if count)
+    return (f"replays: {rec.simulations:,} run ({why or 'none'}), {rec.jobs_simulated:,} jobs "
+            f"simulated; {rec.reused_replays:,} asked again and read from an earlier replay")
+
+
 def headline(rec: Recommendation) -> str:
+    broken = [trade for trade in rec.trades if not trade.allowed]
+    if broken and not rec.unmet:
+        return ("no allocation found keeps every share's agreement: "
+                + "; ".join(trade.describe() for trade in broken))
     if rec.meets_targets:
         what = ("today's declaration already meets every target" if rec.change == 0 else
                 f"an allocation {rec.change} step{'s' if rec.change != 1 else ''} from today's "
@@ -247,7 +283,12 @@ def search_document(rec: Recommendation, options: dict[str, Any]) -> dict[str, A
             {"share": d.share, "instance_type": d.unit, "reserved_capacity": d.capacity}
             for d in rec.demand
         ],
+        "trades": [trade.as_json() for trade in rec.trades],
+        "environment_trades": [trade.as_json() for trade in rec.environment_trades],
         "searched_jobs": rec.searched_jobs,
+        "replays": dict(rec.replays),
+        "replayed_jobs": dict(rec.replayed_jobs),
+        "reused_replays": rec.reused_replays,
         "simulations": rec.simulations,
         "jobs_simulated": rec.jobs_simulated,
         "seconds": round(rec.seconds, 3),
@@ -305,8 +346,9 @@ def write_outputs(
     full_reports: bool = True,
 ) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
-    today_code = declaration_code(declaration.capacity_limits, declaration.shares)
-    code = declaration_code(declaration.capacity_limits, rec.shares)
+    today_code = declaration_code(declaration.capacity_limits, declaration.shares,
+                                  **carried_over(declaration))
+    code = declaration_code(declaration.capacity_limits, rec.shares, **carried_over(declaration))
     files = {
         RECOMMENDATION_FILE: json.dumps(recommendation_document(rec), indent=1) + "\n",
         "search.json": json.dumps(search_document(rec, options_document), indent=1) + "\n",
@@ -315,11 +357,23 @@ def write_outputs(
         "report.html": summary_page(rec, declaration, declaration_diff(today_code, code),
                                     full_reports=full_reports),
     }
+    if rec.environment_shares:
+        limits = [CapacityLimit(unit, count) for unit, count in rec.environment_needed.items()]
+        files[ADVISED_ENVIRONMENT_FILE] = declaration_code(limits, rec.environment_shares,
+                                                           **carried_over(declaration))
     written = []
     for name, text in files.items():
         (out / name).write_text(text, encoding="utf-8")
         written.append(out / name)
     return written
+
+
+def carried_over(declaration: Declaration) -> dict[str, Any]:
+    """What the written declaration keeps of today's beside the limits and shares, so that
+    ``preview`` judges it with the same queue, switches and provisioning."""
+    return {"queue_name": declaration.queue_name, "lifecycles": declaration.lifecycles,
+            "provisioning": None if declaration.provisioning == CUSTOM_RESOURCE
+            else declaration.provisioning}
 
 
 def write_reports(
@@ -372,8 +426,10 @@ def summary_page(
         f"<p>Environment: {escape(_env(declaration))}. Replayed {rec.searched_jobs:,} jobs; "
         f"{rec.simulations:,} simulations ({rec.jobs_simulated:,} jobs) in "
         f"{human_duration(rec.seconds)}.</p>",
+        f"<p class='l'>{escape(replays_text(rec))}.</p>",
         "<h2>Targets on the searched history</h2>",
         f"<table>{head}{rows(rec.today_outcomes, rec.outcomes)}</table>",
+        trades_section(rec),
     ]
     if rec.unmet:
         parts.append("<h2>Targets that cannot be met</h2><ul>")
@@ -413,6 +469,27 @@ def summary_page(
         "</body></html>",
     ]
     return "".join(parts)
+
+
+def trades_section(rec: Recommendation) -> str:
+    """Every line of an agreement the advice gives up (none unless the user allowed it, or
+    nothing could keep it), with today's figure and the recommended one."""
+    if not rec.trades and not rec.environment_trades:
+        return ("<p>Every share's agreement is kept: no share loses more jobs to its "
+                "interruption budget than today, and every target met today is met.</p>")
+    rows = "".join(
+        f"<tr><td class='l'>{escape(where)}</td><td class='l'>{escape(t.share)}</td>"
+        f"<td class='l'>{escape(t.line)}</td><td class='l'>{escape(MEASURES[t.measure])}</td>"
+        f"<td class='missed'>{escape(t.today)} → {escape(t.recommended)}</td>"
+        f"<td class='l'>{'allowed (--allow-trade)' if t.allowed else 'NOT allowed'}</td></tr>"
+        for where, trades in (("recommended", rec.trades),
+                              ("advised environment", rec.environment_trades))
+        for t in trades
+    )
+    return ("<h2>Agreements given up</h2><table><tr><th class='l'>Declaration</th>"
+            "<th class='l'>Share</th><th class='l'>Line of its agreement</th>"
+            "<th class='l'>Measure</th><th>Today → recommended</th><th class='l'>Trade</th>"
+            f"</tr>{rows}</table>")
 
 
 def _mark(outcome: TargetOutcome) -> str:

@@ -10,7 +10,9 @@ simulator's inputs must agree on, in pure Python (no ``aws_cdk``, no boto3; only
 - :mod:`.deployed_config`: the fingerprint of what a deployment declared, recorded on the share;
 - :mod:`.monitoring_declaration` / :mod:`.monitoring_contract`: what the monitoring construct
   hands its Lambdas and the metric names both sides read;
-- :mod:`.listing`: how much of a Batch listing one reader takes.
+- :mod:`.listing`: how much of a Batch listing one reader takes;
+- :mod:`.training_request`: how long one attempt of a service job may run (its SageMaker
+  request's ``MaxRuntimeInSeconds``), for the emulator and the live start estimate.
 
 Nothing is re-exported here: each name has one home, and files of this folder import each
 other directly, so no file depends on this one.

@@ -52,12 +52,40 @@ def guard_properties(opt_ins: Mapping[str, bool]) -> dict[str, bool]:
 RUNTIME_TAG_KEYS: Final = frozenset(
     {OWNER_TAG_KEY, ADOPTING_TAG_KEY, LIFECYCLE_TAG_KEY, ADOPTED_TAG_KEY}
 )
-"""Tags the custom resource writes on a share; never declared, never removed as a declared tag."""
+"""Tags the custom resource writes on a share (the adopting tag only in earlier versions, which
+it still reads and removes); never declared, never removed as a declared tag."""
 KEPT_TAG_KEYS: Final = frozenset({OWNER_TAG_KEY, LIFECYCLE_TAG_KEY})
-"""The runtime tags every managed share keeps (the adoption step and record come and go)."""
-MAX_DECLARED_TAGS: Final = MAX_TAGS - len(KEPT_TAG_KEYS)
-"""Declared tags a custom-resource share may carry: AWS's per-resource limit less the kept
-runtime tags."""
+"""The runtime tags every managed share keeps."""
+ADOPTED_SHARE_TAG_KEYS: Final = KEPT_TAG_KEYS | {ADOPTED_TAG_KEY}
+"""The runtime tags a share adopted with ``adopt_existing`` keeps: also its adoption record,
+which carries the adopting marker while the adoption runs (no fourth tag, even for a moment)."""
+
+
+def library_tag_keys(*, adopt_existing: bool) -> frozenset[str]:
+    """The tags of its own the custom resource writes on a share with these options."""
+    return ADOPTED_SHARE_TAG_KEYS if adopt_existing else KEPT_TAG_KEYS
+
+
+def declared_tag_budget(*, adopt_existing: bool) -> int:
+    """Declared tags a custom-resource share may carry: AWS's limit of 50 tags per resource
+    (AWS Batch user guide, "Tag restrictions") less the tags the library writes on it (48; 47
+    with ``adopt_existing``). A share adopted with tags the declaration does not set counts
+    those too, which only the custom resource can see (it refuses before any write)."""
+    return MAX_TAGS - len(library_tag_keys(adopt_existing=adopt_existing))
+
+
+MAX_DECLARED_TAGS: Final = declared_tag_budget(adopt_existing=False)
+"""Declared tags a custom-resource share may carry without ``adopt_existing``."""
+
+
+def declared_tag_limit(*, adopt_existing: bool) -> str:
+    """The declared-tag budget as an error message states what is allowed."""
+    keys = sorted(library_tag_keys(adopt_existing=adopt_existing))
+    option = " and ShareLifecycle(adopt_existing=True)" if adopt_existing else ""
+    return (f"at most {declared_tag_budget(adopt_existing=adopt_existing)} with "
+            f"ShareProvisioning.CUSTOM_RESOURCE{option}, which keeps {len(keys)} of the "
+            f"{MAX_TAGS} tags AWS allows per share for its own ({', '.join(keys)})")
+
 
 TOTAL_TIMEOUT_ENV: Final = "QUOTA_SHARE_TOTAL_TIMEOUT_SECONDS"
 QUERY_INTERVAL_ENV: Final = "QUOTA_SHARE_QUERY_INTERVAL_SECONDS"

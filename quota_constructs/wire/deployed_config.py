@@ -17,6 +17,7 @@ from typing import Final
 
 from quota_constructs.model import tags as model_tags
 
+from .lifecycle_record import restore_pending
 from .live_share import LiveShare
 from .share_config import ShareConfig
 
@@ -42,5 +43,9 @@ def config_fingerprint(config: ShareConfig) -> str:
 
 
 def deployed_as_is(live: LiveShare) -> bool:
-    """Whether the live configuration is exactly what the share's last deployment declared."""
+    """Whether the live configuration is exactly what the share's last deployment declared.
+    Never for a share a give-back left partly as it was (:func:`.restore_pending`): what it
+    holds is not what its owner declared, whatever the tag says."""
+    if restore_pending(live.tags):
+        return False
     return live.tags.get(DEPLOYED_CONFIG_TAG_KEY) == config_fingerprint(live.config)

@@ -47,6 +47,12 @@ DEFAULT_MAX_SNAPSHOT_AGE_SECONDS: Final = 600
 the bound says how old a reading may be before waits and idle capacity computed from it are
 withheld (a third of the default ``starved_after``)."""
 
+AGREEMENT_METRICS_ENV: Final = "QUOTA_MONITOR_AGREEMENT_METRICS"
+"""``"false"``: the job-events function publishes no :data:`WAIT_TIME` and no
+:data:`BUDGET_FAILURES` (the monitor's ``agreement_metrics_enabled=False``); absent or
+anything else: it publishes them for the shares whose agreement declares a wait target or an
+interruption budget."""
+
 MONITORED_QUEUES_ENV: Final = "QUOTA_MONITOR_QUEUES"
 """The preemptions function's: a JSON list, one object per monitored queue, each mapping the
 per-queue variables above (queue ARN and name, declaration file, namespace, owner topics,
@@ -80,6 +86,13 @@ def notification_variables(
         OWNER_TOPICS_ENV: owner_topics,
         ENFORCE_BUDGET_ENV: "true" if enforce_budget else "false",
     }
+
+
+def agreement_variables(*, enabled: bool) -> dict[str, str]:
+    """The job-events function's switch for the agreement's metrics (:data:`AGREEMENT_METRICS_ENV`):
+    written only when they are off, so a monitor that keeps the default deploys the environment
+    it deployed before the metrics existed."""
+    return {} if enabled else {AGREEMENT_METRICS_ENV: "false"}
 
 
 # -- metric dimensions -------------------------------------------------------------------------
@@ -129,6 +142,17 @@ BLOCKED_JOBS: Final = "BlockedJobs"
 job."""
 EVENT_METRICS: Final = (PREEMPTIONS, JOBS_OVER_BUDGET, JOBS_TERMINATED_OVER_BUDGET, BLOCKED_JOBS)
 
+# -- the agreement watched: per queue and share, from job events (job_events_handler) ----------
+WAIT_TIME: Final = "WaitTime"
+"""Seconds from a job's ``createdAt`` to its first start, one value per started job, published
+once, only for shares whose agreement declares ``target_wait_p95`` (unit Seconds; alarms read
+its p95)."""
+BUDGET_FAILURES: Final = "BudgetFailures"
+"""1 for each FAILED job whose preempted attempts outnumber its
+``preemptionRetriesBeforeTermination``, only for shares whose agreement declares an
+``interruption_budget`` (unit Count; alarms read its Sum)."""
+AGREEMENT_METRICS: Final = (WAIT_TIME, BUDGET_FAILURES)
+
 CROSS_SHARE: Final = "CROSS_SHARE"
 IN_SHARE: Final = "IN_SHARE"
 UNKNOWN_KIND: Final = "UNKNOWN"
@@ -145,3 +169,6 @@ QUEUE_BLOCKED_DETAIL_TYPE: Final = "Batch Service Job Queue Blocked"
 STATE_CHANGE_STATUSES: Final = ("FAILED",)
 """The only state change an owner is told about (a job failed after its preemption retries);
 the rule filters on it so no other state change invokes the function."""
+JOB_STARTED_STATUSES: Final = ("RUNNING",)
+"""The state change of a job starting (``startedAt``): delivered by a rule of its own, only to
+the job-events function of a queue with a share that declares a wait target."""

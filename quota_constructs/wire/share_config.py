@@ -12,7 +12,7 @@ writes it, nowhere else.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Final
@@ -172,12 +172,18 @@ class ShareConfig:
         """True when this configuration already has every value UpdateQuotaShare ``fields`` set."""
         return ShareConfig.from_api({**self.api_fields(), **fields}) == self
 
-    def describe(self) -> str:
-        """How a person would read this configuration in an error message."""
-        limits = ", ".join(f"{unit}: {count}" for unit, count in self.limits.items())
-        text = f"capacity limits [{limits}], strategy {self.strategy}"
-        if self.borrow_limit is not None:
-            unlimited = self.borrow_limit == UNLIMITED_BORROW
-            borrow = "unlimited" if unlimited else f"{self.borrow_limit}%"
-            text += f", borrow limit {borrow}"
-        return text + f", in-share preemption {self.in_share_preemption}, state {self.state}"
+    def describe(self, only: Iterable[str] = CONFIGURATION_FIELDS) -> str:
+        """How a person would read this configuration (``only`` the given
+        :data:`CONFIGURATION_FIELDS`) in an error message."""
+        parts = {
+            "capacityLimits": "capacity limits [" + ", ".join(
+                f"{unit}: {count}" for unit, count in self.limits.items()) + "]",
+            "resourceSharingConfiguration": f"strategy {self.strategy}" + (
+                "" if self.borrow_limit is None else ", borrow limit " + (
+                    "unlimited" if self.borrow_limit == UNLIMITED_BORROW
+                    else f"{self.borrow_limit}%")),
+            "preemptionConfiguration": f"in-share preemption {self.in_share_preemption}",
+            "state": f"state {self.state}",
+        }
+        wanted = set(only)
+        return ", ".join(parts[name] for name in CONFIGURATION_FIELDS if name in wanted)

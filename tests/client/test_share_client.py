@@ -121,6 +121,23 @@ def test_the_client_refuses_reserved_tags_before_any_call(
     assert len(queue.state.calls) == before
 
 
+@pytest.mark.parametrize(("job_name", "tags", "named"), [
+    ("has space", {}, "has space"),
+    ("n" * 129, {}, "n" * 129),
+    ("ok", {"team": "aws:vision"}, "aws:vision"),
+])
+def test_the_client_refuses_names_and_tags_aws_refuses_before_any_call(
+    queue: Queue, job_name: str, tags: dict[str, str], named: str
+) -> None:
+    """SubmitServiceJob's documented job-name pattern and AWS Batch's tag restrictions."""
+    client = ShareClient(queue="gpu-prod", share="vision")
+    before = len(queue.state.calls)
+    with pytest.raises(QuotaConfigError) as raised:
+        client.submit(job_name=job_name, training_job_request=REQUEST, tags=tags)
+    assert "vision" in str(raised.value) and repr(named) in str(raised.value)
+    assert len(queue.state.calls) == before
+
+
 def raw_submit(share: str, tags: dict[str, str]) -> None:
     """A request the client would never send, made with boto3 under the team's policy."""
     import boto3
@@ -254,6 +271,25 @@ def test_from_agreement_reads_a_generated_queue_name_from_the_stack_output(
     client = ShareClient.from_agreement(path, share="vision",
                                         cloudformation_client=CloudFormation())
     assert client.queue == "gen-123"
+
+
+@pytest.mark.parametrize("twin_written", [True, False])
+def test_from_agreement_given_the_markdown_page_points_at_its_json_twin(
+    tmp_path: Path, twin_written: bool
+) -> None:
+    page = tmp_path / "Stack.md"
+    page.write_text("# Allocation agreement\n")
+    if twin_written:
+        (tmp_path / "Stack.json").write_text(json.dumps(agreement_document(queue_name="q")))
+    with pytest.raises(ValueError) as raised:
+        ShareClient.from_agreement(page, share="vision")
+    message = str(raised.value)
+    assert f"the client reads its JSON twin, {tmp_path / 'Stack.json'}" in message
+    assert "JSON" in message and "Expecting value" not in message
+    assert ("not there" in message) is not twin_written
+    if twin_written:
+        client = ShareClient.from_agreement(tmp_path / "Stack.json", share="vision")
+        assert client.queue == "q"
 
 
 def test_from_agreement_names_the_known_shares(tmp_path: Path) -> None:

@@ -118,9 +118,14 @@ def test_reserved_tag_keys_are_rejected() -> None:
     )
 
 
-def test_the_former_name_is_a_deprecated_alias_with_the_same_template() -> None:
-    from quota_constructs import QuotaSharePolicy
+def test_the_former_name_is_a_deprecated_alias_with_the_same_template(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from quota_constructs import QuotaSharePolicy, _deprecation
 
+    # The warning is given once per process: a stack of this suite built earlier with the
+    # former name (tests/stacks) must not decide whether this test sees it.
+    monkeypatch.setattr(_deprecation, "_warned", set())
     old_stack, new_stack = scratch_stack(), scratch_stack()
     with pytest.warns(DeprecationWarning, match="QuotaShareSchedulingPolicy"):
         old = QuotaSharePolicy(old_stack, "Policy")

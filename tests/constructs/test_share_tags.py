@@ -12,9 +12,11 @@ from quota_constructs import (
     CapacityLimit,
     QuotaManagedTrainingQueue,
     QuotaShare,
+    ShareLifecycle,
     ShareProvisioning,
     TrainingJobQueue,
 )
+from quota_constructs.model import QuotaConfigError
 
 from .support import ENV, G5, QUEUE_ARN, logical_id, spec
 
@@ -111,3 +113,47 @@ def test_the_monitors_drift_tag_counts_and_the_error_says_so() -> None:
     message = str(caught.value)
     assert "quota share 'vision': tags got '49 tags'" in message
     assert "quota-constructs:deployed-config" in message and "QuotaShareMonitoring" in message
+
+
+def adopted_share(tags: dict[str, str], *, adopt_existing: bool = True) -> QuotaShare:
+    stack = cdk.Stack(cdk.App(), "Team", env=ENV)
+    queue = TrainingJobQueue.from_job_queue_arn(stack, "Queue", QUEUE_ARN)
+    return queue.add_quota_share(
+        "Share", spec=spec("vision", tags=tags),
+        lifecycle=ShareLifecycle(adopt_existing=adopt_existing))
+
+
+def test_adopt_existing_leaves_room_for_the_adoption_record_47_declared_tags() -> None:
+    # Issue 30, item 8: an adopted share carries three tags of the library's (owner marker,
+    # lifecycle record, adoption record), so 47 of its own fit in AWS's 50 and 48 do not.
+    assert len(share_tags(adopted_share({f"spec{i}": "v" for i in range(47)}))) == 47
+    with pytest.raises(QuotaConfigError) as caught:
+        adopted_share({f"spec{i}": "v" for i in range(48)})
+    message = str(caught.value)
+    assert "\n" not in message
+    assert "quota share 'vision': tags got '48 tags'" in message
+    assert ("at most 47 with ShareProvisioning.CUSTOM_RESOURCE and ShareLifecycle(adopt_existing"
+            "=True), which keeps 3 of the 50 tags AWS allows per share for its own "
+            "(quota-constructs:adopted, quota-constructs:lifecycle, quota-constructs:owner)"
+            ) in message
+    assert len(share_tags(adopted_share({f"spec{i}": "v" for i in range(48)},
+                                        adopt_existing=False))) == 48
+
+
+def test_tags_of_count_against_an_adopted_shares_budget_at_synth() -> None:
+    share = adopted_share({f"spec{i}": "v" for i in range(47)})
+    cdk.Tags.of(cdk.Stack.of(share)).add("environment", "prod")
+    with pytest.raises(RuntimeError) as caught:
+        Template.from_stack(cdk.Stack.of(share))
+    assert "tags got '48 tags'" in str(caught.value) and "at most 47" in str(caught.value)
+
+
+def test_the_queue_judges_each_share_by_its_own_lifecycle() -> None:
+    stack = cdk.Stack(cdk.App(), "Env", env=ENV)
+    tags = {f"spec{i}": "v" for i in range(48)}
+    with pytest.raises(QuotaConfigError, match="quota share 'B': tags got '48 tags'"):
+        QuotaManagedTrainingQueue(
+            stack, "Queue", capacity_limits=[CapacityLimit(G5, 2)],
+            shares=[spec("A", tags=tags), spec("B", tags=tags)],
+            lifecycle_by_share={"B": ShareLifecycle(adopt_existing=True)},
+        )

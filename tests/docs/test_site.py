@@ -29,6 +29,7 @@ PUBLIC_MODULES = (
     "quota_constructs.simulation",
     "quota_constructs.simulation.workloads",
     "quota_constructs.simulation.report",
+    "quota_constructs.usage",
 )
 # Public modules without __all__: documented whole, as modules.
 PUBLIC_PLAIN_MODULES = (
@@ -39,6 +40,8 @@ PUBLIC_PLAIN_MODULES = (
     "quota_constructs.stack_outputs",
     "quota_constructs.live.status",
     "quota_constructs.live.explain",
+    "quota_constructs.live.estimate",
+    "quota_constructs.live.start_bounds",
     "quota_constructs.live.preview",
     "quota_constructs.live.history",
 )
@@ -139,6 +142,23 @@ def test_the_site_builds_strictly_with_search(tmp_path: Path) -> None:
         assert not re.search(r":(class|meth|func|attr|data|mod|exc):<code>", page.read_text()), page
     monitoring = (site / "reference" / "monitoring.html").read_text()
     assert 'href="#quota_constructs.monitoring.stack_preemptions.StackPreemptions"' in monitoring
+    assert_readable_from_disk_without_a_network(site)
+
+
+def assert_readable_from_disk_without_a_network(site: Path) -> None:
+    """The site is opened as files: the search index is a script the pages load (a file://
+    page cannot fetch the JSON), the Web Worker shim the search needs is the site's own, no page
+    loads anything from the network, and code blocks wrap inside a column wider than Material's
+    default instead of running out of sight."""
+    assert (site / "search" / "search_index.js").read_text().startswith("var __index = {")
+    for page in site.rglob("*.html"):
+        html = page.read_text()
+        assert not re.search(r'<(script|link)[^>]+(src|href)="(https?:)?//', html), page
+    operator = (site / "operator.html").read_text()
+    assert '<script src="javascripts/iframe-worker-shim.js"' in operator
+    assert 'href="stylesheets/wide.css"' in operator
+    css = (site / "stylesheets" / "wide.css").read_text()
+    assert "white-space: pre-wrap" in css and "max-width: 100rem" in css
 
 
 @pytest.mark.slow

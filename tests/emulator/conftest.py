@@ -11,14 +11,13 @@ import pytest
 
 from quota_constructs.emulator import Emulator
 
-from .support import QUEUE, point_boto3_at, training_payload
+from .support import QUEUE, serving, training_payload
 from .walkthrough_declaration import WALKTHROUGH
 
 
 @pytest.fixture
 def emu(monkeypatch: pytest.MonkeyPatch) -> Iterator[Emulator]:
-    with Emulator(WALKTHROUGH, queue_name=QUEUE) as emulator:
-        point_boto3_at(monkeypatch, emulator.endpoint_url)
+    with serving(monkeypatch, WALKTHROUGH, QUEUE) as emulator:
         yield emulator
 
 

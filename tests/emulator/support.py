@@ -9,12 +9,14 @@ import subprocess
 import sys
 import threading
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import boto3
 import pytest
 
+from quota_constructs.emulator import Emulator
 from stacks.launch import PROJECT_ROOT
 
 QUEUE = "my-sm-training-qm-jq"
@@ -97,6 +99,14 @@ def statuses(batch: Any, job_ids: dict[str, str]) -> dict[str, str]:
 
 def names(summaries: Sequence[dict[str, Any]]) -> set[str]:
     return {summary["jobName"] for summary in summaries}
+
+
+@contextmanager
+def serving(monkeypatch: pytest.MonkeyPatch, declaration: Any, queue: str) -> Iterator[Emulator]:
+    """``declaration`` emulated as job queue ``queue``, every boto3 client pointed at it."""
+    with Emulator(declaration, queue_name=queue) as emulator:
+        point_boto3_at(monkeypatch, emulator.endpoint_url)
+        yield emulator
 
 
 def point_boto3_at(monkeypatch: pytest.MonkeyPatch, endpoint_url: str) -> None:

@@ -18,6 +18,8 @@ def test_emulate_is_a_command_of_the_console_script() -> None:
      "--port"),
     (["--declaration", "tests.emulator.walkthrough_declaration:WALKTHROUGH", "--speed", "0"],
      "--speed"),
+    (["--declaration", "tests.emulator.walkthrough_declaration:WALKTHROUGH", "--start",
+      "next tuesday"], "--start"),
 ])
 def test_a_mistake_is_one_line_and_exit_status_2(
     argv: list[str], named: str, capsys: pytest.CaptureFixture[str]
@@ -27,3 +29,5 @@ def test_a_mistake_is_one_line_and_exit_status_2(
     assert captured.out == ""
     (line,) = captured.err.strip().splitlines()
     assert named in line
+    # The command is named once, as every command names itself.
+    assert line.startswith(f"quota-constructs emulate: error: {named}")

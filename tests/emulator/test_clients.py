@@ -12,7 +12,13 @@ import pytest
 
 from quota_constructs.client import ShareClient
 from quota_constructs.emulator import Emulator
-from quota_constructs.model import CapacityLimit, QuotaShareSpec, ShareAgreement, SharingStrategy
+from quota_constructs.model import (
+    CapacityLimit,
+    QuotaConfigError,
+    QuotaShareSpec,
+    ShareAgreement,
+    SharingStrategy,
+)
 from quota_constructs.runtime import job_events_handler
 from quota_constructs.runtime.job_events_handler import MEMORY
 from quota_constructs.runtime.monitor_settings import load_declaration
@@ -131,3 +137,19 @@ def test_the_job_events_handler_reports_the_emulators_preemptions(
     assert all(not outcome.startswith("ignored: another job queue") for _, outcome in outcomes)
     (message,) = sns.to(topic)
     assert "borrower" in message.message or borrower in message.message
+
+
+def test_share_client_estimates_a_job_before_submitting_it(emu: Emulator, batch: Any) -> None:
+    """QS3 (RESERVE, one instance) runs a 600-second job: a job submitted now starts by then."""
+    running = submit(batch, "qs3-now", "QS3", runtime=600)
+    emu.advance(10)
+    client = ShareClient(queue=QUEUE, share="QS3", max_priority=5)
+    with pytest.raises(QuotaConfigError, match="priority got 6"):
+        client.estimate(instance_type=G5, priority=6)  # above the ceiling: no call made
+
+    estimate = client.estimate(instance_type=G5, priority=1)
+    start = emu.service.ms(0) / 1000
+    assert estimate.latest is not None and estimate.latest.timestamp() == start + 600
+    assert estimate.earliest.timestamp() == start + 10
+    assert estimate.blocking_jobs == (running,)
+    assert client.estimate(instance_type=G5, count=2, priority=1).latest is None

@@ -1,5 +1,6 @@
-"""The README's "Try it locally" section, run: its reference module, its SDK submission (only
-the SDK's IAM role check replaced), and the status, explain and preview it suggests."""
+"""The README's "Try it locally" section, run: its reference module, its SDK submission as
+written (with IAM and STS unreachable: the block needs neither), and the status, explain and
+preview it suggests."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import shlex
 import sys
 import types
 from collections.abc import Iterator
+from datetime import datetime, timedelta
 from typing import Any
 
 import boto3
@@ -50,12 +52,17 @@ def reference_quotas(monkeypatch: pytest.MonkeyPatch) -> Iterator[types.ModuleTy
     yield module
 
 
+UNREACHABLE = "http://127.0.0.1:9"
+"""The discard port: nothing listens, so any call sent there fails at once."""
+
+
 @pytest.fixture
 def local(reference_quotas: types.ModuleType, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    from sagemaker.train.defaults import TrainDefaults
-
-    monkeypatch.setattr(TrainDefaults, "get_role",
-                        staticmethod(lambda role=None, sagemaker_session=None: role))
+    # Offline as the guide promises: an IAM or STS call would fail here, never reach AWS.
+    monkeypatch.setenv("AWS_ENDPOINT_URL_IAM", UNREACHABLE)
+    monkeypatch.setenv("AWS_ENDPOINT_URL_STS", UNREACHABLE)
+    # The block sets the SDK's switch itself; whatever it sets is undone after the test.
+    monkeypatch.setenv("SAGEMAKER_VALIDATE_ROLE", "true")
     with Emulator(reference_quotas.REFERENCE, queue_name="gpu-prod") as emu:
         point_boto3_at(monkeypatch, emu.endpoint_url)
         yield emu
@@ -85,6 +92,15 @@ def test_the_sections_sdk_submission_status_explain_and_preview(
     code, explained = run_json(capsys, "explain", "--queue", "gpu-prod", "--share", "QS1")
     assert code == 0 and explained["share"] == "QS1"
 
+    # The section's estimate: a QS1 job submitted now starts once high or low is over (their
+    # MaxRuntimeInSeconds, an hour), or sooner.
+    (command,) = [line for line in bash_commands() if line.startswith("quota-constructs estimate")]
+    code, estimated = run_json(capsys, *shlex.split(command)[1:])
+    assert code == 0 and estimated["latest"] is not None
+    waited = datetime.fromisoformat(estimated["latest"]) - datetime.fromisoformat(
+        estimated["earliest"])
+    assert waited == timedelta(seconds=3600 - 1)
+
     # Stopping QS1's borrowing would leave low's borrowed instance open to preemption: the
     # shrink guard refuses, naming it, as it would against the live queue.
     # The section's own preview command, as a user pastes it.
@@ -94,3 +110,17 @@ def test_the_sections_sdk_submission_status_explain_and_preview(
     (change,) = [c for c in previewed["changes"] if c["share"] == "QS1"]
     assert (code, change["action"], change["refused"]) == (1, "UPDATE", True)
     assert low["jobId"] in change["preemptible_jobs"]
+
+
+def test_the_sdk_block_needs_its_role_switch_offline(local: Emulator) -> None:
+    """Without the block's one emulator-only line, the SDK asks IAM about the role: that is
+    the call the line avoids (and here it fails, as there is no IAM to ask)."""
+    from botocore.exceptions import EndpointConnectionError
+
+    sdk = block("TrainingQueue(")
+    line = 'os.environ["SAGEMAKER_VALIDATE_ROLE"] = "false"'
+    assert line in sdk
+    with pytest.raises(EndpointConnectionError, match=r"127\.0\.0\.1:9"):
+        exec(sdk.replace(line, ""), {})
+    assert boto3.client("batch").list_service_jobs(
+        jobQueue="gpu-prod", jobStatus="SUBMITTED")["jobSummaryList"] == []

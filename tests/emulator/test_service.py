@@ -166,9 +166,8 @@ def test_terminating_many_frees_capacity_and_reports_each_job(
     waiting = submit(batch, "waiting", "QS3")
     emu.advance(1)
     answer = batch.terminate_service_jobs(jobs=[running, "no-such-job"], reason="cleanup")
-    assert answer["successful"] == [running]
-    assert [(e["job"], e["code"]) for e in answer["errors"]] == [
-        ("no-such-job", "ClientException")]
+    # AWS: "Service jobs that can't be found are treated as successfully processed."
+    assert (answer["successful"], answer["errors"]) == ([running, "no-such-job"], [])
     described = batch.describe_service_job(jobId=running)
     assert (described["status"], described["isTerminated"], described["statusReason"]) == (
         "FAILED", True, "cleanup")
@@ -193,6 +192,24 @@ def test_a_client_token_submits_once(emu: Emulator, batch: Any) -> None:
         "jobSummaryList"]) == 1
 
 
+@pytest.mark.parametrize("change", [
+    {"jobName": "other"}, {"schedulingPriority": 7}, {"quotaShareName": "QS2"},
+    {"serviceRequestPayload": training_payload(runtime=60)}, {"tags": {"team": "b"}},
+])
+def test_a_client_token_reused_for_another_request_is_refused(
+    emu: Emulator, batch: Any, change: dict[str, Any]
+) -> None:
+    request = {"jobName": "once", "jobQueue": QUEUE, "serviceJobType": "SAGEMAKER_TRAINING",
+               "serviceRequestPayload": training_payload(), "quotaShareName": "QS1",
+               "schedulingPriority": 1, "tags": {"team": "a"}, "clientToken": "token-1"}
+    first = batch.submit_service_job(**request)["jobId"]
+    message = refused(batch.submit_service_job, **{**request, **change})
+    assert "clientToken" in message and "token-1" in message and first in message
+    assert batch.submit_service_job(**request)["jobId"] == first  # the same request still is
+    listed = batch.list_service_jobs(jobQueue=QUEUE, jobStatus="SUBMITTED")["jobSummaryList"]
+    assert [s["jobId"] for s in listed] == [first]
+
+
 def test_tags_on_shares_and_jobs(emu: Emulator, batch: Any) -> None:
     share = batch.list_quota_shares(jobQueue=QUEUE)["quotaShares"][0]["quotaShareArn"]
     batch.tag_resource(resourceArn=share, tags={"team": "vision", "cost": "a"})
@@ -204,6 +221,41 @@ def test_tags_on_shares_and_jobs(emu: Emulator, batch: Any) -> None:
         jobId=submit(batch, "tagged", "QS1", tags={"owner": "me"}))["jobArn"]
     assert batch.list_tags_for_resource(resourceArn=job_arn)["tags"] == {"owner": "me"}
     assert "nothing" in refused(batch.list_tags_for_resource, resourceArn="arn:aws:nothing")
+
+
+def test_tags_follow_awss_tag_restrictions(emu: Emulator, batch: Any) -> None:
+    """AWS Batch user guide, "Tag restrictions": 50 per resource, keys 1-128 and values up to
+    256 characters, no ``aws:`` prefix (characters are not judged: the guide's list is what is
+    "generally allowed" across services, and botocore's model has no pattern)."""
+    job = batch.describe_service_job(jobId=submit(
+        batch, "tagged", "QS1", tags={f"k{i}": "v" for i in range(48)}))["jobArn"]
+    assert "at most 50" in refused(batch.tag_resource, resourceArn=job,
+                                   tags={"one": "1", "two": "2", "three": "3"})
+    batch.tag_resource(resourceArn=job, tags={"k0": "again", "one": "1", "two": "2"})
+    assert len(batch.list_tags_for_resource(resourceArn=job)["tags"]) == 50
+    share = batch.list_quota_shares(jobQueue=QUEUE)["quotaShares"][0]["quotaShareArn"]
+    for tags, named in [({"aws:team": "a"}, "aws:team"), ({"AWS:Team": "a"}, "AWS:Team"),
+                        ({"team": "aws:a"}, "aws:a"), ({"k" * 129: "a"}, "k" * 129),
+                        ({"team": "v" * 257}, "v" * 257)]:
+        assert repr(named) in refused(batch.tag_resource, resourceArn=share, tags=tags)
+        assert repr(named) in refused(batch.submit_service_job, jobName="t", jobQueue=QUEUE,
+                                      serviceJobType="SAGEMAKER_TRAINING",
+                                      serviceRequestPayload=training_payload(),
+                                      quotaShareName="QS1", tags=tags)
+    batch.tag_resource(resourceArn=share, tags={"cost center": "é-42 +=._:/@", "team,x": "a;b"})
+    assert "aws:" in refused(batch.untag_resource, resourceArn=share, tagKeys=["aws:x"])
+
+
+@pytest.mark.parametrize("name", ["has space", "dotted.name", "n" * 129, "slash/name"])
+def test_a_job_name_outside_the_documented_pattern_is_refused(
+    emu: Emulator, batch: Any, name: str
+) -> None:
+    message = refused(batch.submit_service_job, jobName=name, jobQueue=QUEUE,
+                      serviceJobType="SAGEMAKER_TRAINING",
+                      serviceRequestPayload=training_payload(), quotaShareName="QS1")
+    assert f"jobName: {name!r}" in message and "letters, numbers, hyphens" in message
+    assert batch.list_service_jobs(jobQueue=QUEUE, jobStatus="SUBMITTED")["jobSummaryList"] == []
+    submit(batch, "Upper_and-lower-42", "QS1")  # the documented characters
 
 
 def test_share_lifecycle_rules(emu: Emulator, batch: Any) -> None:

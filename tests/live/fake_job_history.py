@@ -1,7 +1,8 @@
 """An independent fake of the two AWS Batch calls a history export makes, over loopback.
 
-It keeps service jobs as AWS describes them (epoch milliseconds, attempts, preemption summary,
-capacity usage, the SageMaker request payload) and answers ``ListServiceJobs`` (one status per
+It keeps service jobs as AWS describes them (epoch milliseconds, attempts, preemption summary
+with the latest ``recent_window`` preempted attempts, capacity usage, the SageMaker request
+payload) and answers ``ListServiceJobs`` (one status per
 call, RUNNING when none is given, pages of ``maxResults`` capped at ``page_size``, newest
 first) and ``DescribeServiceJob`` in botocore's rest-json wire format. Two throttling modes,
 each refusing with HTTP 429 ``TooManyRequestsException`` as Batch throttles: every
@@ -22,6 +23,8 @@ from typing import Any
 from ..loopback import LoopbackServer
 
 QUEUE = "arn:aws:batch:us-east-1:123456789012:job-queue/gpu"
+CROSS_SHARE_REASON = ("PREEMPTION_IN_PROGRESS: Cross-share preemption triggered to reclaim "
+                      "borrowed capacity")
 
 
 @dataclass
@@ -38,8 +41,32 @@ class HeldJob:
     """(startedAt, stoppedAt) in epoch milliseconds, oldest first."""
     preempted: int
     report_capacity: bool = True
+    preempted_attempts: tuple[int, ...] | None = None
+    """Which attempts (indices) ended by preemption; None: the first ``preempted`` ones."""
+    recent_window: int = 5
+    """How many of the latest preempted attempts ``recentPreemptedAttempts`` shows (AWS keeps
+    a "sliding window" of undocumented length)."""
+    preempted_in_attempts: bool = True
+    """Whether ``attempts`` lists the preempted attempts too (AWS documents the list as "job
+    attempts", not whether preempted ones are among them): either must be read alike."""
+
+    def preempted_indices(self) -> tuple[int, ...]:
+        if self.preempted_attempts is not None:
+            return self.preempted_attempts
+        return tuple(range(min(self.preempted, len(self.attempts))))
+
+    def _attempt(self, index: int, *, reason: str | None = None) -> dict[str, Any]:
+        start, stop = self.attempts[index]
+        item: dict[str, Any] = {
+            "serviceResourceId": {"name": "TrainingJobArn", "value": f"arn:{index}"},
+            "startedAt": start, **({"stoppedAt": stop} if stop else {})}
+        if reason:
+            item["statusReason"] = reason
+        return item
 
     def detail(self) -> dict[str, Any]:
+        preempted = self.preempted_indices()
+        recent = preempted[len(preempted) - self.recent_window:] if self.recent_window else ()
         body: dict[str, Any] = {
             "jobId": self.job_id,
             "jobArn": f"arn:aws:batch:us-east-1:123456789012:service-job/{self.job_id}",
@@ -52,12 +79,13 @@ class HeldJob:
             "serviceRequestPayload": json.dumps({"ResourceConfig": {
                 "InstanceType": self.instance_type, "InstanceCount": self.instance_count}}),
             "attempts": [
-                {"serviceResourceId": {"name": "TrainingJobArn", "value": f"arn:{i}"},
-                 "startedAt": start, **({"stoppedAt": stop} if stop else {})}
-                for i, (start, stop) in enumerate(self.attempts)
+                self._attempt(i) for i in range(len(self.attempts))
+                if self.preempted_in_attempts or i not in preempted
             ],
             "preemptionSummary": {"preemptedAttemptCount": self.preempted,
-                                  "recentPreemptedAttempts": []},
+                                  "recentPreemptedAttempts": [
+                                      self._attempt(i, reason=CROSS_SHARE_REASON)
+                                      for i in recent]},
         }
         if self.report_capacity:
             body["capacityUsage"] = [{"capacityUnit": self.instance_type,
@@ -68,7 +96,7 @@ class HeldJob:
             body["preemptionConfiguration"] = {"preemptionRetriesBeforeTermination": self.budget}
         if self.attempts:
             body["startedAt"] = self.attempts[0][0]
-            if self.attempts[-1][1]:
+            if self.attempts[-1][1] and self.status in ("SUCCEEDED", "FAILED"):
                 body["stoppedAt"] = self.attempts[-1][1]
         return body
 

@@ -12,7 +12,7 @@ from quota_constructs.cli import main as cli
 from quota_constructs.live import queue_reader
 
 
-@pytest.mark.parametrize("command", ["status", "explain", "preview", "history"])
+@pytest.mark.parametrize("command", ["status", "explain", "estimate", "preview", "history"])
 def test_help_runs_without_aws_cdk(command: str) -> None:
     code = (
         "import sys, runpy\n"

@@ -99,12 +99,19 @@ def _borrow_limit_reached(b: Batch, q: str) -> str:
     return b.state.add_job(share, "RUNNABLE", {G5: 1})
 
 
+def _vision_waits_beside_research(b: Batch, q: str, vision: tuple[int, str, int],
+                                  research: tuple[int, str, int]) -> str:
+    """Shares vision and research, each (limit, strategy, jobs running); a job of vision
+    waits."""
+    shares: dict[str, str] = {}
+    for name, (limit, strategy, count) in (("vision", vision), ("research", research)):
+        shares[name] = b.state.add_share(q, name, {G5: limit}, strategy)
+        running(b, shares[name], count)
+    return b.state.add_job(shares["vision"], "RUNNABLE", {G5: 1})
+
+
 def _nothing_idle_to_borrow(b: Batch, q: str) -> str:
-    share = b.state.add_share(q, "vision", {G5: 2}, "LEND_AND_BORROW")
-    research = b.state.add_share(q, "research", {G5: 2}, "LEND")
-    running(b, share, 2)
-    running(b, research, 2)
-    return b.state.add_job(share, "RUNNABLE", {G5: 1})
+    return _vision_waits_beside_research(b, q, (2, "LEND_AND_BORROW", 2), (2, "LEND", 2))
 
 
 def _lender_reclaiming(b: Batch, q: str) -> str:
@@ -112,6 +119,11 @@ def _lender_reclaiming(b: Batch, q: str) -> str:
     borrower = b.state.add_share(q, "vision", {G5: 2}, "LEND_AND_BORROW")
     running(b, borrower, 4)
     return b.state.add_job(lender, "RUNNABLE", {G5: 1})
+
+
+def _environment_over_allocated(b: Batch, q: str) -> str:
+    """Limits of 3 + 3 in an environment of 4, all held within the shares' own limits."""
+    return _vision_waits_beside_research(b, q, (3, "LEND", 1), (3, "LEND", 3))
 
 
 def _in_share_preemption_pending(b: Batch, q: str) -> str:
@@ -139,6 +151,7 @@ SITUATIONS: dict[str, tuple[Callable[[Batch, str], str], str, bool]] = {
     "borrow limit": (_borrow_limit_reached, "BORROW_LIMIT_REACHED", True),
     "nothing idle": (_nothing_idle_to_borrow, "NOTHING_IDLE_TO_BORROW", True),
     "lender reclaiming": (_lender_reclaiming, "LENDER_RECLAIMING", True),
+    "over-allocated": (_environment_over_allocated, "ENVIRONMENT_OVER_ALLOCATED", True),
     "in-share preemption": (_in_share_preemption_pending, "IN_SHARE_PREEMPTION_PENDING", True),
     "dispatch pending": (_dispatch_pending, "DISPATCH_PENDING", True),
 }
@@ -193,12 +206,57 @@ def test_an_unknown_job_is_one_line(batch: Batch, capsys: pytest.CaptureFixture[
     assert "service job 'job-9999' not found" in err and "\n" not in err
 
 
+@pytest.mark.parametrize("json_output", [False, True])
+def test_an_unknown_share_is_an_error_naming_the_shares_there(
+    batch: Batch, capsys: pytest.CaptureFixture[str], json_output: bool
+) -> None:
+    q = queue(batch)
+    for name in ("vision", "nlp"):
+        batch.state.add_share(q, name, {G5: 1}, "LEND")
+    argv = ["explain", "--queue", "small", "--share", "visoin"] + (["--json"] * json_output)
+    assert cli(argv) == 2
+    captured = capsys.readouterr()
+    (line,) = captured.err.strip().splitlines()
+    assert line == ("quota-constructs explain: error: quota share 'visoin' not found on job "
+                    "queue 'small'; its shares: nlp, vision")
+    if json_output:
+        answer = json.loads(captured.out)
+        assert (answer["reason_code"], answer["share"]) == ("SHARE_NOT_FOUND", "visoin")
+    else:
+        assert captured.out == ""
+
+
+def test_an_unknown_queue_is_an_error_naming_the_training_queues(
+    batch: Batch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    queue(batch)
+    assert cli(["explain", "--queue", "smal", "--share", "vision"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "job queue 'smal' not found" in line and "SAGEMAKER_TRAINING queues: " in line
+    assert "small" in line.split("queues: ", 1)[1]
+
+
+def test_a_borrower_is_told_what_it_holds_of_its_own_and_borrowed(batch: Batch) -> None:
+    """Not "uses 4 of its own 2": 2 of its own and 2 borrowed."""
+    q = queue(batch)
+    share = batch.state.add_share(q, "vision", {G5: 2}, "LEND_AND_BORROW", 100)  # ceiling 4
+    batch.state.add_share(q, "research", {G5: 2}, "LEND")
+    running(batch, share, 4)
+    job = batch.state.add_job(share, "RUNNABLE", {G5: 1})
+    answer = explain("small", job_id=job, reader=QueueReader.connect())
+    assert answer.reason_code == "BORROW_LIMIT_REACHED"
+    assert "already uses 4: all 2 of its own and 2 borrowed" in answer.reason
+    assert "of its own 2" not in answer.reason
+
+
 @pytest.mark.parametrize("now_ms", [600_000, 600_001])
 def test_an_answer_read_from_an_old_snapshot_says_so(batch: Batch, now_ms: int) -> None:
     """The fake's snapshot was last updated at 0 ms: its age is ``now_ms``; the limit 600 s."""
-    job = _behind_higher_priority(batch, queue(batch))
+    q = queue(batch)
+    job = _behind_higher_priority(batch, q)
+    batch.state.add_share(q, "nobody-waits", {G5: 1}, "LEND")
     answer = explain("small", job_id=job, reader=QueueReader.connect(), now_ms=now_ms)
-    idle = explain("small", share="nobody", reader=QueueReader.connect(), now_ms=now_ms)
+    idle = explain("small", share="nobody-waits", reader=QueueReader.connect(), now_ms=now_ms)
 
     stale = now_ms > 600_000
     for result in (answer, idle):

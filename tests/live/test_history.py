@@ -6,7 +6,9 @@ from __future__ import annotations
 import io
 import json
 import random
+import time
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -218,7 +220,8 @@ def test_json_out_is_the_workload_json_and_reads_back(
     assert run_history(["--queue", QUEUE, "--out", str(out), "--quiet", "--max-rate", "0"],
                         stdout=io.StringIO(), stderr=io.StringIO()) == 0
     document = json.loads(out.read_text())
-    assert set(document) == {"jobs"} and len(document["jobs"]) == 300
+    # The workload's jobs, and the export's moment (which the workload loader ignores).
+    assert set(document) == {"jobs", "exported_at"} and len(document["jobs"]) == 300
     csv_out = tmp_path / "jobs.csv"
     assert run_history(["--queue", QUEUE, "--out", str(csv_out), "--quiet", "--max-rate", "0"],
                         stdout=io.StringIO(), stderr=io.StringIO()) == 0
@@ -291,3 +294,53 @@ def test_the_python_api_takes_a_reader_or_a_bare_read_function(
     by_function = history.export_history(reader.read, QUEUE, tmp_path / "b.csv", rate=0)
     assert [j.job_id for j in by_reader] == [j.job_id for j in by_function]
     assert len(by_reader) == 120
+
+
+def test_every_attempt_is_kept_with_how_it_ended_and_the_exports_moment(
+        server: FakeHistoryServer, tmp_path: Path) -> None:
+    server.state.throttle_every = 0
+    base = BASE_MS
+    server.state.jobs = [
+        # Preempted twice (AWS's window shows only the latest), then succeeded.
+        HeldJob("a", "vision", "SUCCEEDED", base, UNITS[0], 2, 5, None,
+                [(base + 10, base + 20), (base + 30, base + 40), (base + 50, base + 90)], 2,
+                recent_window=1),
+        # Failed by its budget of 1: the second preemption; attempts lists no preempted one.
+        HeldJob("b", "nlp", "FAILED", base + 1, UNITS[1], 1, None, 1,
+                [(base + 11, base + 21), (base + 31, base + 41)], 2,
+                preempted_attempts=(0, 1), preempted_in_attempts=False),
+        HeldJob("c", "nlp", "RUNNING", base + 2, UNITS[1], 1, None, None,
+                [(base + 12, base + 22), (base + 32, None)], 1),
+        HeldJob("d", "vision", "RUNNABLE", base + 3, UNITS[0], 1, None, None, [], 0),
+        # Preempted 3 times; AWS shows the latest and attempts no longer lists any of them.
+        HeldJob("e", "vision", "SUCCEEDED", base + 4, UNITS[0], 1, None, None,
+                [(base + 14, base + 24), (base + 34, base + 44), (base + 54, base + 64),
+                 (base + 74, base + 99)], 3, recent_window=1, preempted_in_attempts=False),
+    ]
+    out = tmp_path / "jobs.csv"
+    before = time.time()
+    assert run_history(["--queue", QUEUE, "--out", str(out), "--quiet"],
+                        stdout=io.StringIO(), stderr=io.StringIO()) == 0
+    after = time.time()
+    rows = {row["job_id"]: row for row in _rows(out)}
+    b = base
+    assert rows["a"]["attempt_runs"] == (f"{b + 10}/{b + 20}/PREEMPTED;{b + 30}/{b + 40}/"
+                                         f"PREEMPTED;{b + 50}/{b + 90}/SUCCEEDED")
+    assert rows["b"]["attempt_runs"] == f"{b + 11}/{b + 21}/PREEMPTED;{b + 31}/{b + 41}/PREEMPTED"
+    assert rows["c"]["attempt_runs"] == f"{b + 12}/{b + 22}/PREEMPTED;{b + 32}//RUNNING"
+    assert rows["d"]["attempt_runs"] == ""
+    assert rows["e"]["attempt_runs"] == f"{b + 54}/{b + 64}/PREEMPTED;{b + 74}/{b + 99}/SUCCEEDED"
+    assert [rows[j]["unseen_preemptions"] for j in "abcde"] == ["0", "0", "0", "0", "2"]
+    assert [rows[j]["preemptions"] for j in "abcde"] == ["2", "2", "1", "0", "3"]
+    moments = {row["exported_at_utc"] for row in rows.values()}
+    assert len(moments) == 1
+    moment = datetime.fromisoformat(moments.pop()).timestamp()
+    assert before - 0.001 <= moment <= after + 0.001
+
+    as_json = tmp_path / "jobs.json"
+    assert run_history(["--queue", QUEUE, "--out", str(as_json), "--quiet"],
+                        stdout=io.StringIO(), stderr=io.StringIO()) == 0
+    document = json.loads(as_json.read_text())
+    assert {job["job_id"]: job["attempt_runs"] for job in document["jobs"]} == {
+        job_id: row["attempt_runs"] for job_id, row in rows.items()}
+    assert datetime.fromisoformat(document["exported_at"]).timestamp() >= moment

@@ -80,7 +80,8 @@ def test_every_call_of_the_commands_is_granted(batch: Batch) -> None:
     shrunk = DeclaredShare.of_spec(share_spec(limits={G5: 1}), batch.training,
                                    logical_id="TeamShare")
     assert preview("training", [shrunk], reader=QueueReader.connect(), stack_id=STACK_ID).refused
-    assert preview("training", [], reader=QueueReader.connect()).refused
+    # By the stack's name: preview asks CloudFormation for its id (DescribeStacks).
+    assert preview("training", [], reader=QueueReader.connect(), stack_name="platform").refused
 
     statements = granted_statements()
     calls = {(operation, params.get(RESOURCE_FIELDS.get(operation, ""), "*"))
@@ -91,3 +92,8 @@ def test_every_call_of_the_commands_is_granted(batch: Batch) -> None:
     for operation, resource_arn in sorted(calls):
         assert allows(statements, f"batch:{operation}", resource_arn), (operation, resource_arn)
     assert batch.state.mutations() == []
+    (asked,) = batch.state.cloudformation.calls
+    assert asked["Action"] == "DescribeStacks"
+    assert allows(statements, "cloudformation:DescribeStacks", STACK_ID)
+    assert not allows(statements, "cloudformation:DescribeStacks",
+                      STACK_ID.replace("us-east-1", "eu-west-1"))

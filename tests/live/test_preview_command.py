@@ -116,3 +116,18 @@ def test_a_template_with_several_unnamed_queues_needs_one_chosen() -> None:
         declared_from_template(template, "training")
     chosen = declared_from_template(template, "training", queue_resource="B")
     assert [d.logical_id for d in chosen] == ["S2"]
+
+
+def test_a_stack_id_that_is_not_a_stack_arn_is_one_line_before_any_call(
+    batch: Batch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    batch.state.calls.clear()
+
+    status = cli(["preview", "--queue", "training", "--template", "t.json",
+                  "--stack-id", "platform"])
+
+    err = capsys.readouterr().err.strip()
+    assert status == 2 and "\n" not in err
+    assert ("--stack-id got 'platform'; allowed: a CloudFormation stack ARN "
+            "(arn:<partition>:cloudformation:<region>:<account>:stack/<name>/<id>)") in err
+    assert batch.state.calls == [] and batch.state.cloudformation.calls == []

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,6 +32,7 @@ DECLARATION = textwrap.dedent("""\
         shares: list[QuotaShareSpec]
         queue_name: str | None = None
         lifecycle_by_share: dict[str, ShareLifecycle] = field(default_factory=dict)
+        stack_name: str | None = None
 
 
     SHRUNK = QuotaShareSpec(
@@ -39,6 +41,8 @@ DECLARATION = textwrap.dedent("""\
     GUARDED = Platform([CapacityLimit("ml.g5.xlarge", 4)], [SHRUNK], "training")
     WAIVED = Platform([CapacityLimit("ml.g5.xlarge", 4)], [SHRUNK], "training",
                       {"team-a": ShareLifecycle(allow_preemption_on_shrink=True)})
+    NAMED = Platform([CapacityLimit("ml.g5.xlarge", 4)], [SHRUNK], "training",
+                     {"team-a": ShareLifecycle(allow_preemption_on_shrink=True)}, "platform")
     OTHER_QUEUE = Platform([CapacityLimit("ml.g5.xlarge", 4)], [SHRUNK], "elsewhere")
     TOO_BIG = Platform([CapacityLimit("ml.g5.xlarge", 4)], [QuotaShareSpec(
         name="team-a", capacity_limits=[CapacityLimit("ml.g5.xlarge", 9)],
@@ -120,6 +124,15 @@ def create_stacks_own_share(batch: Batch) -> None:
     assert resource.create(share_properties(share_spec(limits={G5: 4}), batch.training)).ok
 
 
+def previewed(capsys: pytest.CaptureFixture[str], *argv: str
+              ) -> tuple[int, dict[str, Any], dict[str, Any]]:
+    """``preview --json ARGV``: its exit status, its result and its one change."""
+    code = cli(["preview", *argv, "--json"])
+    result = json.loads(capsys.readouterr().out)
+    (change,) = result["changes"]
+    return code, result, change
+
+
 def test_with_the_stack_id_a_declarations_own_share_is_an_update_not_an_adoption(
     batch: Batch, declaration_file: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -127,24 +140,38 @@ def test_with_the_stack_id_a_declarations_own_share_is_an_update_not_an_adoption
     # is still its own, as without --stack-id.
     create_stacks_own_share(batch)
 
-    code = cli(["preview", "--declaration", f"{declaration_file}:WAIVED", "--stack-id",
-                STACK_ID, "--json"])
-
-    (change,) = json.loads(capsys.readouterr().out)["changes"]
+    code, _, change = previewed(capsys, "--declaration", f"{declaration_file}:WAIVED",
+                                "--stack-id", STACK_ID)
     assert (change["action"], change["refused"], code) == ("UPDATE", False, 0)
 
 
-def test_without_the_stack_id_a_managed_share_of_the_declared_name_is_not_taken_for_its_own(
+def test_without_the_stacks_id_a_managed_share_of_the_declared_name_cannot_be_told(
     batch: Batch, declaration_file: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # Were it another stack's, the handler would refuse the deployment (issue 26, item 7).
+    # Were it another stack's, the handler would refuse the deployment (issue 26, item 7); were
+    # it this stack's, it would apply it: preview cannot tell, and says so, never "refused"
+    # (issue 30, item 9). The declaration names no stack, so nothing can be asked.
     create_stacks_own_share(batch)
 
-    code = cli(["preview", "--declaration", f"{declaration_file}:WAIVED", "--json"])
+    code, result, change = previewed(capsys, "--declaration", f"{declaration_file}:WAIVED")
+    assert (change["action"], change["refused"], change["cannot_tell"]) == (
+        "UPDATE", False, True)
+    assert (result["refused"], result["cannot_tell"], code) == (False, True, 3)
+    assert "--stack-id" in change["reason"] and "as another stack's: ADOPT refused" in (
+        change["reason"])
+    assert result["stack"]["id"] is None
 
-    (change,) = json.loads(capsys.readouterr().out)["changes"]
-    assert (change["action"], change["refused"], code) == ("ADOPT", True, 1)
-    assert "--stack-id" in change["reason"]
+
+def test_the_declarations_stack_name_finds_the_stack_and_judges_exactly(
+    batch: Batch, declaration_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    create_stacks_own_share(batch)
+
+    code, result, change = previewed(capsys, "--declaration", f"{declaration_file}:NAMED")
+    assert (change["action"], change["refused"], code) == ("UPDATE", False, 0)
+    assert "cannot_tell" not in change
+    assert result["stack"]["id"] == STACK_ID
+    assert "the declaration's stack_name" in result["stack"]["found_by"]
 
 
 def test_with_the_stack_id_another_stacks_share_of_the_declared_name_is_refused(
@@ -155,9 +182,8 @@ def test_with_the_stack_id_another_stacks_share_of_the_declared_name_is_refused(
     )
     assert other.create(share_properties(share_spec(limits={G5: 4}), batch.training)).ok
 
-    code = cli(["preview", "--declaration", f"{declaration_file}:WAIVED", "--stack-id",
-                STACK_ID, "--json"])
+    code, _, change = previewed(capsys, "--declaration", f"{declaration_file}:WAIVED",
+                                "--stack-id", STACK_ID)
 
-    (change,) = json.loads(capsys.readouterr().out)["changes"]
     assert (change["action"], change["refused"], code) == ("ADOPT", True, 1)
     assert "this stack does not manage it" in change["reason"]

@@ -28,7 +28,7 @@ from ..runtime.cloudformation import STACK_ID, StackResource, share_properties
 from ..runtime.conftest import G5, Batch
 from ..runtime.declarations import share_spec
 
-OTHER_STACK = STACK_ID + "-other"
+OTHER_STACK = STACK_ID.replace("/platform/", "/team-vision/")
 
 
 @dataclass(frozen=True)
@@ -106,24 +106,47 @@ def _deployed_elsewhere(batch: Batch, name: str = "vision") -> StackResource:
     return other
 
 
-def test_without_stack_id_another_stacks_share_is_refused_as_the_handler_refuses_it(
+def test_without_the_stack_another_stacks_share_cannot_be_told_never_refused(
     batch: Batch,
 ) -> None:
+    # Issue 30, item 9: were it this stack's share, the handler would apply the change; were
+    # it another's, refuse it. Without the stack's id or name preview cannot know which.
     _deployed_elsewhere(batch)
     declared = [DeclaredShare.of_spec(share_spec(name="vision"), batch.training,
                                       logical_id="TeamShare")]
 
-    (change,) = preview("training", declared, reader=QueueReader.connect()).changes
+    result = preview("training", declared, reader=QueueReader.connect())
     deployment = StackResource(logical_id="TeamShare", handler=batch.handler).create(
         share_properties(share_spec(name="vision"), batch.training))
 
+    (change,) = result.changes
     assert not deployment.ok and "does not manage it" in deployment.reason
-    assert (change.action, change.refused) == (ADOPT, True)
+    assert (change.refused, change.cannot_tell) == (False, True)
+    assert (result.refused, result.cannot_tell) == (False, True)
     assert change.reason is not None and "--stack-id" in change.reason
-    assert "another stack's" in change.reason
+    assert "as another stack's: ADOPT refused: quota share 'vision' already exists" in (
+        change.reason)
 
 
-def test_with_stack_id_the_same_share_is_told_apart_from_this_stacks_own(batch: Batch) -> None:
+def test_with_the_stacks_name_another_stacks_share_is_refused_as_the_handler_refuses_it(
+    batch: Batch,
+) -> None:
+    _deployed_elsewhere(batch)
+    batch.state.cloudformation.add_stack(STACK_ID)  # the deploying stack exists
+    declared = [DeclaredShare.of_spec(share_spec(name="vision"), batch.training,
+                                      logical_id="TeamShare")]
+
+    result = preview("training", declared, reader=QueueReader.connect(), stack_name="platform")
+    deployment = StackResource(logical_id="TeamShare", handler=batch.handler).create(
+        share_properties(share_spec(name="vision"), batch.training))
+
+    (change,) = result.changes
+    assert result.stack.stack_id == STACK_ID
+    assert (change.action, change.refused) == (ADOPT, True)
+    assert change.reason is not None and change.reason in deployment.reason
+
+
+def test_with_the_stack_id_the_same_share_is_told_apart_from_this_stacks_own(batch: Batch) -> None:
     _deployed_elsewhere(batch)
     own = StackResource(logical_id="Own", handler=batch.handler)
     assert own.create(share_properties(share_spec(name="nlp"), batch.training)).ok
@@ -138,7 +161,7 @@ def test_with_stack_id_the_same_share_is_told_apart_from_this_stacks_own(batch: 
         ("vision", ADOPT, True), ("nlp", "NONE", False)]
 
 
-def test_without_stack_id_adopt_existing_is_judged_as_the_adoption(batch: Batch) -> None:
+def test_without_the_stack_a_change_refused_either_way_is_refused(batch: Batch) -> None:
     other = _deployed_elsewhere(batch)
     assert other.physical_id is not None
     batch.state.add_job(other.physical_id, "RUNNING", {G5: 4})
@@ -151,38 +174,84 @@ def test_without_stack_id_adopt_existing_is_judged_as_the_adoption(batch: Batch)
     deployment = StackResource(logical_id="TeamShare", handler=batch.handler).create(
         share_properties(shrunk, batch.training, adopt_existing=True))
 
-    assert change.action == ADOPT and change.refused and not deployment.ok
-    assert change.reason is not None and change.reason in deployment.reason
+    # This stack's or another's, lowering the limit below the 4 in use is refused.
+    assert change.refused and not change.cannot_tell and not deployment.ok
+    assert change.reason is not None and "refused whether or not it is this stack's" in (
+        change.reason)
+    refusal = deployment.reason.split(" Nothing was changed.")[0]
+    assert refusal in change.reason
 
 
-def test_without_stack_id_a_delete_of_a_share_another_stack_may_own_says_so(
+def test_without_the_stack_a_delete_of_a_share_another_stack_may_own_says_so(
     batch: Batch,
 ) -> None:
     _deployed_elsewhere(batch)
 
     (change,) = preview("training", [], reader=QueueReader.connect()).changes
 
-    assert change.action == DELETE and change.reason is not None
+    assert change.action == DELETE and change.reason is not None and not change.refused
     assert "cannot tell whether share 'vision' is this stack's" in change.reason
     assert "--stack-id" in change.reason
 
 
-def test_the_command_without_stack_id_exits_1_with_the_hint(
-    batch: Batch, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+def test_without_the_stack_a_refused_delete_of_a_share_another_stack_may_own_cannot_be_told(
+    batch: Batch,
 ) -> None:
-    _deployed_elsewhere(batch)
+    other = _deployed_elsewhere(batch)
+    assert other.physical_id is not None
+    busy = batch.state.add_job(other.physical_id, "RUNNING", {G5: 1})
+
+    (change,) = preview("training", [], reader=QueueReader.connect()).changes
+
+    assert (change.action, change.refused, change.cannot_tell) == (DELETE, False, True)
+    assert change.terminated_jobs == (busy,)
+    assert change.reason is not None and "if it is another stack's, this deployment leaves " \
+        "it alone" in change.reason
+
+
+def _template_file(tmp_path: Path, name: str) -> Path:
     properties: dict[str, Any] = share_properties(share_spec(name="vision"), "training")
     template = {"Resources": {"TeamShare": {"Type": "Custom::BatchQuotaShare",
                                             "Properties": properties}}}
-    path = tmp_path / "Team.template.json"
+    path = tmp_path / f"{name}.template.json"
     path.write_text(json.dumps(template))
+    return path
 
-    status = cli(["preview", "--queue", "training", "--template", str(path), "--json"])
+
+def test_the_command_finds_the_stack_by_the_templates_file_name(
+    batch: Batch, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    _deployed_elsewhere(batch)
+    batch.state.cloudformation.add_stack(STACK_ID)
+
+    status = cli(["preview", "--queue", "training", "--template",
+                  str(_template_file(tmp_path, "platform")), "--json"])
 
     result = json.loads(capsys.readouterr().out)
-    assert status == 1 and result["refused"] is True
+    assert status == 1 and result["refused"] is True and result["cannot_tell"] is False
+    assert result["stack"]["id"] == STACK_ID
     (change,) = result["changes"]
-    assert change["action"] == ADOPT and "--stack-id" in change["reason"]
+    assert change["action"] == ADOPT and "this stack does not manage it" in change["reason"]
+
+
+def test_the_command_exits_3_when_the_stack_is_not_found(
+    batch: Batch, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    _deployed_elsewhere(batch)
+
+    status = cli(["preview", "--queue", "training", "--template",
+                  str(_template_file(tmp_path, "Team")), "--json"])
+
+    result = json.loads(capsys.readouterr().out)
+    assert status == 3 and result["refused"] is False and result["cannot_tell"] is True
+    assert "CloudFormation has no stack name 'Team'" in result["stack"]["cannot_tell_why"]
+    (change,) = result["changes"]
+    assert change["cannot_tell"] is True and "--stack-id" in change["reason"]
+    # Told the stack, the same template is judged exactly.
+    batch.state.cloudformation.add_stack(STACK_ID)
+    assert cli(["preview", "--queue", "training", "--template",
+                str(_template_file(tmp_path, "Team")), "--stack", "platform"]) == 1
+    assert "as the deployment of stack " + STACK_ID in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("opt_in", [False, True])
@@ -209,3 +278,70 @@ def test_a_declaration_objects_in_share_switch_is_judged_as_the_handler_judges_i
 
     assert change.refused is not opt_in and outcome.ok is opt_in
     assert change.preemptible_jobs == (low,)
+
+
+@pytest.mark.parametrize("opt_in", [False, True])
+@pytest.mark.parametrize("status", ["SUBMITTED", "PENDING", "RUNNABLE"])
+@pytest.mark.parametrize("waiting", [((50, 1),), ((50, 2), (0, 1)), ((1, 1),)],
+                         ids=["outranks", "outranks-with-low", "outranked"])
+def test_jobs_in_every_waiting_state_are_judged_as_the_handler_judges_them(
+    batch: Batch, status: str, opt_in: bool, waiting: tuple[tuple[int, int], ...],
+) -> None:
+    # Issue 30, item 6: a SUBMITTED or PENDING job becomes RUNNABLE by itself and then
+    # preempts; preview counts it exactly as the handler's guard does.
+    resource = StackResource(handler=batch.handler)
+    lend = share_spec(limits={G5: 3}, strategy=SharingStrategy.LEND)
+    assert resource.create(share_properties(lend, batch.training)).ok
+    arn = resource.physical_id
+    assert arn is not None
+    low = batch.state.add_job(arn, "RUNNING", {G5: 2}, priority=1)
+    batch.state.add_job(arn, "RUNNING", {G5: 1}, priority=9)
+    for priority, size in waiting:
+        batch.state.add_job(arn, status, {G5: size}, priority=priority)
+    turned_on = share_spec(limits={G5: 3}, strategy=SharingStrategy.LEND,
+                           in_share_preemption=True)
+    declared = [DeclaredShare.of_spec(
+        turned_on, batch.training, logical_id="TeamShare",
+        opt_ins=GuardOptIns(allow_preemption_on_in_share_enable=opt_in))]
+
+    (change,) = preview("training", declared, reader=QueueReader.connect(),
+                        stack_id=STACK_ID).changes
+    outcome = resource.update(share_properties(
+        turned_on, batch.training, allow_preemption_on_in_share_enable=opt_in))
+    batch.state.waiting_jobs_become_runnable()
+
+    outranks = waiting[0][0] > 1
+    assert change.refused == (outranks and not opt_in) == (not outcome.ok)
+    assert (low in change.preemptible_jobs) is outranks
+    if change.refused:
+        assert change.reason is not None and change.reason in outcome.reason
+    # What AWS Batch (the fake) preempts once the jobs are RUNNABLE, preview named.
+    assert set(batch.state.preempted_jobs) <= set(change.preemptible_jobs)
+    assert bool(batch.state.preempted_jobs) is (outranks and opt_in)
+
+
+def test_a_stack_not_created_yet_owns_no_share_and_deletes_none(
+    batch: Batch, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    # --new-stack: none of the live shares is the stack's, so a same-named one is another
+    # stack's (refused unless adopt_existing, as the handler refuses it) and a busy share the
+    # template does not declare is left alone: judged exactly, without CloudFormation.
+    _deployed_elsewhere(batch)
+    busy = _deployed_elsewhere(batch, name="nlp")
+    assert busy.physical_id is not None
+    batch.state.add_job(busy.physical_id, "RUNNING", {G5: 1})
+
+    status = cli(["preview", "--queue", "training", "--template",
+                  str(_template_file(tmp_path, "Team")), "--new-stack", "--json"])
+
+    result = json.loads(capsys.readouterr().out)
+    assert status == 1 and result["cannot_tell"] is False
+    assert result["stack"]["new"] is True and result["stack"]["id"] is None
+    assert [(c["share"], c["action"], c["refused"]) for c in result["changes"]] == [
+        ("vision", ADOPT, True)]
+    assert batch.state.cloudformation.calls == []
+    deployment = StackResource(logical_id="TeamShare", stack_id=STACK_ID + "-new",
+                               handler=batch.handler).create(
+        share_properties(share_spec(name="vision"), batch.training))
+    assert not deployment.ok and "this stack does not manage it" in deployment.reason
+    assert "this stack does not manage it" in result["changes"][0]["reason"]

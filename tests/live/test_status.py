@@ -189,6 +189,22 @@ def test_random_queues_report_what_their_jobs_hold(batch: Batch, seed: int) -> N
 
     status = read_status("training", reader=QueueReader.connect()).to_json()
 
+    environment = batch.state.queues[batch.training].environment
+
+    def could_take_now(name: str, unit: str) -> float:
+        """Of its unused own limit, what the share could take now (the rules model's
+        assumption 4): free capacity, less what other RESERVE shares keep idle, plus what
+        borrowers hold; never what other shares hold within their own limits."""
+        def unused(other: str) -> float:
+            return max(0.0, limits[other].get(unit, 0) - placed[other].get(unit, 0.0))
+        held = sum(placed[other].get(unit, 0.0) for other in placed)
+        kept = sum(unused(other) for other in placed
+                   if other != name and strategies[other] == "RESERVE")
+        borrowed = sum(max(0.0, placed[other].get(unit, 0.0) - limits[other].get(unit, 0))
+                       for other in placed)
+        free = max(0.0, max(0.0, environment[unit] - held) - kept)
+        return min(unused(name), free + borrowed)
+
     for share in status["shares"]:
         name = share["name"]
         assert (share["runnable"], share["runnable_capped"]) == (waiting[name], False)
@@ -197,13 +213,12 @@ def test_random_queues_report_what_their_jobs_hold(batch: Batch, seed: int) -> N
             used = placed[name].get(unit["instance_type"], 0.0)
             assert (unit["limit"], unit["in_use"]) == (own, used)
             assert unit["borrowed"] == max(0.0, used - own)
-            assert unit["idle_own"] == max(0.0, own - used)
-            assert 0 <= unit["lent"] <= unit["idle_own"]
+            assert unit["idle_own"] == pytest.approx(could_take_now(name, unit["instance_type"]))
+            assert 0 <= unit["lent"] <= unit["idle_own"] + 1e-9
         assert {u["instance_type"] for u in share["units"]} == set(limits[name]) | set(
             placed[name])
     # Lenders together lend what borrowers borrow beyond the capacity no share owns, as far as
     # their idle capacity goes; RESERVE shares lend nothing.
-    environment = batch.state.queues[batch.training].environment
     for unit in (G5, G5_2X):
         rows = [(s["name"], u) for s in status["shares"] for u in s["units"]
                 if u["instance_type"] == unit]

@@ -219,3 +219,55 @@ def test_summary_lists_every_share_with_its_reach() -> None:
     )
     assert lines[2].endswith("can reach 1 x ml.g5.xlarge; lends to QS1")
     assert "borrow n/a" in lines[3] and "RESERVE" in lines[3]
+
+
+def test_a_borrower_with_nothing_left_to_borrow_is_told_the_environments_figures() -> None:
+    """Issue 30 item 5: a LEND share exists, so the cause is the environment's size less
+    what the RESERVE share keeps, and the warning says so with its numbers."""
+    allocation = check(2, spec("A", SharingStrategy.LEND_AND_BORROW),
+                       spec("B", SharingStrategy.LEND), spec("C", SharingStrategy.RESERVE),
+                       spec("D", SharingStrategy.LEND))
+    (warning,) = allocation.borrow_warnings
+    assert warning.startswith("quota share 'A': can borrow no ml.g5.xlarge: ")
+    assert ("the service environment's 2 x ml.g5.xlarge, less the 1 that RESERVE share 'C' "
+            "keeps, leaves 1, no more than its own limit of 1") in warning
+    assert "although 'B', 'D' lend it" in warning
+    assert "no other share lends" not in warning
+
+
+@given(st.lists(st.tuples(STRATEGIES, st.integers(1, 3)), min_size=1, max_size=5),
+       st.integers(1, 8), st.booleans())
+def test_every_nothing_to_borrow_reason_states_figures_that_hold(
+    layout: list[tuple[SharingStrategy, int]], environment: int, unowned_borrowable: bool
+) -> None:
+    shares = [spec(f"s{i}", strategy, count) for i, (strategy, count) in enumerate(layout)]
+    try:
+        allocation = QuotaAllocation.check(
+            environment_limits=[CapacityLimit(G5, environment)], shares=shares,
+            unowned_capacity_borrowable=unowned_borrowable)
+    except QuotaConfigError:
+        return  # over-reservation: refused
+    rules = allocation.rules
+    for share in shares:
+        for rule in rules.nothing_to_borrow(share):
+            reason = rules.why_nothing_to_borrow(share, rule)
+            kept = sum(s.limit_of(G5) for s in shares
+                       if s is not share and s.strategy is SharingStrategy.RESERVE)
+            usable = rules.usable_capacity(G5)
+            assert rule.room == max(0, usable - kept) <= rule.own
+            assert f"leaves {rule.room}, no more than its own limit of {share.limit_of(G5)}" \
+                in reason
+            assert (f"less the {kept} that RESERVE" in reason) == (kept > 0)
+            others_lend = any(s is not share and s.strategy.lends for s in shares)
+            assert ("no other share lends" in reason) == (not others_lend)
+
+
+def test_a_capacity_of_zero_names_its_instance_type() -> None:
+    with pytest.raises(QuotaConfigError) as caught:
+        QuotaAllocation.check(environment_limits=[CapacityLimit(G5, 2),
+                                                  CapacityLimit("ml.p4d.24xlarge", 0)],
+                              shares=[spec("A", SharingStrategy.LEND)], queue_name="training")
+    assert caught.value.field == "capacity_limits[1].max_capacity"
+    assert str(caught.value).endswith(
+        "got 0; allowed: an integer >= 1 of ml.p4d.24xlarge (for none of it, leave "
+        "ml.p4d.24xlarge out of capacity_limits)")

@@ -185,6 +185,24 @@ class TestOtherFields:
         error = error_of(tags={"aws:team": "a"})
         assert (error.field, error.value) == ("tags key", "aws:team")
 
+    @pytest.mark.parametrize(("tags", "field", "value"), [
+        ({"Aws:Team": "a"}, "tags key", "Aws:Team"),
+        ({"team": "AWS:a"}, "tags['team']", "AWS:a"),
+    ])
+    def test_tag_restrictions_of_the_batch_guide(
+        self, tags: dict[str, str], field: str, value: str
+    ) -> None:
+        error = error_of(tags=tags)
+        assert (error.field, error.value) == (field, value)
+
+    def test_tags_of_any_characters_are_accepted(self) -> None:
+        """The guide's character list is what is "generally allowed" across services, not a
+        Batch rule (botocore's model has no pattern): a comma or brackets are not refused."""
+        tags = {"cost center": "équipe 42", "k+-=._:/@": "v+-=._:/@", "empty": "",
+                "team<x>": "a,b"}
+        assert QuotaShareSpec(name="QS1", capacity_limits=[CapacityLimit(G5, 1)],
+                              strategy=SharingStrategy.LEND, tags=tags).tags == tags
+
     def test_too_many_tags(self) -> None:
         assert error_of(tags={f"k{i}": "v" for i in range(51)}).field == "tags"
 

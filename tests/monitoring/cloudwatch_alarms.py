@@ -9,10 +9,18 @@ are missing having no value; then the alarm is in ALARM when each of the last
 ``TreatMissingData`` says (``breaching``, ``notBreaching``; ``missing``: all missing gives
 INSUFFICIENT_DATA; ``ignore``: "the current alarm state is maintained", so all missing keeps the
 state the alarm was in, INSUFFICIENT_DATA for a new one).
+
+Percentiles (``ExtendedStatistic`` ``pNN``) are the nearest-rank percentile of the raw values
+in the period (the smallest value with at least NN % of the values at or below it); CloudWatch
+does not document its interpolation, so the tests keep a margin wherever two definitions would
+differ. With ``EvaluateLowSampleCountPercentile`` ``ignore``, a period holding fewer than
+10 / (1 - p) values (for p >= 0.5; CloudWatch user guide, "Percentile-based alarms and low data
+samples") leaves the alarm's state unchanged; with ``evaluate`` or unset it is evaluated.
 """
 
 from __future__ import annotations
 
+import math
 import operator
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -48,10 +56,49 @@ def _matches(point: DataPoint, metric: Mapping[str, Any]) -> bool:
     )
 
 
+_PERCENTILE = re.compile(r"p(\d+(?:\.\d+)?)")
+
+
+def _percentile(stat: str) -> float | None:
+    """``p95`` -> 0.95; None for a statistic that is not a percentile."""
+    matched = _PERCENTILE.fullmatch(stat)
+    return float(matched.group(1)) / 100 if matched else None
+
+
+def _nearest_rank(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[max(1, math.ceil(fraction * len(ordered))) - 1]
+
+
+def _samples(points: Sequence[DataPoint], metric: Mapping[str, Any]) -> list[float]:
+    return [p.value for p in points if _matches(p, metric)]
+
+
 def _statistic(points: Sequence[DataPoint], metric: Mapping[str, Any],
                stat: str) -> float | None:
-    found = [p.value for p in points if _matches(p, metric)]
-    return STATISTICS[stat](found) if found else None
+    found = _samples(points, metric)
+    if not found:
+        return None
+    fraction = _percentile(stat)
+    if fraction is not None:
+        return _nearest_rank(found, fraction)
+    return STATISTICS[stat](found)
+
+
+def _single_metric(alarm: Mapping[str, Any]) -> dict[str, Any]:
+    metric = {key: alarm[key] for key in ("Namespace", "MetricName")}
+    metric["Dimensions"] = alarm.get("Dimensions", [])
+    return metric
+
+
+def _too_few_for_percentile(alarm: Mapping[str, Any], points: Sequence[DataPoint]) -> bool:
+    """Whether the period holds too few values for the alarm's percentile and the alarm says to
+    ignore such periods."""
+    fraction = _percentile(str(alarm.get("ExtendedStatistic", "")))
+    if fraction is None or alarm.get("EvaluateLowSampleCountPercentile") != "ignore":
+        return False
+    needed = 10 / (1 - fraction) if fraction >= 0.5 else 10 / fraction
+    return len(_samples(points, _single_metric(alarm))) < needed
 
 
 def _evaluate(expression: str, values: Mapping[str, float | None]) -> float | None:
@@ -82,9 +129,8 @@ def _evaluate(expression: str, values: Mapping[str, float | None]) -> float | No
 def period_value(alarm: Mapping[str, Any], points: Sequence[DataPoint]) -> float | None:
     """The alarm's value over one period holding ``points``."""
     if "Metrics" not in alarm:
-        metric = {key: alarm[key] for key in ("Namespace", "MetricName")}
-        metric["Dimensions"] = alarm.get("Dimensions", [])
-        return _statistic(points, metric, alarm["Statistic"])
+        statistic = alarm.get("Statistic") or alarm["ExtendedStatistic"]
+        return _statistic(points, _single_metric(alarm), statistic)
     values: dict[str, float | None] = {}
     expressions = []
     for query in alarm["Metrics"]:
@@ -107,6 +153,8 @@ def alarm_state(alarm: Mapping[str, Any], periods: Sequence[Sequence[DataPoint]]
         raise AssertionError(f"the alarm needs {needed} periods, got {len(window)}")
     compare = COMPARISONS[alarm["ComparisonOperator"]]
     treat = alarm.get("TreatMissingData", "missing")
+    if any(_too_few_for_percentile(alarm, points) for points in window):
+        return previous
     breaches: list[bool | None] = []
     for points in window:
         value = period_value(alarm, points)

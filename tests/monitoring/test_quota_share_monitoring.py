@@ -403,9 +403,10 @@ def alarms_by_id(monitoring: QuotaShareMonitoring, share: str) -> dict[str, dict
 
 
 def test_each_share_gets_starved_drift_and_preemption_alarms(built: Any) -> None:
+    # QS1's agreement sets an interruption budget: jobs lost to it are watched too.
     assert sorted(alarms_by_id(built.watched, "QS1")) == [
-        "Drift", "OverBudget", "Preemptions", "Starved"]
-    # No interruption budget: nothing to be over.
+        "BudgetFailures", "Drift", "OverBudget", "Preemptions", "Starved"]
+    # No interruption budget: nothing to be over, nothing to lose to it.
     assert sorted(alarms_by_id(built.watched, "QS2")) == ["Drift", "Preemptions", "Starved"]
 
 
@@ -642,7 +643,9 @@ def test_metrics_off_means_no_schedule_no_starved_or_drift(built: Any) -> None:
     assert built.quiet.metrics_function is None
     assert built.quiet.dashboard is None
     assert resources(built.quiet, "AWS::CloudWatch::Dashboard") == {}
-    assert sorted(alarms_by_id(built.quiet, "QS1")) == ["OverBudget", "Preemptions"]
+    # The job-events alarms stay, the agreement's among them (published on job events).
+    assert sorted(alarms_by_id(built.quiet, "QS1")) == [
+        "BudgetFailures", "OverBudget", "Preemptions"]
     rules = resources(built.quiet, "AWS::Events::Rule")
     assert all("ScheduleExpression" not in r["Properties"] for r in rules.values())
 

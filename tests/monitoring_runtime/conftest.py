@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import timedelta
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -50,6 +51,16 @@ def reference_shares() -> list[QuotaShareSpec]:
         QuotaShareSpec(name="QS3", capacity_limits=[CapacityLimit(G5, 1)],
                        strategy=SharingStrategy.RESERVE, agreement=RESEARCH),
     ]
+
+
+def shares_with_a_wait_target() -> list[QuotaShareSpec]:
+    """The reference shares, QS1 also promising that 95 % of its jobs start within 4 hours:
+    QS1 declares a wait target and a budget (2), QS2 a budget (0) only, QS3 neither."""
+    shares = reference_shares()
+    assert shares[0].agreement is not None
+    shares[0] = replace(shares[0], agreement=replace(
+        shares[0].agreement, target_wait_p95=timedelta(hours=4)))
+    return shares
 
 
 @dataclass

@@ -6,6 +6,7 @@ events"), with only the job ARN, queue, status and reason replaced by a test's o
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from quota_constructs.wire.monitoring_contract import (
@@ -92,4 +93,29 @@ def queue_blocked(job: FakeServiceJob, reason: str,
     event = state_change(job, "RUNNABLE", reason, event_id=event_id, time=time)
     event["detail-type"] = QUEUE_BLOCKED_DETAIL_TYPE
     event["detail"]["timeoutConfig"] = {"attemptDurationSeconds": 60}
+    return event
+
+
+def iso_time(ms: int) -> str:
+    """An EventBridge ``time``: ISO 8601, whole seconds, UTC."""
+    return datetime.fromtimestamp(ms // 1000, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def state_change_now(job: FakeServiceJob, at_ms: int, *, event_id: str,
+                     described: bool = True) -> dict[str, Any]:
+    """The State Change AWS Batch sends as ``job`` reaches its current status at ``at_ms``.
+
+    ``described``: the detail is the job as DescribeServiceJob describes it at that moment
+    (AWS: "resembles DescribeServiceJob"), without ``quotaShareName`` (not documented there),
+    its running attempt listed as the documented sample lists attempts. Otherwise only the
+    documented sample's fields (no start time, no preemption summary): the handler must read
+    the rest from the job.
+    """
+    event = state_change(job, job.status, job.status_reason, event_id=event_id,
+                         time=iso_time(at_ms))
+    if described:
+        detail = {k: v for k, v in job.description().items() if k != "quotaShareName"}
+        if job.status == "RUNNING" and job.attempt_started_at is not None:
+            detail["attempts"] = [{"startedAt": job.attempt_started_at}]
+        event["detail"].update(detail)
     return event

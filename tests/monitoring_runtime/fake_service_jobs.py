@@ -70,6 +70,8 @@ class FakeServiceJob(FakeJob):
     attempts: list[PreemptedAttempt] = field(default_factory=list)
     runnable_since: int = 0
     """When the job last became RUNNABLE (submitted, or put back after a preemption)."""
+    attempt_started_at: int | None = None
+    """When the running attempt started, as :meth:`MonitoringFakeBatch.start` records it."""
 
     @property
     def arn(self) -> str:
@@ -86,6 +88,8 @@ class FakeServiceJob(FakeJob):
         }
         if self.started_at is not None:
             described["startedAt"] = self.started_at
+        if self.stopped_at is not None:
+            described["stoppedAt"] = self.stopped_at
         if self.retries_before_termination is not None:
             described["preemptionConfiguration"] = {
                 "preemptionRetriesBeforeTermination": self.retries_before_termination
@@ -110,6 +114,9 @@ class MonitoringFakeBatch(FakeBatch):
     """Every part's ``lastUpdatedAt`` in GetJobQueueSnapshot (None: now)."""
     snapshot_undated: bool = False
     """GetJobQueueSnapshot sends no ``lastUpdatedAt`` at all (AWS marks the field optional)."""
+    started_at_moves_on_restart: bool = False
+    """AWS does not document whether a job's ``startedAt`` is its first start or its latest
+    attempt's: False, the first (kept on a restart); True, the latest."""
     position_kept_on_requeue: bool = False
     """AWS does not document what a preemption does to ``earliestTimeAtPosition``: False, the
     requeued job's time restarts when it is put back; True, it keeps its submission time."""
@@ -151,14 +158,29 @@ class MonitoringFakeBatch(FakeBatch):
             self.jobs.append(job)
             return job
 
+    def start(self, job_id: str) -> FakeServiceJob:
+        """``job`` starts an attempt now: RUNNING, its ``startedAt`` set on its first start
+        (and on every start with :attr:`started_at_moves_on_restart`)."""
+        with self.lock:
+            job = self.service_job(job_id)
+            now = self.clock_ms()
+            job.status = "RUNNING"
+            job.attempt_started_at = now
+            if job.started_at is None or self.started_at_moves_on_restart:
+                job.started_at = now
+            return job
+
     def preempt(self, job_id: str, reason: str = CROSS_SHARE_REASON,
                 ran_seconds: float = 141.31) -> FakeServiceJob:
-        """``job`` loses its attempt: back to RUNNABLE (FAILED once past its retries)."""
+        """``job`` loses its attempt: back to RUNNABLE (FAILED once past its retries). The
+        attempt ran since :meth:`start` when the job was started by it, else ``ran_seconds``."""
         with self.lock:
             job = self.service_job(job_id)
             stopped = self.clock_ms()
+            started = job.attempt_started_at
+            job.attempt_started_at = None
             job.attempts.append(PreemptedAttempt(
-                started_at=stopped - int(ran_seconds * 1000),
+                started_at=stopped - int(ran_seconds * 1000) if started is None else started,
                 stopped_at=stopped,
                 reason=reason,
                 training_job=f"arn:aws:sagemaker:{REGION}:{ACCOUNT}:training-job/"
@@ -172,6 +194,20 @@ class MonitoringFakeBatch(FakeBatch):
                 job.status = "RUNNABLE"
                 job.runnable_since = stopped
             self.preempted_jobs.append(job_id)
+            return job
+
+    def run_again(self, job_id: str) -> FakeServiceJob:
+        """A RUNNABLE job starts its next attempt now."""
+        with self.lock:
+            job = self.service_job(job_id)
+            job.status, job.started_at, job.status_reason = "RUNNING", self.clock_ms(), ""
+            return job
+
+    def finish(self, job_id: str, status: str = "SUCCEEDED") -> FakeServiceJob:
+        """A running job's attempt ends now, and the job with it."""
+        with self.lock:
+            job = self.service_job(job_id)
+            job.status, job.stopped_at = status, self.clock_ms()
             return job
 
     def service_job(self, job_id: str) -> FakeServiceJob:

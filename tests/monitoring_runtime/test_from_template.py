@@ -13,6 +13,7 @@ import subprocess
 import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import Any
@@ -28,6 +29,7 @@ from quota_constructs import (
     SharingStrategy,
 )
 from quota_constructs.wire.monitoring_contract import (
+    BUDGET_FAILURES,
     CAPACITY_IN_USE,
     JOB_EVENTS_HANDLER,
     JOB_QUEUE_ARN_ENV,
@@ -39,19 +41,21 @@ from quota_constructs.wire.monitoring_contract import (
     RUNNABLE_JOBS,
     SHARE_DRIFT,
     SHARE_METRICS_HANDLER,
+    WAIT_TIME,
 )
 
 from ..conftest import OLD_BOTOCORE
 from .conftest import G5, Monitor
 from .emf_lines import data_points, values
-from .events import preemption_completed, preemption_started
+from .events import preemption_completed, preemption_started, state_change_now
 
 ENV = cdk.Environment(account="123456789012", region="us-east-1")
 SHARES = [
     QuotaShareSpec(name="QS1", capacity_limits=[CapacityLimit(G5, 1)],
                    strategy=SharingStrategy.LEND_AND_BORROW, borrow_limit_percent=200,
                    in_share_preemption=True,
-                   agreement=ShareAgreement(owner="vision-team", interruption_budget=1)),
+                   agreement=ShareAgreement(owner="vision-team", interruption_budget=1,
+                                            target_wait_p95=timedelta(hours=4))),
     QuotaShareSpec(name="QS2", capacity_limits=[CapacityLimit(G5, 1)],
                    strategy=SharingStrategy.LEND,
                    agreement=ShareAgreement(owner="nlp-team", interruption_budget=0)),
@@ -290,3 +294,27 @@ def test_the_deployed_functions_use_the_batch_model_they_carry_on_an_old_botocor
     assert monitor.batch.count("TerminateServiceJob") == 1
     [message] = monitor.sns.published
     assert message.subject.startswith("Job qs2-job terminated")
+
+
+def test_the_deployed_job_events_function_publishes_the_agreements_figures(
+    monitor: Monitor, deployed: dict[str, DeployedMonitor]
+) -> None:
+    monitor.create_shares(SHARES)
+    target = deployed["Watched"]
+    waited = monitor.batch.add_service_job(monitor.training, "QS1", "RUNNABLE", {G5: 1},
+                                           age_seconds=1800)
+    monitor.batch.start(waited.job_id)
+    # QS2's budget is 0; its job was submitted without retries and fails on its preemption.
+    lost = monitor.batch.add_service_job(monitor.training, "QS2", "RUNNING", {G5: 1},
+                                         retries_before_termination=0)
+    monitor.batch.preempt(lost.job_id)
+    now = monitor.batch.clock_ms()
+
+    runs = [run_function(target.events, monitor, target,
+                         state_change_now(job, now, event_id=job.job_id))
+            for job in (waited, lost)]
+
+    assert [r.result["outcome"] for r in runs] == ["published", "reported"]
+    [wait] = values(data_points(runs[0].stdout), WAIT_TIME, QuotaShare="QS1")
+    assert 1800 <= wait < 1900  # the fakes run on the wall clock here
+    assert values(data_points(runs[1].stdout), BUDGET_FAILURES, QuotaShare="QS2") == [1]

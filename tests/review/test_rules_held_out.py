@@ -94,6 +94,6 @@ def test_held_out_reach_and_lenders_match_the_simulator(drawn: Drawn) -> None:
                 assert share.name in agreement_borrowers(text, lender).get(unit, set())
             # Each share of the other types' runs never change this type's reach.
             if share.strategy is SharingStrategy.LEND_AND_BORROW:
-                warned = any(share.name in w and f"can borrow no {unit}" in w
+                warned = any(w.startswith(f"quota share {share.name!r}: can borrow no {unit}:")
                              for w in allocation.borrow_warnings)
                 assert warned == (most <= limit.max_capacity), (share.name, unit, most)

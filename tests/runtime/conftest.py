@@ -13,6 +13,7 @@ from quota_constructs.runtime.clock import WALL_CLOCK, Clock
 from quota_constructs.runtime.quota_share_handler import EntryPoints
 from quota_constructs.runtime.retry import ClientTimeouts, RetryPolicy
 
+from .cloudformation import STACK_ID
 from .fake_batch import FakeBatch, FakeBatchServer
 
 G5 = "ml.g5.xlarge"
@@ -51,10 +52,18 @@ class BatchEntryPoints:
     batch: Batch
 
     def on_event(self, event: Mapping[str, Any], context: Any) -> dict[str, Any]:
+        self._stack_exists(event)
         return EntryPoints(self.batch.connection, self.batch.clock).on_event(event, context)
 
     def is_complete(self, event: Mapping[str, Any], context: Any) -> dict[str, Any]:
+        self._stack_exists(event)
         return EntryPoints(self.batch.connection, self.batch.clock).is_complete(event, context)
+
+    def _stack_exists(self, event: Mapping[str, Any]) -> None:
+        # CloudFormation creates a stack before it sends its resources' events: from then on
+        # DescribeStacks finds it (``preview`` asks).
+        if isinstance(event.get("StackId"), str):
+            self.batch.state.cloudformation.add_stack(event["StackId"])
 
 
 @pytest.fixture(scope="session")
@@ -72,10 +81,15 @@ def batch(
     for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AWS_ENDPOINT_URL_BATCH", fake_batch_server.endpoint)
+    # DescribeStacks (preview finds the deploying stack's id) is served on the same endpoint.
+    monkeypatch.setenv("AWS_ENDPOINT_URL_CLOUDFORMATION", fake_batch_server.endpoint)
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDFAKEFAKEFAKE")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "fake-secret")
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
     state = fake_batch_server.reset()
+    # The harness's deploying stack (StackResource's default) exists from the start, so that
+    # DescribeStacks of its name finds it whichever other stack of the same name a test makes.
+    state.cloudformation.add_stack(STACK_ID)
     sleeps: list[float] = []
     connection = BatchConnection(
         # Backoff is recorded, not slept: the suite stays fast and tests can assert on it.

@@ -23,6 +23,7 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from ..loopback import LoopbackServer
+from .fake_cloudformation import FakeCloudFormation
 
 ACCOUNT = "123456789012"
 REGION = "us-east-1"
@@ -133,6 +134,8 @@ class FakeJob:
     attempts: list[dict[str, Any]] = field(default_factory=list)
     started_at: int | None = None
     stopped_at: int | None = None
+    payload: str | None = None
+    """Its ``serviceRequestPayload`` as sent; None: a request naming only its resources."""
 
     @property
     def arn(self) -> str:
@@ -147,7 +150,7 @@ class FakeJob:
             **self.summary(),
             "jobQueue": self.queue_arn,
             "schedulingPriority": self.priority,
-            "serviceRequestPayload": json.dumps(payload),
+            "serviceRequestPayload": json.dumps(payload) if self.payload is None else self.payload,
             "attempts": list(self.attempts),
             "preemptionSummary": {
                 "preemptedAttemptCount": len(self.preemptions),
@@ -209,6 +212,8 @@ class FakeBatch:
     invalid: set[str] = field(default_factory=set)
     hidden_from_snapshot: set[str] = field(default_factory=set)
     faults: dict[str, deque[Fault]] = field(default_factory=dict)
+    cloudformation: FakeCloudFormation = field(default_factory=FakeCloudFormation)
+    """The stacks DescribeStacks knows, served on the same endpoint (``preview`` asks it)."""
     lock: threading.RLock = field(default_factory=threading.RLock)
     _ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
 
@@ -320,6 +325,19 @@ class FakeBatch:
                     if share.status in self.stuck.get(share.name, ()):
                         break
                     self._advance(share)
+
+    def waiting_jobs_become_runnable(self) -> list[str]:
+        """Every SUBMITTED and PENDING job becomes RUNNABLE, as AWS Batch moves them on by itself
+        with nothing asked of anyone; in a share whose in-share preemption is on, the new
+        RUNNABLE jobs then preempt as RUNNABLE jobs do. Returns the jobs moved on."""
+        with self.lock:
+            moved = [job for job in self.jobs if job.status in ("SUBMITTED", "PENDING")]
+            for job in moved:
+                job.status = "RUNNABLE"
+            for share in list(self.shares.values()):
+                if share.in_share_preemption == "ENABLED":
+                    self._preempt_in_share(share)
+            return [job.job_id for job in moved]
 
     def count(self, operation: str) -> int:
         return sum(1 for name, _ in self.calls if name == operation)
@@ -473,7 +491,9 @@ class FakeBatch:
 
     def _DescribeJobQueues(self, p: dict[str, Any]) -> dict[str, Any]:
         found = []
-        for reference in p.get("jobQueues") or []:
+        # Like Batch: no jobQueues lists every queue.
+        wanted = p.get("jobQueues") or [queue.arn for queue in self.queues.values()]
+        for reference in wanted:
             for queue in self.queues.values():
                 if reference in (queue.arn, queue.name):
                     found.append({
@@ -727,6 +747,12 @@ class FakeBatchServer(LoopbackServer):
         url = urlsplit(request.path)
         length = int(request.headers.get("Content-Length") or 0)
         raw = request.rfile.read(length) if length else b""
+        if request.command == "POST" and url.path == "/":
+            # CloudFormation's query protocol (a form body naming the Action): DescribeStacks.
+            form = {key: values[0] for key, values in parse_qs(raw.decode()).items()}
+            code, xml = self.state.cloudformation.handle(form)
+            _answer(request, code, {"Content-Type": "text/xml"}, xml.encode())
+            return
         params: dict[str, Any] = json.loads(raw) if raw else {}
         path = url.path
         if path.startswith("/v1/tags/"):
@@ -747,12 +773,17 @@ class FakeBatchServer(LoopbackServer):
             body = json.dumps({"__type": error.code, "message": str(error)}).encode()
         if latency:
             time.sleep(latency)
-        try:
-            request.send_response(status)
-            for name, value in {"Content-Type": "application/json", **headers}.items():
-                request.send_header(name, value)
-            request.send_header("Content-Length", str(len(body)))
-            request.end_headers()
-            request.wfile.write(body)
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the client gave up waiting (a read-timeout test)
+        _answer(request, status, {"Content-Type": "application/json", **headers}, body)
+
+
+def _answer(request: BaseHTTPRequestHandler, status: int, headers: dict[str, str],
+            body: bytes) -> None:
+    try:
+        request.send_response(status)
+        for name, value in headers.items():
+            request.send_header(name, value)
+        request.send_header("Content-Length", str(len(body)))
+        request.end_headers()
+        request.wfile.write(body)
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the client gave up waiting (a read-timeout test)

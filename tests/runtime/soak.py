@@ -36,17 +36,20 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from quota_constructs.model import SharingStrategy
+from quota_constructs.runtime.adoption import CAPACITY_FIELDS
 from quota_constructs.runtime.batch_gateway import BatchConnection
 from quota_constructs.runtime.ownership import (
     ADOPTING_TAG_KEY,
     LIFECYCLE_TAG_KEY,
     OWNER_TAG_KEY,
+    adopting_markers,
     owner_marker,
 )
 from quota_constructs.runtime.quota_share_handler import EntryPoints
 from quota_constructs.runtime.retry import RetryPolicy
 from quota_constructs.runtime.share_request import GuardOptIns
 from quota_constructs.runtime.structured_log import logger
+from quota_constructs.wire.lifecycle_record import lifecycle_with_restore_pending, restore_pending
 
 from .cloudformation import STACK_ID, Outcome, StackResource, share_properties
 from .declarations import G5, G5_2X, share_spec
@@ -96,6 +99,9 @@ class Declared:
     adopt_existing: bool = False
     allow_preemption_on_shrink: bool = False
     terminate_active_jobs_on_delete: bool = False
+    marked: frozenset[str] = frozenset()
+    """For a share made by hand: the configuration fields an earlier give-back held back,
+    which its lifecycle tag marks (the one tag it carries that is not its own)."""
 
     def properties(self) -> dict[str, Any]:
         spec = share_spec(self.name, dict(self.limits), self.strategy, self.borrow,
@@ -154,6 +160,8 @@ class Counts:
     stray_markers: int = 0
     lifecycle_records_lost: int = 0
     operator_drains: int = 0
+    given_back_partly: int = 0
+    """Give-backs that held part of a share back (restoring it would have preempted jobs)."""
     jobs_harmed: int = 0
     guards_bypassed: int = 0
     faults_injected: int = 0
@@ -527,22 +535,40 @@ class Sequence:
     def _given_back(self, arn: str, origin: Declared, declared: Declared,
                     before: tuple[dict[str, str], dict[str, Any]] | None) -> None:
         """The share made by hand is back as it was: its own tags only, its configuration and
-        state (a lower capacity is held back only while giving it back would preempt jobs)."""
+        state. A lower capacity is held back only while giving it back would preempt jobs; the
+        share then carries the mark saying what (its lifecycle record's ``restore_pending``,
+        the only tag not its own), and every part not marked is back."""
         share = self.state.shares.get(arn)
         if share is None:
             self._problem("lost", f"{origin.name}, adopted, was deleted instead of given back")
             return
-        if share.tags != {"team": origin.team}:
+        pending = frozenset(restore_pending(share.tags))
+        held_now = pending - origin.marked
+        may_hold_back = declared.lowers(origin) and self._holds_jobs(share)
+        if held_now and (not may_hold_back or held_now - set(CAPACITY_FIELDS)):
+            self._problem("drifted", f"{origin.name} held back {sorted(held_now)} needlessly",
+                          arn)
+        if pending < origin.marked:
+            self._problem("stray_markers", f"{origin.name} lost its mark {origin.marked}", arn)
+        mark = {LIFECYCLE_TAG_KEY: lifecycle_with_restore_pending(None, pending)} if pending \
+            else {}
+        if share.tags != {"team": origin.team, **mark}:
             self._problem("stray_markers", f"{origin.name} given back with {share.tags}", arn)
-        held_back = declared.lowers(origin) and self._holds_jobs(share)
-        if not origin.matches(share) and not held_back:
+        if held_now:
+            # What is held back stays as the adoption left it; everything else is back.
+            self.counts.given_back_partly += 1
+            origin = replace(origin, marked=pending)
+            if "capacityLimits" in held_now:
+                origin = replace(origin, limits=dict(share.limits))
+            if "resourceSharingConfiguration" in held_now:
+                origin = replace(origin, strategy=SharingStrategy(share.strategy),
+                                 borrow=share.borrow_limit
+                                 if share.strategy == "LEND_AND_BORROW" else None)
+        if not origin.matches(share):
             self._problem("drifted", f"{origin.name} given back as {share.summary()}", arn)
-        if before is not None and not held_back and (dict(share.tags), share.summary()) != before:
+        if before is not None and not held_now and (
+            dict(share.tags), share.summary()) != before:
             self._problem("drifted", f"{origin.name} given back as {share.summary()}", arn)
-        if held_back:
-            origin = replace(origin, limits=dict(share.limits),
-                             strategy=SharingStrategy(share.strategy), borrow=share.borrow_limit
-                             if share.strategy == "LEND_AND_BORROW" else None)
         if self.hand_made is None:
             self.hand_made = origin
         else:
@@ -667,7 +693,7 @@ class Sequence:
                               share.arn)
             marker = owner_marker(STACK_ID, slot.resource.logical_id)
             if share.tags.get(OWNER_TAG_KEY, "").split("/")[0] != marker or (
-                ADOPTING_TAG_KEY in share.tags
+                ADOPTING_TAG_KEY in share.tags or adopting_markers(share.tags)
             ):
                 self._problem("stray_markers", f"{share.name}: {share.tags}", share.arn)
         others: list[tuple[str, Declared]] = [(k.arn, k.declared) for k in self.kept]

@@ -368,14 +368,106 @@ def test_an_adoption_whose_tags_would_not_fit_is_refused_before_anything_changes
     batch: Batch,
 ) -> None:
     arn = made_by_hand(batch)
-    batch.state.shares[arn].tags.update({f"k{n}": "v" for n in range(45)})  # 47 tags in all
+    # 48 tags of its own; the declaration sets one of them (team), the library adds three.
+    batch.state.shares[arn].tags.update({f"k{n}": "v" for n in range(46)})
     before = batch.state.shares[arn].summary(), dict(batch.state.shares[arn].tags)
+    batch.state.calls.clear()
 
     outcome = StackResource(handler=batch.handler).create(
         share_properties(share_spec(), batch.training, adopt_existing=True)
     )
 
     assert not outcome.ok
-    assert "cannot be adopted: it would carry 51 tags" in outcome.reason
-    assert "Nothing was changed" in outcome.reason
+    assert ("would carry 51 tags, more than the 50 AWS allows per resource: 1 declared, 3 the "
+            "custom resource keeps (quota-constructs:adopted, quota-constructs:lifecycle, "
+            "quota-constructs:owner) and 47 already on the share that the declaration does not "
+            "set (k0, k1, k10, k11, k12 and 42 more)") in outcome.reason
+    assert "Nothing was changed" in outcome.reason and "\n" not in outcome.reason
+    assert batch.state.mutations() == []
     assert (batch.state.shares[arn].summary(), batch.state.shares[arn].tags) == before
+
+
+def test_an_adoption_that_fills_the_fifty_tags_never_needs_a_fifty_first(batch: Batch) -> None:
+    # 47 tags of its own (team among them) and the library's three: exactly 50. The adoption's
+    # marker travels in its record, so the claim adds the owner marker without a fourth tag.
+    arn = made_by_hand(batch)
+    batch.state.shares[arn].tags.update({f"k{n}": "v" for n in range(45)})
+    resource = StackResource(handler=batch.handler)
+    properties = share_properties(share_spec(), batch.training, adopt_existing=True)
+
+    outcome = resource.create(properties)
+
+    assert outcome.ok, outcome.reason
+    tags = batch.state.shares[arn].tags
+    assert len(tags) == 50 and ADOPTING_TAG_KEY not in tags
+    assert tags[OWNER_TAG_KEY] == owner_marker(resource.stack_id, resource.logical_id)
+    # Given back as it was when the resource goes.
+    assert resource.delete().ok
+    assert len(batch.state.shares[arn].tags) == 47
+
+
+def test_47_declared_tags_are_adopted_and_updated_within_the_fifty(batch: Batch) -> None:
+    arn = batch.state.add_share(batch.training, "team-a", {G5: 4}, "LEND_AND_BORROW", 100)
+    declared = {f"k{n}": "v" for n in range(47)}
+    resource = StackResource(handler=batch.handler)
+
+    created = resource.create(share_properties(share_spec(tags=declared), batch.training,
+                                                adopt_existing=True))
+    assert created.ok, created.reason
+    updated = resource.update(share_properties(
+        share_spec(tags={**declared, "k0": "changed"}), batch.training, adopt_existing=True))
+
+    assert updated.ok, updated.reason
+    assert len(batch.state.shares[arn].tags) == 50
+
+
+def test_an_update_that_would_pass_fifty_tags_is_refused_naming_the_limit(batch: Batch) -> None:
+    # Adopted with tags of its own the declaration does not set; an update declaring more
+    # would take it past 50: refused before any write, not AWS's generic error.
+    arn = made_by_hand(batch)
+    batch.state.shares[arn].tags.update({f"own{n}": "v" for n in range(10)})
+    resource = StackResource(handler=batch.handler)
+    assert resource.create(share_properties(share_spec(), batch.training,
+                                            adopt_existing=True)).ok
+    before = batch.state.mutations()
+
+    outcome = resource.update(share_properties(
+        share_spec(tags={f"k{n}": "v" for n in range(40)}), batch.training, adopt_existing=True))
+
+    assert not outcome.ok
+    assert "would carry 54 tags, more than the 50 AWS allows per resource" in outcome.reason
+    assert "11 already on the share that the declaration does not set" in outcome.reason
+    assert batch.state.mutations() == before
+
+
+def test_48_declared_tags_with_adopt_existing_are_refused_before_any_call(batch: Batch) -> None:
+    # A template made by hand, or by a version before the synth counted the adoption record.
+    arn = made_by_hand(batch)
+    batch.state.calls.clear()
+    tags = {f"k{n}": "v" for n in range(48)}
+
+    outcome = StackResource(handler=batch.handler).create(
+        share_properties(share_spec(tags=tags), batch.training, adopt_existing=True))
+
+    assert not outcome.ok and "\n" not in outcome.reason
+    assert "quota share 'team-a': tags got '48 tags'" in outcome.reason
+    assert ("at most 47 with ShareProvisioning.CUSTOM_RESOURCE and "
+            "ShareLifecycle(adopt_existing=True)") in outcome.reason
+    assert batch.state.calls == []
+    assert batch.state.shares[arn].tags == {"made": "by-hand", "team": "legacy"}
+
+
+def test_an_update_swapping_its_declared_tags_never_carries_both_sets(batch: Batch) -> None:
+    # 40 declared tags replaced by 40 others: the old ones go before the new ones are set, so
+    # the share never carries 80 (AWS would refuse past 50).
+    resource = StackResource(handler=batch.handler)
+    assert resource.create(share_properties(
+        share_spec(tags={f"old{n}": "v" for n in range(40)}), batch.training)).ok
+
+    outcome = resource.update(share_properties(
+        share_spec(tags={f"new{n}": "v" for n in range(40)}), batch.training))
+
+    assert outcome.ok, outcome.reason
+    assert resource.physical_id is not None
+    tags = batch.state.shares[resource.physical_id].tags
+    assert len(tags) == 42 and not [key for key in tags if key.startswith("old")]

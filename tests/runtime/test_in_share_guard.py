@@ -220,3 +220,78 @@ def test_with_more_waiting_jobs_than_are_read_every_running_job_is_named(
 
     assert not outcome.ok
     assert running in outcome.reason and "not all read" in outcome.reason
+
+
+# -- jobs not yet RUNNABLE (issue 30, item 6) ----------------------------------------------------
+#
+# AWS: in-share preemption lets "higher priority RUNNABLE jobs" preempt. A SUBMITTED or PENDING
+# job becomes RUNNABLE by itself, so it preempts too, a moment after the switch is turned on.
+
+
+@pytest.mark.parametrize("status", ["SUBMITTED", "PENDING"])
+def test_refused_while_a_job_not_yet_runnable_outranks_one_on_the_whole_limit(
+    batch: Batch, status: str,
+) -> None:
+    resource, arn = deployed(batch, strategy=LEND, limits={G5: 4})
+    low = batch.state.add_job(arn, "RUNNING", {G5: 4}, name="nightly-sweep", priority=1)
+    high = batch.state.add_job(arn, status, {G5: 2}, name="urgent-eval", priority=50)
+    before = batch.state.mutations()
+
+    outcome = turn_on(batch, resource)
+
+    assert not outcome.ok
+    assert f"nightly-sweep ({low}, RUNNING, priority 1)" in outcome.reason
+    assert f"urgent-eval ({high}, {status}, priority 50)" in outcome.reason
+    assert "SUBMITTED and PENDING ones become RUNNABLE by themselves" in outcome.reason
+    assert batch.state.mutations() == before
+    # The share is left as it was: once the job is RUNNABLE, nothing is preempted.
+    batch.state.waiting_jobs_become_runnable()
+    assert batch.state.shares[arn].in_share_preemption == "DISABLED"
+    assert batch.state.preempted_jobs == []
+
+
+@pytest.mark.parametrize("status", ["SUBMITTED", "PENDING"])
+def test_with_the_opt_in_the_named_job_is_preempted_once_the_waiting_job_is_runnable(
+    batch: Batch, status: str,
+) -> None:
+    resource, arn = deployed(batch, strategy=LEND, limits={G5: 4})
+    low = batch.state.add_job(arn, "RUNNING", {G5: 4}, priority=1)
+    batch.state.add_job(arn, status, {G5: 2}, priority=50)
+
+    outcome = turn_on(batch, resource, opt_in=True)
+
+    assert outcome.ok, outcome.reason
+    assert batch.state.preempted_jobs == []  # nothing RUNNABLE yet
+    batch.state.waiting_jobs_become_runnable()
+    assert batch.state.preempted_jobs == [low]
+
+
+@pytest.mark.parametrize("status", ["SUBMITTED", "PENDING"])
+def test_a_job_not_yet_runnable_that_fits_in_the_free_limit_is_no_objection(
+    batch: Batch, status: str,
+) -> None:
+    resource, arn = deployed(batch, strategy=LEND, limits={G5: 4})
+    batch.state.add_job(arn, "RUNNING", {G5: 2}, priority=1)
+    batch.state.add_job(arn, status, {G5: 2}, priority=50)
+
+    outcome = turn_on(batch, resource)
+
+    assert outcome.ok, outcome.reason
+    batch.state.waiting_jobs_become_runnable()
+    assert batch.state.preempted_jobs == []
+
+
+def test_a_runnable_job_takes_the_free_limit_before_a_submitted_one_of_higher_priority(
+    batch: Batch,
+) -> None:
+    # The RUNNABLE job starts on the free 2 now; the SUBMITTED one, RUNNABLE later, finds
+    # nothing free and preempts the running low-priority job.
+    resource, arn = deployed(batch, strategy=LEND, limits={G5: 4})
+    low = batch.state.add_job(arn, "RUNNING", {G5: 2}, priority=1)
+    batch.state.add_job(arn, "RUNNABLE", {G5: 2}, priority=5)
+    high = batch.state.add_job(arn, "SUBMITTED", {G5: 2}, priority=50)
+
+    outcome = turn_on(batch, resource)
+
+    assert not outcome.ok
+    assert low in outcome.reason and high in outcome.reason

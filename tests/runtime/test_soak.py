@@ -29,6 +29,7 @@ def test_random_sequences_with_faults_and_redeliveries_break_nothing() -> None:
     assert counts.faults_injected > 1000
     assert counts.redeliveries > 250 and counts.killed_mid_request > 50
     assert counts.denials > 40 and counts.operator_drains > 15
+    assert counts.given_back_partly > 0
 
 
 def test_the_soak_catches_a_blind_retry_of_a_change_that_went_through(

@@ -294,6 +294,11 @@ def test_screened_search_is_the_same_on_any_executor_and_meets_on_the_whole_hist
     assert one.meets_targets and one.change > 0
     # Judged on the whole history, never on the screening stretch alone.
     assert meets_all(environment, one.shares, jobs, targets_of(today)) is True
+    # The environment advice searched sizes on the stretch too; what it advises was met by
+    # a replay of the whole history, as simulate() confirms.
+    assert one.environment_needed_verified and one.environment_shares
+    advised = [CapacityLimit(G5, one.environment_needed[G5])]
+    assert meets_all(advised, one.environment_shares, jobs, targets_of(today)) is True
 
 
 def test_says_how_far_the_environment_could_shrink_and_shows_a_declaration_for_it() -> None:

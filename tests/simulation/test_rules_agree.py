@@ -151,7 +151,7 @@ def test_summary_agreement_and_simulator_agree_on_reach_and_lenders(
         if share.strategy is SharingStrategy.LEND_AND_BORROW:
             for limit in share.capacity_limits:
                 unit = limit.capacity_unit
-                warned = any(share.name in w and f"can borrow no {unit}" in w
+                warned = any(w.startswith(f"quota share {share.name!r}: can borrow no {unit}:")
                              for w in allocation.borrow_warnings)
                 assert warned == (unit not in lenders_said and not any(
                     "capacity no share owns" in line and unit in line

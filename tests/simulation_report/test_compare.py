@@ -109,3 +109,23 @@ def test_both_commands_take_the_short_spellings(command: str) -> None:
         never_runnable=NeverRunnable.BLOCK, requeue_place=RequeuePlace.BACK,
         unowned_capacity_borrowable=False, head_of_line=HeadOfLine.PER_SHARE,
     )
+
+
+def test_a_compared_declaration_that_names_nothing_is_one_line_before_simulating(
+    tmp_path: Path,
+) -> None:
+    workload = tmp_path / "jobs.csv"
+    write_workload(workload, Workload(JOBS))
+    module = "tests.simulation_report.test_compare"
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["--declaration", f"{module}:TODAY", "--workload", str(workload),
+                 "--compare", "nope:X", "--out", str(tmp_path / "r")],
+                stdout=out, stderr=err)
+    assert code == 2
+    said = err.getvalue().splitlines()
+    errors = [line for line in said if line.startswith("error:")]
+    assert len(errors) == 1 and "--compare" in errors[0] and "nope:X" in errors[0]
+    # Before the workload is read or anything simulated, and with no workload row beside it.
+    assert not any("reading" in line or "simulating" in line for line in said), said
+    assert not any("a job of" in line for line in said), said
+    assert not (tmp_path / "r").exists()

@@ -15,9 +15,20 @@ HEADER = ("job_id,share,submitted_at,duration,instance_type,instance_count,prior
           "preemption_retries")
 
 
+EXPORT_VALUES = {
+    "submitted_at_utc": "2026-11-24T00:00:00.000+00:00", "job_name": "train-1",
+    "status": "SUCCEEDED", "history": "finished", "attempts": "2", "preemptions": "1",
+    "unseen_preemptions": "0",
+    "attempt_runs": "2026-11-24T00:00:00.000+00:00/2026-11-24T00:30:00.000+00:00/PREEMPTED",
+    "exported_at_utc": "2026-11-25T00:00:00.000+00:00",
+}
+
+
 def test_history_columns_are_ignored() -> None:
+    # Every column the export writes, whatever it writes next: the loader must skip them all.
+    values = [EXPORT_VALUES.get(name, "x") for name in HISTORY_COLUMNS]
     text = (HEADER + "," + ",".join(HISTORY_COLUMNS) + "\n"
-            + ROW + ",2026-11-24T00:00:00.000+00:00,train-1,SUCCEEDED,finished,2,1\n")
+            + ROW + "," + ",".join(values) + "\n")
     (job,) = parse_csv(io.StringIO(text)).jobs
     assert (job.job_id, job.share, job.instance_count, job.priority, job.preemption_retries) == (
         "j1", "vision", 2, 7, 1)

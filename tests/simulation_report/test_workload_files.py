@@ -332,3 +332,41 @@ def test_times_in_one_form_per_file() -> None:
         parse_csv(io.StringIO(
             "job_id,share,submitted_at,duration,instance_type\n"
             "a,research,2026-03-02T09:15:00Z,60,g\nb,research,2026-03-02T09:16:00,60,g\n"))
+
+
+def test_a_duplicate_id_is_caught_even_when_its_first_row_was_invalid() -> None:
+    from quota_constructs.simulation.workloads import WorkloadProblems
+
+    with pytest.raises(WorkloadProblems) as caught:
+        csv_of(f"{HEADER}\na,QS1,0,-5,ml.g5.xlarge\nb,QS1,0,60,ml.g5.xlarge\n"
+               "a,QS1,10,60,ml.g5.xlarge\n")
+    found = [(p.where, p.field, p.value) for p in caught.value.problems]
+    assert found == [("line 2", "duration", "-5"), ("line 4", "job_id", "a")]
+    assert "already on line 2" in caught.value.problems[1].allowed
+
+
+def test_a_duplicate_id_is_caught_when_the_first_row_names_an_undeclared_share() -> None:
+    from quota_constructs.simulation.workloads import WorkloadProblems
+
+    # Both rows are well formed (the fast path reads them); the declaration refuses the first.
+    text = f"{HEADER}\na,marketing,0,60,ml.g5.xlarge\na,product,10,60,ml.g5.xlarge\n"
+    with pytest.raises(WorkloadProblems) as caught:
+        parse_csv(io.StringIO(text), source="jobs.csv", **declared())  # type: ignore[arg-type]
+    assert [(p.where, p.field) for p in caught.value.problems] == [
+        ("line 2", "share"), ("line 3", "job_id")]
+
+
+def test_times_written_with_z_are_echoed_with_z() -> None:
+    head = f"kind,{HEADER},priority,at\n"
+    mixed = error_of(f"{HEADER}\na,QS1,2026-03-02T09:15:00Z,60,ml.g5.xlarge\n"
+                     "b,QS1,2026-03-02T09:20:00,60,ml.g5.xlarge\n")
+    assert (mixed.where, mixed.value) == ("line 3", "2026-03-02T09:20:00")
+    early = error_of(head + ",a,QS1,2026-03-02T09:15:00Z,60,ml.g5.xlarge,1,\n"
+                     "priority_change,a,,,,,4,2026-03-02T09:00:00Z\n")
+    assert early.value == "2026-03-02T09:00:00Z"
+    assert "(2026-03-02T09:15:00Z)" in early.allowed
+    assert "+00:00" not in str(early)
+    # Written with an offset, echoed with that offset.
+    offset = error_of(head + ",a,QS1,2026-03-02T09:15:00+01:00,60,ml.g5.xlarge,1,\n"
+                      "priority_change,a,,,,,4,2026-03-02T09:00:00+01:00\n")
+    assert offset.value == "2026-03-02T09:00:00+01:00"

@@ -24,7 +24,7 @@ from quota_constructs.wire.share_codec import (
 )
 from quota_constructs.wire.share_config import Casing, ShareConfig, recased
 
-from .test_share_codec import UNITS, stringify
+from .test_share_codec import UNITS, stringify, tag_values
 
 QUEUE_ARN = "arn:aws:batch:us-east-1:123456789012:job-queue/training"
 BATCH = botocore.session.get_session().get_service_model("batch")
@@ -44,7 +44,7 @@ def declarations(draw: st.DrawFn) -> QuotaShareSpec:
         in_share_preemption=draw(st.booleans()),
         enabled=draw(st.booleans()),
         tags=draw(st.dictionaries(st.from_regex(r"[a-z][a-z0-9-]{0,11}", fullmatch=True),
-                                  st.text(max_size=12), max_size=4)),
+                                  tag_values(12), max_size=4)),
     )
 
 

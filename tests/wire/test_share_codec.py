@@ -36,6 +36,12 @@ def stringify(value: Any) -> Any:
     return str(value)
 
 
+def tag_values(max_size: int) -> st.SearchStrategy[str]:
+    """Tag values AWS's tag restrictions allow: any text not starting with ``aws:``."""
+    return st.text(max_size=max_size).filter(
+        lambda text: not text.lower().startswith("aws:"))
+
+
 @st.composite
 def specs(draw: st.DrawFn) -> QuotaShareSpec:
     strategy = draw(st.sampled_from(list(SharingStrategy)))
@@ -51,7 +57,7 @@ def specs(draw: st.DrawFn) -> QuotaShareSpec:
         enabled=draw(st.booleans()),
         tags=draw(
             st.dictionaries(
-                st.from_regex(r"[a-z]{1,8}", fullmatch=True), st.text(max_size=10), max_size=3
+                st.from_regex(r"[a-z]{1,8}", fullmatch=True), tag_values(10), max_size=3
             )
         ),
     )

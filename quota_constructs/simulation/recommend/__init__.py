@@ -53,12 +53,28 @@ The steps, each in its own module
 8. **Hold-out** (:mod:`.holdout`): with ``holdout``, today's and the recommended declaration
    replayed on the last part of the history, which the search never saw.
 
+**The contract** (:mod:`.contract`): each share's declared interruption budget and every
+target today's declaration meets bound the search (steps 3-7): an allocation that breaks one
+never ranks above one that keeps them all, and no environment is advised on which one breaks,
+unless ``allow_trades`` names the share; the answer names every line given up
+(``Recommendation.trades``).
+
 **Screening** (:mod:`.screening`): long histories (more than twice ``screen_jobs``) rank the
 candidates of steps 3-5 on a stretch of ``screen_jobs`` jobs from the middle of the history
-first and replay only the best two on the whole of it; the demand analysis and every answer
-use the whole history. Every replay goes through one :class:`.replays.Replayer`, which sends
-the tasks of :mod:`.tasks` to the executor and counts them; the answer's types are in
-:mod:`.result`.
+first and replay only the best two on the whole of it; step 6 compares the stretch's replays
+and keeps what they single out where the whole history ranks it no worse; step 7 searches a
+type's sizes on the stretch and confirms the size found on the whole history. The demand
+analysis and every answer use the whole history.
+
+**Replays** (:mod:`.replays`): every replay goes through one :class:`.replays.Replayer`, which
+sends the tasks of :mod:`.tasks` to the executor and counts them by what the search ran them
+for (``Recommendation.replays``), and one :class:`.replays.Ledger` per call, shared with the
+searches step 7 runs on other environments: a replay asked for again (same allocation,
+environment and part of the history) is read from the first; a demand is bisected once (it is
+what a share's own jobs need, whatever the environment) and its probes are kept; a search on
+another environment skips the replays only a shown answer needs (the alone replays behind a
+reason, no-op changes of an answer that misses), and is not run at all where a share's jobs
+alone miss there (no allocation could meet them). The answer's types are in :mod:`.result`.
 
 Every answer is confirmed by a full replay: ``meets_targets`` is never inferred from a bound.
 Bisection and "a share alone with the whole environment is its best case" assume that more
@@ -71,6 +87,7 @@ by a fixed candidate order, and nothing is random, so the same inputs give the s
 recommendation on any executor (local processes, a Dask cluster's ``get_executor()``).
 """
 
+from .contract import EVERY_SHARE, MEASURES, Trade
 from .holdout import HoldoutCheck
 from .pins import Pin
 from .result import Recommendation, ShareCost, describe_change
@@ -81,12 +98,15 @@ __all__ = [
     "DEFAULT_MAX_SIMULATIONS",
     "DEFAULT_OPTIONS",
     "DEFAULT_SCREEN_JOBS",
+    "EVERY_SHARE",
+    "MEASURES",
     "Demand",
     "HoldoutCheck",
     "Pin",
     "Recommendation",
     "ShareCost",
     "ShareScore",
+    "Trade",
     "describe_change",
     "recommend",
 ]

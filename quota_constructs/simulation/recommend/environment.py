@@ -36,7 +36,9 @@ The search (:meth:`EnvironmentSearch.advise`):
 
 "Reachable" targets leave out a share whose jobs miss even when every one starts on
 submission (:attr:`.tasks.Demand.met` false): no environment meets it, so it is not a
-reason to grow.
+reason to grow. "Meets" also means keeping every share's agreement as today's declaration on
+today's environment keeps it (:mod:`.contract`): no size is advised on which a share loses
+more jobs to its interruption budget, or misses a target met today.
 """
 
 from __future__ import annotations
@@ -44,10 +46,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from ..problem import Problem
 from .candidates import partition
 from .demand import DemandAnalysis
 from .ranking import Ranking
-from .replays import Replayer
+from .replays import STRETCH, WHOLE, Replayer
 from .space import Allocation, SearchSpace
 from .tasks import Scores
 
@@ -66,6 +69,9 @@ Found = tuple[Allocation, Scores]
 SearchAt = Callable[[tuple[int, ...]], tuple[Found | None, list[str]]]
 """recommend's own search on an environment of that many instances per type: what it finds
 when it meets every reachable target (else None), and the targets it misses."""
+RuledOut = Callable[[tuple[int, ...]], bool]
+"""Whether no allocation on an environment can meet every reachable target, known without a
+search (a share's jobs alone there miss: :func:`.demand.beyond_reach`)."""
 
 
 def _sized(sizes: tuple[int, ...], k: int, size: int) -> tuple[int, ...]:
@@ -81,6 +87,8 @@ class Advice:
     allocation: Allocation | None
     reasons: dict[str, str] = field(default_factory=dict)
     """Per instance type advised to change, why (in words)."""
+    scores: Scores = field(default_factory=dict)
+    """``allocation`` replayed on ``sizes``."""
 
 
 class EnvironmentSearch:
@@ -88,7 +96,8 @@ class EnvironmentSearch:
 
     def __init__(
         self, space: SearchSpace, ranking: Ranking, replayer: Replayer, analysis: DemandAnalysis,
-        search_at: SearchAt,
+        search_at: SearchAt, ruled_out: RuledOut = lambda env: False,
+        say: Callable[[str], None] = lambda message: None, screen: Problem | None = None,
     ) -> None:
         self.space = space
         self.ranking = ranking
@@ -96,11 +105,16 @@ class EnvironmentSearch:
         self.analysis = analysis
         self.search_elsewhere = search_at
         self.today = tuple(space.capacity)
-        self.cache: dict[tuple[Allocation, tuple[int, ...]], Found | None] = {}
+        self.cache: dict[str, dict[tuple[Allocation, tuple[int, ...]], Found | None]] = {}
+        """Per part of the history replayed, per (base, environment), what :meth:`probe`
+        found."""
+        self.screen = screen
         self.base: Allocation = ()
         self.origin: tuple[int, ...] = self.today
         """The environment ``base`` was found for (its limits scale from there)."""
         self.searched: dict[tuple[int, ...], tuple[Found | None, list[str]]] = {}
+        self.ruled_out = ruled_out
+        self.say = say
 
     def advise(self, best: Allocation, scores: Scores) -> Advice:
         self.base = best
@@ -123,7 +137,7 @@ class EnvironmentSearch:
             sizes, found, reasons = self.necessary(sizes, found)
             if sizes == self.today or sizes == confirmed_at:
                 break
-            confirmed, _ = self.search_at(sizes)
+            confirmed = self.found_at(sizes)
             if confirmed is None:
                 break
             # What recommend finds on these sizes may fit smaller ones: search again from it.
@@ -137,7 +151,7 @@ class EnvironmentSearch:
         for k, unit in enumerate(self.space.units):
             if sizes[k] < self.today[k]:
                 reasons.setdefault(unit, self.why_shrink(k, sizes))
-        return Advice(sizes, True, basis, found[0], reasons)
+        return Advice(sizes, True, basis, found[0], reasons, found[1])
 
     # --- replays ---------------------------------------------------------------------------
     def candidates(self, env: tuple[int, ...]) -> list[Allocation]:
@@ -154,30 +168,61 @@ class EnvironmentSearch:
         return out
 
     def reachable_missed(self, scores: Scores) -> list[str]:
-        """Targets missed, leaving out those no environment meets."""
+        """Targets missed, leaving out those no environment meets, and the shares whose
+        agreement a replay breaks (:mod:`.contract`: today's declaration on today's
+        environment is the bound, on every environment advised)."""
         unreachable = self.analysis.unreachable
-        return [name for name in self.ranking.missed(scores) if name not in unreachable]
+        missed = [name for name in self.ranking.missed(scores) if name not in unreachable]
+        return list(dict.fromkeys([*missed, *(b.share for b in self.ranking.broken(scores))]))
 
-    def probe(self, envs: Sequence[tuple[int, ...]]) -> list[Found | None]:
+    def probe(self, envs: Sequence[tuple[int, ...]], *, screened: bool = False
+              ) -> list[Found | None]:
         """Per environment, the first candidate whose replay meets every reachable target
-        (None: none does); replayed together, in a fixed order."""
+        (None: none does); replayed together, in a fixed order, on the whole searched
+        history — or, ``screened``, on the screening stretch (a long history's: see
+        :meth:`shrink`)."""
         base = self.base
-        todo = [env for env in dict.fromkeys(envs) if (base, env) not in self.cache]
-        pairs = [(env, allocation) for env in todo for allocation in self.candidates(env)]
-        scored = self.replayer.evaluate_all([(allocation, env) for env, allocation in pairs])
+        part = STRETCH if screened else WHOLE
+        cache = self.cache.setdefault(part, {})
+        todo = [env for env in dict.fromkeys(envs) if (base, env) not in cache]
         for env in todo:
-            self.cache[(base, env)] = None
-        for (env, allocation), scores in zip(pairs, scored, strict=True):
-            if self.cache[(base, env)] is None and scores is not None \
-                    and not self.reachable_missed(scores):
-                self.cache[(base, env)] = (allocation, scores)
-        return [self.cache[(base, env)] for env in envs]
+            cache[(base, env)] = None
+        # The candidates in their order, each replayed only where every earlier one missed:
+        # the first that meets is the answer, so a later one would decide nothing.
+        offered = {env: self.candidates(env) for env in todo}
+        for turn in range(max((len(c) for c in offered.values()), default=0)):
+            pairs = [(env, candidates[turn]) for env, candidates in offered.items()
+                     if turn < len(candidates) and cache[(base, env)] is None]
+            if not pairs:
+                break
+            self.say(f"environment advice: replaying {len(pairs)} allocations"
+                     + (" on the screening stretch" if screened else "") + " on "
+                     + "; ".join(self.sizes_text(env) for env, _ in pairs))
+            scored = self.replayer.evaluate_all(
+                [(allocation, env) for env, allocation in pairs],
+                self.screen if screened else None, part)
+            for (env, allocation), scores in zip(pairs, scored, strict=True):
+                if scores is not None and not self.reachable_missed(scores):
+                    cache[(base, env)] = (allocation, scores)
+        return [cache[(base, env)] for env in envs]
 
     def search_at(self, env: tuple[int, ...]) -> tuple[Found | None, list[str]]:
         """recommend's own search on ``env`` (once per environment)."""
         if env not in self.searched:
+            self.say(f"environment advice: recommend's own search on {self.sizes_text(env)}")
             self.searched[env] = self.search_elsewhere(env)
         return self.searched[env]
+
+    def sizes_text(self, env: tuple[int, ...]) -> str:
+        return ", ".join(f"{n} x {unit}" for unit, n in zip(self.space.units, env, strict=True))
+
+    def found_at(self, env: tuple[int, ...]) -> Found | None:
+        """What recommend's own search finds on ``env`` when it meets every reachable target;
+        None without a search where a share's jobs alone miss there (no allocation could
+        meet them), when only the answer, not the targets missed, is wanted."""
+        if env not in self.searched and self.ruled_out(env):
+            return None
+        return self.search_at(env)[0]
 
     # --- the steps -------------------------------------------------------------------------
     def grow(self) -> tuple[tuple[int, ...], Found] | None:
@@ -199,14 +244,20 @@ class EnvironmentSearch:
         self, k: int, sizes: tuple[int, ...], found: Found, lower: int
     ) -> tuple[tuple[int, ...], Found]:
         """The smallest size of type ``k`` (the others as ``sizes``) a replay meets, by a
-        search replaying :data:`POINTS_PER_ROUND` sizes per round."""
-        failing, passing = lower - 1, sizes[k]
+        search replaying :data:`POINTS_PER_ROUND` sizes per round.
+
+        On a long history (one with a screening stretch) the sizes are searched on the
+        stretch, and the size found is then confirmed on the whole history, bisected up to
+        ``sizes[k]`` (met on the whole already) where it falls short: every size advised is
+        one a replay of the whole history met."""
+        screened = self.screen is not None
+        failing, passing, first = lower - 1, sizes[k], found
         while passing - failing > 1:
             span = passing - failing
             points = sorted({failing + max(1, round(span * i / (POINTS_PER_ROUND + 1)))
                              for i in range(1, POINTS_PER_ROUND + 1)} - {passing})
             envs = [_sized(sizes, k, point) for point in points]
-            results = self.probe(envs)
+            results = self.probe(envs, screened=screened)
             met = [(point, result) for point, result in zip(points, results, strict=True)
                    if result is not None]
             if met:
@@ -214,6 +265,25 @@ class EnvironmentSearch:
             failing = max([failing, *(point for point, result in zip(points, results,
                                                                     strict=True)
                                       if result is None and point < passing)])
+        if not screened:
+            return _sized(sizes, k, passing), found
+        return self.confirmed(k, sizes, first, passing)
+
+    def confirmed(
+        self, k: int, sizes: tuple[int, ...], found: Found, screened: int
+    ) -> tuple[tuple[int, ...], Found]:
+        """The smallest size of type ``k`` from ``screened`` (what the stretch met) up to
+        ``sizes[k]`` (met on the whole history by ``found``) that a replay of the whole
+        history meets, bisected between the two."""
+        failing, passing = screened - 1, sizes[k]
+        middle = screened  # the stretch's answer first: most often the whole meets it too
+        while passing - failing > 1:
+            (met,) = self.probe([_sized(sizes, k, middle)])
+            if met is None:
+                failing = middle
+            else:
+                passing, found = middle, met
+            middle = (failing + passing) // 2
         return _sized(sizes, k, passing), found
 
     def one_less(
@@ -225,7 +295,7 @@ class EnvironmentSearch:
             if sizes[k] - 1 < lower:
                 break
             fewer = _sized(sizes, k, sizes[k] - 1)
-            met, _ = self.search_at(fewer)
+            met = self.found_at(fewer)
             if met is None:
                 break
             sizes, found = fewer, met

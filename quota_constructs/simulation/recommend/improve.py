@@ -1,6 +1,7 @@
 """Step 4 of the search: improving while targets are missed.
 
-Capacity moves toward each share that misses (a quarter of its limit per type) from capacity
+Capacity moves toward each share that misses (or breaks a line of its agreement: see
+:mod:`.contract`; a quarter of its limit per type) from capacity
 no share owns and then from the shares with most room before their own targets; its borrowing
 is opened (waits) or closed or capped (lost jobs). A move is kept when it ranks better on the
 whole history: fewer targets missed, then a smaller shortfall.
@@ -20,14 +21,14 @@ from .tasks import Scores
 def improve(picker: Picker, best: Allocation, scores: Scores, budget: int) -> Scored:
     """Moves toward the targets ``best`` misses, kept while they rank better, until every
     target is met, nothing ranks better or ``budget`` replays are spent."""
-    missed = picker.ranking.missed
-    start = picker.replayer.simulations
-    while missed(scores) and picker.replayer.simulations - start < budget:
+    ranking = picker.ranking
+    start = picker.replayer.asked
+    while not ranking.acceptable(scores) and picker.replayer.asked - start < budget:
         moves = _moves(picker, best, scores)
         if not moves:
             break
         picker.say(f"improving: {len(moves)} allocations toward the targets missed "
-                   f"({', '.join(missed(scores))})")
+                   f"({', '.join(_wanting(picker, scores))})")
         found = picker.pick(moves, (best, scores))
         if found is None or found[0] == best:
             break
@@ -41,7 +42,7 @@ def _moves(picker: Picker, current: Allocation, scores: Scores) -> list[Allocati
     space, ranking = picker.space, picker.ranking
     moves: list[Allocation] = []
     slack = ranking.slack(scores)
-    for name in ranking.missed(scores):
+    for name in _wanting(picker, scores):
         s = space.index[name]
         row = current[s]
         if not space.pinned_strategy(name):
@@ -56,6 +57,13 @@ def _moves(picker: Picker, current: Allocation, scores: Scores) -> list[Allocati
             if grown is not None:
                 moves.append(grown)
     return list(dict.fromkeys(m for m in moves if m != current))
+
+
+def _wanting(picker: Picker, scores: Scores) -> list[str]:
+    """The shares that miss a target, then those breaking a line of their agreement."""
+    ranking = picker.ranking
+    return list(dict.fromkeys([*ranking.missed(scores),
+                               *(bound.share for bound in ranking.broken(scores))]))
 
 
 def _terms_tried(terms: Terms, losing: bool) -> list[Terms]:

@@ -8,20 +8,31 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..targets import ServiceTarget, TargetOutcome
+from .contract import WAIT, Bound, Contract
 from .space import Allocation, SearchSpace
 from .tasks import Scores, meets
 
-Key = tuple[int, float, int]
-"""Targets missed, shortfall, change: smaller ranks better."""
+Key = tuple[int, int, float, int]
+"""Lines of the contract broken, targets missed, shortfall, change: smaller ranks better."""
 
 
 @dataclass(frozen=True)
 class Ranking:
-    """Ranks replays against every share's targets (``goals``, by name); change is counted
-    against ``space``'s today."""
+    """Ranks replays against every share's targets (``goals``, by name) within the
+    ``contract`` (:mod:`.contract`: what today's declaration keeps, once today is replayed);
+    change is counted against ``space``'s today."""
 
     space: SearchSpace
     goals: Mapping[str, ServiceTarget]
+    contract: Contract | None = None
+
+    def broken(self, scores: Scores) -> list[Bound]:
+        """The contract's lines ``scores`` breaks (none before the contract is known)."""
+        return [] if self.contract is None else self.contract.broken(scores)
+
+    def acceptable(self, scores: Scores) -> bool:
+        """Every target met and no line of the contract broken: an answer."""
+        return not self.missed(scores) and not self.broken(scores)
 
     def missed(self, scores: Scores) -> list[str]:
         return [
@@ -46,14 +57,20 @@ class Ranking:
         return total
 
     def key(self, allocation: Allocation, scores: Scores) -> Key:
-        """Ranking: fewest missed targets, then the smallest shortfall, then least change."""
-        return (len(self.missed(scores)), self.shortfall(scores), self.space.change(allocation))
+        """Ranking: fewest lines of the contract broken (an allocation that breaks one never
+        ranks above one that keeps them all), fewest missed targets, then the smallest
+        shortfall, then least change."""
+        return (len(self.broken(scores)), len(self.missed(scores)), self.shortfall(scores),
+                self.space.change(allocation))
 
     def loses_jobs(self, name: str, scores: Scores) -> bool:
-        """More of ``name``'s jobs lost to their preemption budget than its target allows."""
+        """More of ``name``'s jobs lost to their preemption budget than its target allows, or
+        preempted beyond its declared budget more than today."""
         score = scores.get(name)
-        goal = self.goals[name]
-        return (score is not None and goal.max_budget_failures is not None
+        goal = self.goals.get(name)
+        if any(b.share == name and b.measure != WAIT for b in self.broken(scores)):
+            return True
+        return (score is not None and goal is not None and goal.max_budget_failures is not None
                 and score.budget_failures > goal.max_budget_failures)
 
     def slack(self, scores: Scores) -> dict[int, float]:

@@ -3,10 +3,11 @@ the change costs its jobs."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ...model import CapacityLimit, QuotaShareSpec
 from ..targets import ServiceTarget, TargetOutcome
+from .contract import Trade
 from .holdout import HoldoutCheck
 from .tasks import Demand, ShareScore
 
@@ -81,6 +82,18 @@ class Recommendation:
     """Replays run (full and single-share ones)."""
     jobs_simulated: int
     seconds: float
+    trades: list[Trade] = field(default_factory=list)
+    """Each line of a share's agreement the recommendation gives up (:mod:`.contract`): only
+    those of shares the user let it trade (``allow_trades``), unless no allocation keeps
+    them (then ``meets_targets`` is false)."""
+    environment_trades: list[Trade] = field(default_factory=list)
+    """The same for ``environment_shares`` on ``environment_needed``."""
+    replays: dict[str, int] = field(default_factory=dict)
+    """``simulations`` by what the search ran them for."""
+    replayed_jobs: dict[str, int] = field(default_factory=dict)
+    """``jobs_simulated`` by what the search ran them for."""
+    reused_replays: int = 0
+    """Replays the search asked for again and read from an earlier one instead of running."""
 
     def environment_change(self) -> dict[str, int]:
         """Per type, ``environment_needed`` minus today's (negative: could shrink)."""

@@ -8,13 +8,13 @@ cluster's ``Client.get_executor()``. Nothing here depends on which worker runs i
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import cast, overload
 
 from ..arrangements import subset
 from ..engine import run
-from ..figures import share_figures
+from ..figures import beyond_budget, share_figures
 from ..inputs import SimulationOptions
 from ..problem import Problem
 from ..results import RunData, ShareFigures
@@ -97,29 +97,39 @@ class ShareScore:
     cross_share_preemptions: int = 0
     in_share_preemptions: int = 0
     lost_instance_hours: float = 0.0
+    over_budget: int = 0
+    """Jobs preempted more often than the share's declared interruption budget (failed for
+    it or requeued); 0 for a share that declares none."""
 
     @classmethod
-    def of(cls, figures: ShareFigures) -> ShareScore:
+    def of(cls, figures: ShareFigures, over_budget: int = 0) -> ShareScore:
         return cls(figures.wait_p95, figures.failed_preemption_budget, figures.jobs,
                    figures.cross_share_preemptions, figures.in_share_preemptions,
-                   figures.lost_instance_hours)
+                   figures.lost_instance_hours, over_budget)
 
 
 Scores = dict[str, ShareScore]
 
 
-def evaluate(problem: Problem, columns: ShareColumns, options: SimulationOptions) -> Scores:
-    """Replay ``problem`` under the allocation ``columns``; every share's score."""
-    return _replay(problem, columns, options)[0]
+Budgets = tuple[int | None, ...]
+"""Per share (index), its declared interruption budget (None: none declared)."""
+
+
+def evaluate(
+    problem: Problem, columns: ShareColumns, options: SimulationOptions, budgets: Budgets = ()
+) -> Scores:
+    """Replay ``problem`` under the allocation ``columns``; every share's score, its jobs
+    preempted beyond ``budgets`` counted."""
+    return _replay(problem, columns, options, budgets)[0]
 
 
 def evaluate_with_digest(
-    problem: Problem, columns: ShareColumns, options: SimulationOptions
+    problem: Problem, columns: ShareColumns, options: SimulationOptions, budgets: Budgets = ()
 ) -> tuple[Scores, str]:
     """:func:`evaluate`, and a digest of every job's outcome (each attempt's start, end and
     how it ended; each job's end and status): two allocations with the same digest make no
     difference to any job."""
-    scores, data = _replay(problem, columns, options)
+    scores, data = _replay(problem, columns, options, budgets)
     digest = hashlib.blake2b(digest_size=16)
     digest.update(repr(data.attempts).encode())
     digest.update(data.finished.tobytes())
@@ -128,12 +138,14 @@ def evaluate_with_digest(
 
 
 def _replay(
-    problem: Problem, columns: ShareColumns, options: SimulationOptions
+    problem: Problem, columns: ShareColumns, options: SimulationOptions, budgets: Budgets = ()
 ) -> tuple[Scores, RunData]:
     candidate = columns.apply(problem)
     data = run(candidate, options)
     figures = share_figures(data, candidate)
-    return {name: ShareScore.of(f) for name, f in figures.items()}, data
+    over = beyond_budget(data, budgets)
+    return {name: ShareScore.of(f, over[g])
+            for g, (name, f) in enumerate(figures.items())}, data
 
 
 def alone(problem: Problem, share: int, capacity: dict[int, int]) -> Problem:
@@ -185,6 +197,9 @@ class Demand:
     met: bool = True
     """False when even every job starting on submission (``capacity``: their instances
     added up) misses the targets: no environment meets them."""
+    probed: tuple[tuple[int, bool], ...] = field(default=(), compare=False, repr=False)
+    """Each capacity replayed for this answer and whether it met the targets, so that a
+    later bisection of the same jobs and targets reads it instead of replaying it."""
 
 
 def demand(
@@ -196,6 +211,7 @@ def demand(
     start: int,
     options: SimulationOptions,
     at_least: int = 0,
+    known: Mapping[int, bool] | None = None,
 ) -> Demand:
     """Bisect the least capacity of ``unit`` meeting the targets for ``share``'s jobs of it.
 
@@ -203,6 +219,8 @@ def demand(
     (the environment's size) and doubles while that misses, up to the sum of the jobs'
     instance counts, where no job waits at all; then it bisects down to the largest job's
     size, or down to ``at_least`` (a sample's answer, confirmed or raised on the whole).
+    ``known`` holds capacities already replayed for these jobs and targets: read, not
+    replayed (the answer is the same, since each probe's outcome depends only on them).
     Bisection assumes more reserved capacity never makes the share's p95 wait longer or its
     budget failures more: true of any queue that starts a job whenever one fits, and checked
     against exhaustive search in the tests.
@@ -213,14 +231,19 @@ def demand(
     cap = max(low, sum(counts))
     probes = 0
     simulated = 0
+    probed: dict[int, bool] = {}
 
     def ok(capacity: int) -> bool:
         nonlocal probes, simulated
-        probes += 1
-        simulated += len(problem.job_ids)
-        sub = alone(problem, share, {unit: capacity})
-        return meets(evaluate(sub, ShareColumns.of(sub), options).get(name),
-                     wait_p95, max_failures)
+        if known is not None and capacity in known:
+            return known[capacity]
+        if capacity not in probed:
+            probes += 1
+            simulated += len(problem.job_ids)
+            sub = alone(problem, share, {unit: capacity})
+            probed[capacity] = meets(evaluate(sub, ShareColumns.of(sub), options).get(name),
+                                     wait_p95, max_failures)
+        return probed[capacity]
 
     high = max(low, start)
     met = ok(high)
@@ -228,7 +251,8 @@ def demand(
         high = min(cap, high * 2)
         met = ok(high)
     if not met:
-        return Demand(name, problem.unit_names[unit], high, probes, simulated, met=False)
+        return Demand(name, problem.unit_names[unit], high, probes, simulated, met=False,
+                      probed=tuple(probed.items()))
     low = max(1, low, min(at_least, high))
     if low < high and low != at_least and ok(low):
         high = low
@@ -238,4 +262,5 @@ def demand(
             high = middle
         else:
             low = middle
-    return Demand(name, problem.unit_names[unit], high, probes, simulated)
+    return Demand(name, problem.unit_names[unit], high, probes, simulated,
+                  probed=tuple(probed.items()))

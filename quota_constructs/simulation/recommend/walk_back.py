@@ -1,8 +1,8 @@
 """Step 5 of the search: walking back toward today's declaration.
 
 Each change of the answer is undone in turn, fully or half way, and kept undone where every
-target is still met; repeated until nothing more can be undone or the budget of replays is
-spent.
+target is still met and no line of an agreement broken (:mod:`.contract`); repeated until
+nothing more can be undone or the budget of replays is spent.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from .tasks import Scores
 def walk_back(picker: Picker, best: Allocation, scores: Scores, budget: int) -> Scored:
     """Undo changes of ``best`` (which meets every target) while every target stays met."""
     change = picker.space.change
-    start = picker.replayer.simulations
-    while picker.replayer.simulations - start < budget:
+    start = picker.replayer.asked
+    while picker.replayer.asked - start < budget:
         moves = _moves(picker, best)
         if not moves:
             break
@@ -30,7 +30,7 @@ def walk_back(picker: Picker, best: Allocation, scores: Scores, budget: int) -> 
 
 def _closer_than(picker: Picker, change: int) -> Accept:
     def closer(allocation: Allocation, scores: Scores) -> bool:
-        return not picker.ranking.missed(scores) and picker.space.change(allocation) < change
+        return picker.ranking.acceptable(scores) and picker.space.change(allocation) < change
 
     return closer
 

@@ -54,6 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from ...model import CapacityLimit, QuotaConfigError, QuotaShareSpec
+from ...wire import history_export
 from ..inputs import PriorityChange, SimJob
 
 JOB_FIELDS = (
@@ -70,12 +71,11 @@ JOB_FIELDS = (
 REQUIRED_JOB_FIELDS = frozenset(JOB_FIELDS[:5])
 CHANGE_FIELDS = ("at", "job_id", "priority")
 CSV_COLUMNS = ("kind", *JOB_FIELDS, "at")
-HISTORY_COLUMNS = (
-    "submitted_at_utc", "job_name", "status", "history", "attempts", "preemptions",
-)
-"""Columns ``quota-constructs history`` adds for people (the absolute submission time, the
-job's status, whether it finished, ran or never ran); a CSV may carry them and the simulator
-ignores them."""
+HISTORY_COLUMNS = history_export.HISTORY_COLUMNS
+"""Columns ``quota-constructs history`` adds for people and for ``usage`` (the absolute
+submission time, the job's status, whether it finished, ran or never ran, its attempts, the
+export's moment): a CSV may carry them, a JSON job record their keys, and the simulator ignores
+them (as it ignores a JSON document's ``exported_at``)."""
 _TEXT_FIELDS = frozenset({"job_id", "share", "instance_type"})
 MAX_PRIORITY = 9999
 MAX_REPORTED_PROBLEMS = 50
@@ -272,9 +272,10 @@ def parse_json(
             'an object {"jobs": [...], "priority_changes": [...]}',
         )
     for key in document:
-        if key not in ("jobs", "priority_changes"):
+        if key not in ("jobs", "priority_changes", history_export.EXPORTED_AT_KEY):
             raise WorkloadError(source, "(document)", key, _short(document[key]),
-                                "only the keys jobs and priority_changes")
+                                "only the keys jobs and priority_changes (and a history "
+                                "export's exported_at)")
     builder = _Builder(source, numbers_as_text=False,
                        declaration=_Declaration.of(shares, capacity_limits))
     for section, add in (("jobs", builder.add_job), ("priority_changes", builder.add_change)):
@@ -286,7 +287,8 @@ def parse_json(
             try:
                 if not isinstance(record, dict):
                     raise WorkloadError(source, where, section, _short(record), "an object")
-                add(where, {k: v for k, v in record.items() if v is not None})
+                add(where, {k: v for k, v in record.items()
+                            if v is not None and k not in HISTORY_COLUMNS})
             except WorkloadError as problem:
                 builder.report(problem)
     return builder.workload()
@@ -352,6 +354,7 @@ class _Builder:
         self.jobs: list[SimJob] = []
         self.changes: list[PriorityChange] = []
         self.seen: dict[str, str] = {}
+        """Each job id read, valid row or not, and where it was first."""
         self.change_refs: list[tuple[str, str]] = []
         self.problems: list[WorkloadError] = []
         self.problem_count = 0
@@ -361,7 +364,6 @@ class _Builder:
         self.time_form: tuple[str, str] | None = None  # ("seconds" | "timestamps", where)
         # Every job timestamp read, rows with other problems included, for the zone check.
         self.zone_forms: list[tuple[str, str, datetime]] = []  # (where, field, time)
-        self.skipped_ids: set[str] = set()  # ids of job rows skipped for other problems
 
     def report(self, problem: WorkloadError) -> None:
         self.problem_count += 1
@@ -392,11 +394,16 @@ class _Builder:
         if isinstance(submitted, datetime):
             # Its time zone is checked against the file's others even when the row is skipped.
             self.zone_forms.append((where, "submitted_at", submitted))
-        if "job_id" in parsed and parsed["job_id"] in self.seen:
-            found.append(WorkloadError(
-                self.source, where, "job_id", parsed["job_id"],
-                f"an id not used before (already on {self.seen[parsed['job_id']]})",
-            ))
+        if "job_id" in parsed:
+            if parsed["job_id"] in self.seen:
+                found.append(WorkloadError(
+                    self.source, where, "job_id", parsed["job_id"],
+                    f"an id not used before (already on {self.seen[parsed['job_id']]})",
+                ))
+            else:
+                # The first row of an id holds it even when the row itself is invalid: a
+                # second row with the same id is a duplicate whichever of them is fixed.
+                self.seen[parsed["job_id"]] = where
         if self.declaration is not None and "share" in parsed:
             try:
                 self.declaration.check_names(self.source, where, parsed["share"],
@@ -409,13 +416,10 @@ class _Builder:
             except WorkloadError as problem:
                 found.append(problem)
         if found:
-            if "job_id" in parsed:
-                # Its priority changes refer to a job that is there, only mistyped.
-                self.skipped_ids.add(parsed["job_id"])
             for earlier in found[:-1]:
                 self.report(earlier)
             raise found[-1]
-        self.add_parsed(where, SimJob(**parsed))
+        self.jobs.append(SimJob(**parsed))
         if isinstance(submitted, datetime):
             self.job_times.append((len(self.jobs) - 1, where, submitted))
 
@@ -425,9 +429,9 @@ class _Builder:
                 self.source, where, "job_id", job.job_id,
                 f"an id not used before (already on {self.seen[job.job_id]})",
             )
+        self.seen[job.job_id] = where  # held even when the declaration refuses the row
         if self.declaration is not None:
             self.declaration.check(self.source, where, job)
-        self.seen[job.job_id] = where
         self.jobs.append(job)
 
     def add_fast(self, where: str, job: SimJob) -> None:
@@ -453,7 +457,9 @@ class _Builder:
 
     def workload(self) -> Workload:
         for where, job_id in self.change_refs:
-            if job_id not in self.seen and job_id not in self.skipped_ids:
+            # Ids of rows skipped for other problems are in seen too: their priority changes
+            # refer to a job that is there, only mistyped.
+            if job_id not in self.seen:
                 self.report(WorkloadError(
                     self.source, where, "job_id", job_id, "the id of a job in this workload"
                 ))
@@ -477,7 +483,7 @@ class _Builder:
             self.time_form = (form, where)
         elif self.time_form[0] != form:
             raise WorkloadError(
-                self.source, where, field, value.isoformat() if isinstance(value, datetime)
+                self.source, where, field, _shown(value) if isinstance(value, datetime)
                 else value,
                 f"a time in the file's one form: {self.time_form[0]} (as on "
                 f"{self.time_form[1]})",
@@ -488,7 +494,7 @@ class _Builder:
         if not self.zone_forms:
             for _, where, at in self.change_times:
                 self.report(WorkloadError(
-                    self.source, where, "at", at.isoformat(),
+                    self.source, where, "at", _shown(at),
                     "seconds, as the jobs' times are",
                 ))
             return
@@ -500,7 +506,7 @@ class _Builder:
                  if (time.tzinfo is not None) != (first.tzinfo is not None)]
         for where, field, time in mixed:
             self.report(WorkloadError(
-                self.source, where, field, time.isoformat(),
+                self.source, where, field, _shown(time),
                 f"timestamps all with a time zone (Z, +01:00) or all without (as on {first_where})",
             ))
         if mixed or not self.job_times:
@@ -514,8 +520,8 @@ class _Builder:
             seconds = (time - origin).total_seconds()
             if seconds < 0:
                 self.report(WorkloadError(
-                    self.source, where, "at", time.isoformat(),
-                    f"not before the first submission ({origin.isoformat()})",
+                    self.source, where, "at", _shown(time),
+                    f"not before the first submission ({_shown(origin)})",
                 ))
                 continue
             self.changes[index] = replace(self.changes[index], at=seconds)
@@ -617,12 +623,30 @@ def _is_number_text(raw: str) -> bool:
     return True
 
 
+class _Written(datetime):
+    """A timestamp that remembers how the file wrote it, so that a message echoes
+    ``2026-03-02T09:15:00Z`` as written, not as ``2026-03-02T09:15:00+00:00``."""
+
+    written: str
+
+    @classmethod
+    def read(cls, text: str) -> _Written:
+        time = cls.fromisoformat(text)
+        time.written = text
+        return time
+
+
+def _shown(time: datetime) -> str:
+    """``time`` as the file wrote it (ISO 8601 for one it did not)."""
+    return time.written if isinstance(time, _Written) else time.isoformat()
+
+
 def _time(raw: object) -> float | datetime:
     """Seconds from the start, or an ISO-8601 timestamp (resolved by the builder)."""
     if isinstance(raw, str) and not _is_number_text(raw):
         try:
             # Python 3.11's fromisoformat reads ISO 8601 (a trailing Z included).
-            return datetime.fromisoformat(raw.strip())
+            return _Written.read(raw.strip())
         except ValueError:
             raise _Invalid(_TIME_ALLOWED) from None
     try:
