@@ -446,6 +446,7 @@ class _Engine:
         borrowed_running = self.borrowed_running
         ceiling = self.ceiling
         queue_borrows = self.queue_borrows
+        in_share_need = self.in_share_need
         # Whether a moment's one queue can be served here: never with one head per share
         # (a head may be held back by another type's) or with backfill (every queue of the
         # unit is offered capacity).
@@ -606,9 +607,17 @@ class _Engine:
                             if reserved:
                                 free += lim - current
                             if n > free:
-                                if after > lim and self.cannot_start_over_limit(j, q, after,
-                                                                                free):
-                                    j = -1  # as offer would find: nothing to do
+                                if after > lim:
+                                    if not queue_in_share[q] and not (
+                                        queue_borrows[q] and after <= ceiling[q]
+                                    ):
+                                        # cannot_start_over_limit's commonest case, inline:
+                                        # it may neither borrow that much nor preempt
+                                        # in-share.
+                                        in_share_need.pop(q, None)
+                                        j = -1
+                                    elif self.cannot_start_over_limit(j, q, after, free):
+                                        j = -1  # as offer would find: nothing to do
                                 break
                             if after > lim:
                                 # Over its share's limit: it starts here only by borrowing
@@ -629,18 +638,21 @@ class _Engine:
                                 state[j] = _RUNNING
                                 queue_token[j] = 0
                                 # find_head, inline for its commonest case: the first entry
-                                # of the highest level's FIFO is live and no entry came out
-                                # of order.
-                                if spill[q]:
-                                    self.find_head(q)
-                                elif levels[q]:
+                                # of the highest level's FIFO is live and comes before every
+                                # entry that came out of order (the heap's first, live or
+                                # stale, is the least of them).
+                                if levels[q]:
                                     fifo = level_entries[q][levels[q][0]]
-                                    if fifo and queue_token[fifo[0][2]] == fifo[0][3]:
+                                    if fifo and queue_token[fifo[0][2]] == fifo[0][3] and (
+                                        not spill[q] or fifo[0] < spill[q][0]
+                                    ):
                                         entry = fifo.popleft()
                                         head_entry[q] = entry
                                         head_job[q] = entry[2]
                                     else:
                                         self.find_head(q)
+                                elif spill[q]:
+                                    self.find_head(q)
                                 else:
                                     head_job[q] = -1
                                 started[j] = now
