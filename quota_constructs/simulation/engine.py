@@ -69,7 +69,6 @@ from bisect import insort
 from collections import deque
 from collections.abc import Callable, Iterator
 from heapq import heapify, heappop, heappush, merge
-from operator import neg
 from typing import ClassVar
 
 from .inputs import BorrowerOrder, HeadOfLine, RequeuePlace, SimulationOptions, VictimOrder
@@ -839,10 +838,7 @@ class _Engine:
             attempts=self.attempts,
             own_limits=p.group_limits,
             log_time=_floats(self.log_time),
-            log_share=_ints(_by_logged_job(self.log_job, self.job_group, self.job_group)),
-            log_unit=_ints(_by_logged_job(self.log_job, self.job_unit, self.job_unit)),
-            log_delta=_ints(_by_logged_job(self.log_job, self.job_count,
-                                           list(map(neg, self.job_count)))),
+            log_job=_ints(self.log_job),
         )
 
     # ---------------------------------------------------------------- scheduling one unit
@@ -1673,14 +1669,6 @@ def _heap_in_order(heap: list[QueueEntry]) -> Iterator[QueueEntry]:
         for child in (2 * i + 1, 2 * i + 2):
             if child < size:
                 heappush(frontier, (heap[child], child))
-
-
-def _by_logged_job(logged: list[int], started: list[int], ended: list[int]) -> list[int]:
-    """Per entry of the usage log (j for a run's start, ~j for its end), j's value in
-    ``started`` or in ``ended``: an index ~j = -j - 1 counts from the back of the two columns
-    end to end, the second reversed."""
-    both = started + ended[::-1]
-    return list(map(both.__getitem__, logged))
 
 
 def _ints(values: list[int]) -> array[int]:

@@ -14,7 +14,14 @@ from collections.abc import Sequence
 from itertools import compress
 
 from .problem import Problem
-from .results import CROSS_SHARE, ENDED_PREEMPTED, IN_SHARE, RunData, ShareFigures
+from .results import (
+    CROSS_SHARE,
+    ENDED_PREEMPTED,
+    IN_SHARE,
+    RunData,
+    ShareFigures,
+    per_logged_change,
+)
 
 HOUR = 3600.0
 
@@ -143,17 +150,23 @@ def _capacity_seconds(
     own = [0.0] * (n_groups * n_units)
     over = [0.0] * (n_groups * n_units)
     lent = [0.0] * (n_groups * n_units)
+    # Each change's share and signed count are its job's, read through the log's job column
+    # (j for a start, ~j for an end: see RunData.log_job) from the columns end to end.
+    counts = list(data.job_count)
+    share_of = list(data.job_share)
+    share_of += share_of[::-1]
+    delta_of = counts + [-n for n in reversed(counts)]
+    units = (per_logged_change(data.log_job, data.job_unit, data.job_unit) if n_units > 1
+             else [])
     for k in range(n_units):
         times: Sequence[float]
-        groups: Sequence[int]
-        deltas: Sequence[int]
+        logged: Sequence[int]
         if n_units == 1:
-            times, groups, deltas = data.log_time, data.log_share, data.log_delta
+            times, logged = data.log_time, data.log_job
         else:
-            mine = list(map(k.__eq__, data.log_unit))
+            mine = list(map(k.__eq__, units))
             times = list(compress(data.log_time, mine))
-            groups = list(compress(data.log_share, mine))
-            deltas = list(compress(data.log_delta, mine))
+            logged = list(compress(data.log_job, mine))
         cells = range(k, n_groups * n_units, n_units)
         unit_limits = [limits[c] for c in cells]
         use = [0] * n_groups
@@ -168,6 +181,8 @@ def _capacity_seconds(
         rate_total = 0.0
         rate_time = start
         rate = 0.0
+        groups = list(map(share_of.__getitem__, logged))
+        deltas = list(map(delta_of.__getitem__, logged))
         for t, g, delta in zip(times, groups, deltas, strict=True):
             total = rate_total + (t - rate_time) * rate
             rate_total = total
