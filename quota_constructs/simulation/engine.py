@@ -68,6 +68,7 @@ from array import array
 from bisect import insort
 from collections import deque
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from heapq import heapify, heappop, heappush, merge
 from typing import ClassVar
 
@@ -100,13 +101,21 @@ Candidate = tuple[int, float, float, int, int, int]
 
 def run(problem: Problem, options: SimulationOptions, progress: Progress | None = None) -> RunData:
     """Simulate ``problem`` to the end; every job ends (the inputs were checked to fit)."""
-    # The engine makes no reference cycles, but its many tuples would set off the cyclic
-    # collector's passes over every object the caller holds (a million jobs, say): about 5 %
-    # of a replay, for nothing. It is on again, as it was, when the run ends.
+    with collection_paused():
+        return _Engine(problem, options).run(progress)
+
+
+@contextmanager
+def collection_paused() -> Iterator[None]:
+    """The cyclic garbage collector off for the block, on again after it if it was on.
+
+    A replay makes no reference cycles, but its many tuples (and the problem compiler's and
+    the figures' columns) would set off the collector's passes over every object the caller
+    holds (a million jobs, say): about 5 % of a replay, for nothing."""
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _Engine(problem, options).run(progress)
+        yield
     finally:
         if collecting:
             gc.enable()
