@@ -1485,15 +1485,19 @@ class _Engine:
     def lowest_victim_priority(self, heap: list[Victim]) -> float:
         """The priority of the first live entry of a victim heap in priority order (stale
         entries above it dropped), or infinity for none."""
+        top = self.first_live_victim(heap)
+        return _INF if top is None else top[0]
+
+    def first_live_victim(self, heap: list[Victim]) -> Victim | None:
+        """The first live entry of a victim heap (stale entries above it dropped), or None."""
         state = self.state
         victim_token = self.victim_token
         while heap:
             top = heap[0]
-            v = top[3]
-            if state[v] == _RUNNING and victim_token[v] == top[4]:
-                return top[0]
+            if state[top[3]] == _RUNNING and victim_token[top[3]] == top[4]:
+                return top
             heappop(heap)
-        return _INF
+        return None
 
     # --------------------------------------------------------- heads waiting, and what wakes them
 
@@ -1602,16 +1606,10 @@ class _Engine:
         wrongly under the NEWEST victim order, whose heap is not in priority order)."""
         if not self.queue_in_share[q] or not self.running[q]:
             return False
-        heap = self.in_share_victims[q]
-        state = self.state
-        victim_token = self.victim_token
-        while heap:
-            top = heap[0]
-            v = top[3]
-            if state[v] == _RUNNING and victim_token[v] == top[4]:
-                return not self.by_priority or self.priority[v] < self.priority[j]
-            heappop(heap)
-        return False
+        top = self.first_live_victim(self.in_share_victims[q])
+        if top is None:
+            return False
+        return not self.by_priority or self.priority[top[3]] < self.priority[j]
 
     def wake_in_share(self, k: int, work: list[Candidate], full: set[int]) -> None:
         """Offer again, with every power, the in-share heads of k whose victims lacked free
