@@ -38,7 +38,9 @@ of tuples costs a few hundred machine instructions per level. So (measured with
   inline copy is its method's commonest case, nothing more; ``tests/simulation`` replays seeded
   workloads with the inline copies switched off (:attr:`_Engine.inline`) and requires the same
   run, job for job.
-* Columns are lists, converted to the run's arrays once at the end.
+* Columns are lists, converted to the run's arrays once at the end. The usage log is one
+  column besides its times, the job whose run started (j) or ended (~j): the share, unit
+  and count of each change are the job's (:class:`RunData` derives them when read).
 * Waiting jobs are not one heap per queue (a hot share's queue holds tens of thousands): each
   queue keeps its head apart, a FIFO per priority level that arrivals join at the back (they
   come in order), and a small heap for entries that come out of order (requeued, re-prioritised)
