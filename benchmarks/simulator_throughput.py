@@ -1,13 +1,15 @@
-"""Simulator throughput: a million jobs over 20 shares and four instance types.
+"""Simulator throughput: a million jobs over 20 shares and four (or ``--types``) instance types.
 
 Builds a seeded synthetic workload (every strategy, borrow limits, in-share preemption,
 priority changes, checkpoints and retry budgets, a load near the environment's capacity so
 queues, borrowing and both kinds of preemption all happen), then times ``simulate`` on growing
 prefixes of it and prints jobs per second (wall clock, and CPU time, which a busy shared
-machine disturbs less), peak memory and the CPU-time ratios between sizes (about 2.0 per
-doubling when cost grows linearly). Not a test: the figures vary by machine.
+machine disturbs less), the machine's load average around each run (others' work slows the
+wall-clock figure), peak memory and the CPU-time ratios between sizes (about 2.0 per doubling
+when cost grows linearly). Not a test: the figures vary by machine.
 
     .venv/bin/python benchmarks/simulator_throughput.py            # 250k, 500k, 1M jobs
+    .venv/bin/python benchmarks/simulator_throughput.py --types 3 --load 0.9
     .venv/bin/python benchmarks/simulator_throughput.py --jobs 100000 --profile
     .venv/bin/python benchmarks/simulator_throughput.py --jobs 200000 --head-of-line PER_SHARE
 """
@@ -17,6 +19,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import gc
+import os
 import pstats
 import random
 import time
@@ -32,16 +35,25 @@ from quota_constructs.simulation import (
     simulate,
 )
 
-UNITS = ("ml.g5.xlarge", "ml.g5.12xlarge", "ml.p4d.24xlarge", "ml.p5.48xlarge")
 ENVIRONMENT = {"ml.g5.xlarge": 400, "ml.g5.12xlarge": 200, "ml.p4d.24xlarge": 100,
                "ml.p5.48xlarge": 60}
 N_SHARES = 20
 DEFAULT_OPTIONS = SimulationOptions()
 MEAN_DURATION = 3600.0
+LOAD = 0.95
 
 
-def declaration() -> tuple[list[CapacityLimit], list[QuotaShareSpec]]:
-    environment = [CapacityLimit(unit, count) for unit, count in ENVIRONMENT.items()]
+def environment_of(types: int) -> dict[str, int]:
+    """The first ``types`` instance types of :data:`ENVIRONMENT` and their capacity."""
+    if not 1 <= types <= len(ENVIRONMENT):
+        raise SystemExit(f"--types must be between 1 and {len(ENVIRONMENT)}, not {types}")
+    return dict(list(ENVIRONMENT.items())[:types])
+
+
+def declaration(
+    environment: dict[str, int] = ENVIRONMENT,
+) -> tuple[list[CapacityLimit], list[QuotaShareSpec]]:
+    limits = [CapacityLimit(unit, count) for unit, count in environment.items()]
     strategies = (
         SharingStrategy.LEND_AND_BORROW,
         SharingStrategy.LEND,
@@ -52,9 +64,9 @@ def declaration() -> tuple[list[CapacityLimit], list[QuotaShareSpec]]:
     for i in range(N_SHARES):
         strategy = strategies[i % len(strategies)]
         # Each share gets a twentieth of each unit (a little less, so some is unowned).
-        limits = [
+        own = [
             CapacityLimit(unit, max(1, count * 9 // (10 * N_SHARES)))
-            for unit, count in ENVIRONMENT.items()
+            for unit, count in environment.items()
         ]
         borrow = None
         if strategy is SharingStrategy.LEND_AND_BORROW:
@@ -62,27 +74,30 @@ def declaration() -> tuple[list[CapacityLimit], list[QuotaShareSpec]]:
         shares.append(
             QuotaShareSpec(
                 name=f"team-{i:02d}",
-                capacity_limits=limits,
+                capacity_limits=own,
                 strategy=strategy,
                 borrow_limit_percent=borrow,
                 in_share_preemption=i % 3 == 0,
             )
         )
-    return environment, shares
+    return limits, shares
 
 
-def workload(n_jobs: int, seed: int = 7) -> tuple[list[SimJob], list[PriorityChange]]:
-    """Poisson arrivals at ~95 % of capacity, skewed across shares so some borrow and lend."""
+def workload(
+    n_jobs: int, seed: int = 7, environment: dict[str, int] = ENVIRONMENT, load: float = LOAD,
+) -> tuple[list[SimJob], list[PriorityChange]]:
+    """Poisson arrivals at ``load`` of capacity, skewed across shares so some borrow and lend."""
     rng = random.Random(seed)
-    capacity = sum(ENVIRONMENT.values())
+    capacity = sum(environment.values())
+    units = list(environment)
     weights = [1.0 + 3.0 * (i % 5 == 0) for i in range(N_SHARES)]
     mean_count = 1.5
-    rate = 0.95 * capacity / (MEAN_DURATION * mean_count)  # jobs per second
+    rate = load * capacity / (MEAN_DURATION * mean_count)  # jobs per second
     jobs: list[SimJob] = []
     changes: list[PriorityChange] = []
     t = 0.0
     shares = rng.choices(range(N_SHARES), weights=weights, k=n_jobs)
-    units = rng.choices(UNITS, weights=[ENVIRONMENT[u] for u in UNITS], k=n_jobs)
+    job_units = rng.choices(units, weights=[environment[u] for u in units], k=n_jobs)
     for index in range(n_jobs):
         t += rng.expovariate(rate)
         job_id = f"job-{index}"
@@ -93,7 +108,7 @@ def workload(n_jobs: int, seed: int = 7) -> tuple[list[SimJob], list[PriorityCha
                 share=f"team-{shares[index]:02d}",
                 submitted_at=t,
                 duration=rng.expovariate(1.0 / MEAN_DURATION),
-                instance_type=units[index],
+                instance_type=job_units[index],
                 instance_count=1 if rng.random() < 0.7 else 2,
                 priority=priority,
                 checkpoint_interval=900.0 if rng.random() < 0.5 else None,
@@ -108,21 +123,29 @@ def workload(n_jobs: int, seed: int = 7) -> tuple[list[SimJob], list[PriorityCha
     return jobs, changes
 
 
+def load_average() -> str:
+    """The machine's 1-minute load average: on a shared machine, others' work slows the wall
+    clock (and a little the CPU time) of what is measured."""
+    return f"{os.getloadavg()[0]:.2f}"
+
+
 def measure(
     n_jobs: int,
     jobs: list[SimJob],
     changes: list[PriorityChange],
     options: SimulationOptions = DEFAULT_OPTIONS,
+    environment: dict[str, int] = ENVIRONMENT,
 ) -> float:
-    environment, shares = declaration()
+    limits, shares = declaration(environment)
     subset = jobs[:n_jobs]
     ids = {job.job_id for job in subset}
     subset_changes = [c for c in changes if c.job_id in ids]
     gc.collect()
+    load_before = load_average()
     began = time.perf_counter()
     cpu_began = time.process_time()
     result = simulate(
-        capacity_limits=environment, shares=shares, jobs=subset, priority_changes=subset_changes,
+        capacity_limits=limits, shares=shares, jobs=subset, priority_changes=subset_changes,
         options=options,
     )
     elapsed = time.perf_counter() - began
@@ -134,7 +157,8 @@ def measure(
     print(
         f"{n_jobs:>9,} jobs  {elapsed:7.2f} s  {n_jobs / elapsed:>9,.0f} jobs/s  "
         f"(CPU {cpu:.2f} s: {n_jobs / cpu:,.0f} jobs/s)  "
-        f"preemptions {preemptions:,}  borrowed {borrowed:,.0f} instance-h",
+        f"preemptions {preemptions:,}  borrowed {borrowed:,.0f} instance-h  "
+        f"load {load_before} -> {load_average()} on {os.cpu_count()} CPUs",
         flush=True,
     )
     return cpu
@@ -143,6 +167,11 @@ def measure(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=1_000_000, help="largest run (default 1M)")
+    parser.add_argument("--types", type=int, default=len(ENVIRONMENT),
+                        help=f"instance types, the first of {', '.join(ENVIRONMENT)} "
+                             f"(default {len(ENVIRONMENT)})")
+    parser.add_argument("--load", type=float, default=LOAD,
+                        help=f"arrivals as a fraction of the capacity (default {LOAD})")
     parser.add_argument("--profile", action="store_true", help="cProfile the largest run")
     parser.add_argument("--memory", action="store_true",
                         help="also trace peak memory of the largest run (tracemalloc makes "
@@ -156,26 +185,28 @@ def main() -> None:
     args = parser.parse_args()
     options = SimulationOptions(head_of_line=HeadOfLine(args.head_of_line),
                                 requeue_place=RequeuePlace(args.requeue))
+    environment = environment_of(args.types)
 
     began = time.perf_counter()
-    jobs, changes = workload(args.jobs)
-    print(f"built {len(jobs):,} jobs and {len(changes):,} priority changes in "
+    jobs, changes = workload(args.jobs, environment=environment, load=args.load)
+    print(f"built {len(jobs):,} jobs and {len(changes):,} priority changes over {N_SHARES} "
+          f"shares and {len(environment)} instance types at {args.load:.0%} load in "
           f"{time.perf_counter() - began:.1f} s", flush=True)
     if args.profile:
         profiler = cProfile.Profile()
         profiler.enable()
-        measure(args.jobs, jobs, changes, options)
+        measure(args.jobs, jobs, changes, options, environment)
         profiler.disable()
         pstats.Stats(profiler).sort_stats("tottime").print_stats(15)
         return
 
     sizes = [args.jobs // 4, args.jobs // 2, args.jobs]
-    times = [measure(n, jobs, changes, options) for n in sizes]
+    times = [measure(n, jobs, changes, options, environment) for n in sizes]
     print(f"linearity: x2 jobs -> x{times[1] / times[0]:.2f} CPU time, "
           f"x2 again -> x{times[2] / times[1]:.2f} (2.00 = linear)")
     if args.memory:
         tracemalloc.start()
-        measure(args.jobs, jobs, changes, options)
+        measure(args.jobs, jobs, changes, options, environment)
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
         print(f"peak memory of the simulation: {peak / 2**20:,.0f} MiB (tracemalloc)")

@@ -1,10 +1,10 @@
-"""The discrete-event scheduler: one pass over time, O(log n) work per event.
+"""The discrete-event scheduler: one pass over time, O(1) work per event but for small heaps.
 
-One simulated moment, in order (:meth:`_Engine.run`):
+One simulated moment, in order (:meth:`_Engine.advance`):
 
-1. **End jobs** whose run time is over (:meth:`_Engine.end_jobs`): their capacity is free and
-   their queue is looked at again.
-2. **Submit** jobs that arrive now (:meth:`_Engine.submit`).
+1. **End jobs** whose run time is over: their capacity is free and their queue is looked at
+   again.
+2. **Submit** jobs that arrive now.
 3. **Apply priority changes** (:meth:`_Engine.apply_priority_changes`): a waiting job moves in
    its queue, a running one in the victim order.
 4. **Schedule** each instance type these touched (:meth:`_Engine.schedule_unit`), offering its
@@ -21,18 +21,37 @@ one :class:`_Engine`. A replay runs every moment at once (:meth:`_Engine.run`); 
 emulator's :class:`SteppingEngine` runs the same phases up to its clock's time
 (:meth:`_Engine.advance`), adding jobs, priority changes and share changes as they come.
 
-Methods whose loops run long (victim choice, filed heads, backfill) bind what they use to
-locals first; the per-event ones (most run their loop once) read through
-``self``, where binding would cost more than it saves. Methods are called through ``self``,
-never bound to a local first: CPython 3.11 specializes ``self.method(...)`` calls but not the
-load of a bound method, and doing so cost the refactor 15 % of its speed.
+What it costs, and why it is written as it is
+---------------------------------------------
+A replay of a million jobs runs some three million moments, and CPython's cost is in
+operations, not in the work they stand for: a method call costs as much as a dozen list reads,
+a tuple or a float is an allocation, a ``bytearray`` element costs twice a list's, and a heap
+of tuples costs a few hundred machine instructions per level. So (measured with
+``valgrind --tool=callgrind``, see the development guide):
 
-Waiting jobs sit in one heap per queue ordered by (-priority, submitted, input order);
-running jobs that could be preempted sit in one heap per queue (in-share victims) and one per
-unit (borrowed attempts), ordered by the victim order. A priority change pushes a fresh entry
-and leaves the old one behind; entries carry a token and stale ones are dropped when they reach
-the top (lazy deletion), and the victim heaps are compacted when stale entries outnumber live
-ones.
+* The phases that run at nearly every moment are inline in :meth:`_Engine.advance`, their
+  columns bound to locals: a job's end (its share's books: :meth:`_Engine.release` is the same
+  for a preempted job), an arrival (:meth:`_Engine.enqueue` is the same for a requeued one),
+  and, when the moment touched one queue and nothing else waits on its unit, starting that
+  queue's heads while they fit within their share's limit on free capacity
+  (:meth:`_Engine.start_within_limit` and :meth:`_Engine.start` do the same elsewhere). Each
+  inline copy is its method's commonest case, nothing more; ``tests/simulation`` replays seeded
+  workloads with the inline copies switched off (:attr:`_Engine.inline`) and requires the same
+  run, job for job.
+* Columns are lists, converted to the run's arrays once at the end. The usage log is one
+  column besides its times, the job whose run started (j) or ended (~j): the share, unit
+  and count of each change are the job's (:class:`RunData` derives them when read).
+* Waiting jobs are not one heap per queue (a hot share's queue holds tens of thousands): each
+  queue keeps its head apart, a FIFO per priority level that arrivals join at the back (they
+  come in order), and a small heap for entries that come out of order (requeued, re-prioritised)
+  (:meth:`_Engine.enqueue`, :meth:`_Engine.find_head`): O(1) per job, not O(log n).
+* Running jobs that could be preempted sit in one heap per queue (in-share victims) and one per
+  unit (borrowed attempts), ordered by the victim order; runs end through one heap of running
+  jobs. Both are as small as what runs.
+
+A priority change files a fresh entry and leaves the old one behind; entries carry a token and
+stale ones are dropped when they are met (lazy deletion), and the victim heaps are compacted
+when stale entries outnumber live ones.
 
 Scheduling re-examines only what an event can affect. A queue whose head changed, whose
 running job's priority changed or whose own job ended is tried with every power (start,
@@ -44,10 +63,16 @@ capacity is woken when enough is freed on its unit.
 
 from __future__ import annotations
 
+import gc
+import struct
+import sys
 from array import array
 from bisect import insort
+from collections import deque
 from collections.abc import Callable, Iterator
-from heapq import heapify, heappop, heappush
+from contextlib import contextmanager
+from heapq import heapify, heappop, heappush, merge
+from typing import ClassVar
 
 from .inputs import BorrowerOrder, HeadOfLine, RequeuePlace, SimulationOptions, VictimOrder
 from .problem import Problem
@@ -65,7 +90,11 @@ Progress = Callable[[int, int], None]
 
 _NEW, _WAITING, _RUNNING, _ENDED = 0, 1, 2, 3
 _INF = float("inf")
+_LATEST = sys.float_info.max
 
+QueueEntry = tuple[int, float, int, int]
+"""(-priority, order time, job, token): a waiting job in scheduling order."""
+_NO_ENTRY: QueueEntry = (0, 0.0, -1, -1)
 Victim = tuple[int, float, int, int, int]
 """(priority or 0, -started, -run token, job, token): the victim order, first taken first."""
 Candidate = tuple[int, float, float, int, int, int]
@@ -74,7 +103,24 @@ Candidate = tuple[int, float, float, int, int, int]
 
 def run(problem: Problem, options: SimulationOptions, progress: Progress | None = None) -> RunData:
     """Simulate ``problem`` to the end; every job ends (the inputs were checked to fit)."""
-    return _Engine(problem, options).run(progress)
+    with collection_paused():
+        return _Engine(problem, options).run(progress)
+
+
+@contextmanager
+def collection_paused() -> Iterator[None]:
+    """The cyclic garbage collector off for the block, on again after it if it was on.
+
+    A replay makes no reference cycles, but its many tuples (and the problem compiler's and
+    the figures' columns) would set off the collector's passes over every object the caller
+    holds (a million jobs, say): about 5 % of a replay, for nothing."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
 
 
 class _Engine:
@@ -90,17 +136,25 @@ class _Engine:
         "borrowed_victims", "borrows", "by_priority", "ceiling", "change_at", "change_job",
         "change_priority", "checkpoint", "dirty", "dirty_mark", "duration", "ended_jobs",
         "env", "failed", "fifo_borrowers", "finished", "finishing", "freed_flag",
-        "full_sets", "held_back", "held_queue", "in_share", "in_share_blocked",
-        "in_share_later", "in_share_need", "in_share_victims", "in_use", "job_count",
-        "job_group", "job_queue", "job_unit", "keep_progress", "later_units", "limit",
-        "log_delta", "log_share", "log_time", "log_unit", "lost", "minimal", "n_changes",
-        "n_jobs", "n_queues", "n_shares", "n_units", "n_waiting", "next_arrival",
-        "next_change", "now", "order_time", "partly", "per_share_head", "preempted",
-        "priority", "problem", "queue_share", "queue_token", "queues_of_share",
+        "full_sets", "head_entry", "head_job", "held_back", "held_queue", "in_share",
+        "in_share_blocked", "in_share_later", "in_share_need", "in_share_victims", "in_use",
+        "job_count", "job_group", "job_queue", "job_unit", "keep_progress", "later_units",
+        "level_entries", "levels", "limit", "log_job", "log_time",
+        "lost", "minimal", "n_changes", "n_jobs", "n_queues", "n_shares", "n_units",
+        "n_waiting", "next_arrival", "next_change", "now", "order_time", "partly",
+        "per_share_head", "preempted", "priority", "problem", "queue_borrows",
+        "queue_in_share", "queue_reserve", "queue_share", "queue_token", "queues_of_share",
         "queues_of_unit", "requeue_at_back", "reserve", "reserved_idle", "retries",
-        "run_token", "running", "saved", "started", "state", "submitted", "tokens", "use",
-        "victim_token", "waiting",
+        "run_token", "running", "saved", "spill", "started", "state", "submitted", "tokens",
+        "use", "victim_token",
     )
+
+    reports: ClassVar[bool] = False
+    """Whether starts, preemptions and ends are reported (``on_*``): the stepping engine's
+    are, a replay's not."""
+    inline: ClassVar[bool] = True
+    """Whether :meth:`advance` runs the commonest phases inline (see the module's notes);
+    False runs them through their methods only, as tests do to check the copies agree."""
 
     # The compiled problem and the options, as flat lists and flags.
     problem: Problem
@@ -116,6 +170,9 @@ class _Engine:
     borrows: list[bool]
     in_share: list[bool]
     queue_share: list[int]
+    queue_reserve: list[bool]
+    queue_borrows: list[bool]
+    queue_in_share: list[bool]
     queues_of_unit: list[list[int]]
     queues_of_share: list[list[int]]
     by_priority: bool
@@ -128,17 +185,17 @@ class _Engine:
     keep_progress: bool
     # Jobs, indexed by job.
     order_time: list[float]
-    state: bytearray
+    state: list[int]
     saved: list[float]
     started: list[float]
-    borrowed_now: bytearray
+    borrowed_now: list[int]
     queue_token: list[int]
     victim_token: list[int]
     run_token: list[int]
     preempted: list[int]
-    failed: bytearray
-    finished: array[float]
-    lost: array[float]
+    failed: list[int]
+    finished: list[float]
+    lost: list[float]
     attempts: list[RawAttempt | list[RawAttempt] | None]
     # Capacity and queues, indexed by queue (share * n_units + unit) or unit.
     use: list[int]
@@ -147,19 +204,23 @@ class _Engine:
     reserved_idle: list[int]
     borrowed_total: list[int]
     borrowed_running: list[int]
-    waiting: list[list[tuple[int, float, int, int]]]
+    head_entry: list[QueueEntry]
+    head_job: list[int]
+    levels: list[list[int]]
+    level_entries: list[dict[int, deque[QueueEntry]]]
+    spill: list[list[QueueEntry]]
     n_waiting: list[int]
     in_share_victims: list[list[Victim]]
     borrowed_victims: list[list[Victim]]
     finishing: list[tuple[float, int, int]]
     # The usage log: every change of a share's use of a unit.
-    log_time: array[float]
-    log_share: array[int]
-    log_unit: array[int]
-    log_delta: array[int]
+    log_time: list[float]
+    log_job: list[int]
+    """The job whose run started (j) or ended (~j, negative) at each change: its share, unit
+    and instances are the run's columns (:meth:`run_data`)."""
     # What scheduling remembers between passes and moments.
-    held_back: bytearray
-    held_queue: bytearray
+    held_back: list[int]
+    held_queue: list[int]
     blocked: list[dict[int, list[Candidate]]]
     blocked_sizes: list[list[int]]
     blocked_token: list[int]
@@ -172,8 +233,8 @@ class _Engine:
     now: float
     ended_jobs: list[int]
     dirty: list[int]
-    dirty_mark: bytearray
-    freed_flag: bytearray
+    dirty_mark: list[int]
+    freed_flag: list[int]
     full_sets: list[set[int]]
     arrival_order: list[int]
     next_arrival: int
@@ -198,7 +259,9 @@ class _Engine:
         self.priority = list(p.priority)  # changes apply to this copy
         self.checkpoint = p.checkpoint
         self.retries = p.retries
-        self.job_queue = [job_share[j] * n_units + job_unit[j] for j in range(n_jobs)]
+        self.job_queue = [
+            share * n_units + unit for share, unit in zip(job_share, job_unit, strict=True)
+        ]
         self.job_group = p.job_group
 
         self.env = p.capacity  # what jobs can use: the rules model's usable capacity
@@ -222,17 +285,17 @@ class _Engine:
         # The time a waiting job is ordered by: its submission, or its last preemption when
         # requeued at the back.
         self.order_time = list(submitted)
-        self.state = bytearray(n_jobs)
+        self.state = [_NEW] * n_jobs
         self.saved = [0.0] * n_jobs  # run time secured by checkpoints
         self.started = [0.0] * n_jobs
-        self.borrowed_now = bytearray(n_jobs)
-        self.queue_token = [0] * n_jobs
+        self.borrowed_now = [0] * n_jobs
+        self.queue_token = [0] * n_jobs  # a waiting job's live entry's token, else 0
         self.victim_token = [0] * n_jobs
-        self.run_token = [0] * n_jobs
+        self.run_token = [0] * n_jobs  # a running job's live end's token, else 0
         self.preempted = [0] * n_jobs
-        self.failed = bytearray(n_jobs)
-        self.finished = array("d", bytes(8 * n_jobs))
-        self.lost = array("d", bytes(8 * n_jobs))
+        self.failed = [0] * n_jobs
+        self.finished = [0.0] * n_jobs
+        self.lost = [0.0] * n_jobs
         self.attempts = [None] * n_jobs
 
         self.use = [0] * n_queues
@@ -244,21 +307,26 @@ class _Engine:
         ]
         self.borrowed_total = [0] * n_units
         self.borrowed_running = [0] * n_units
-        self.waiting = [[] for _ in range(n_queues)]
+        # Waiting jobs, per queue: the head's entry, kept apart; a FIFO of entries per
+        # priority level, which arrivals join at the back (they come in order); and a heap of
+        # the entries that came out of order (requeued, re-prioritised).
+        self.head_entry = [_NO_ENTRY] * n_queues
+        self.head_job = [-1] * n_queues  # the head entry's job, -1 for an empty queue
+        self.levels = [[] for _ in range(n_queues)]  # the levels' -priority, a heap
+        self.level_entries = [{} for _ in range(n_queues)]  # -priority -> FIFO
+        self.spill = [[] for _ in range(n_queues)]
         self.n_waiting = [0] * n_queues
         self.in_share_victims = [[] for _ in range(n_queues)]
         self.borrowed_victims = [[] for _ in range(n_units)]
         self.finishing = []
 
-        self.log_time = array("d")
-        self.log_share = array("i")
-        self.log_unit = array("i")
-        self.log_delta = array("i")
+        self.log_time = []
+        self.log_job = []
 
         # Shares with a head held back behind another type's head: only they need waking when
         # that head starts or its priority changes.
-        self.held_back = bytearray(n_shares)
-        self.held_queue = bytearray(n_queues)  # queues whose head is held back that way
+        self.held_back = [0] * n_shares
+        self.held_queue = [0] * n_queues  # queues whose head is held back that way
         # Heads that failed only for want of free capacity, per unit and job size, so that
         # freed capacity wakes the first of them in order without looking at every queue.
         self.blocked = [{} for _ in range(n_units)]
@@ -276,8 +344,8 @@ class _Engine:
         self.ended_jobs = []  # jobs that ended without releasing capacity, counted per moment
         # Units the events at one moment touched, to schedule once they are all applied.
         self.dirty = []
-        self.dirty_mark = bytearray(n_units)
-        self.freed_flag = bytearray(n_units)
+        self.dirty_mark = [0] * n_units
+        self.freed_flag = [0] * n_units
         self.full_sets = [set() for _ in range(n_units)]
         self.arrival_order = sorted(range(n_jobs), key=submitted.__getitem__)
         self.next_arrival = 0
@@ -288,10 +356,14 @@ class _Engine:
         self.next_change = 0
 
     def index_queues(self) -> None:
-        """Each queue's share, and the queues each unit and each share has (those with a
-        limit): derived from the limits when the engine starts and whenever they change."""
+        """Each queue's share and its share's flags, and the queues each unit and each share
+        has (those with a limit): derived from the limits when the engine starts and whenever
+        they change."""
         n_units, n_shares, limit = self.n_units, self.n_shares, self.limit
         self.queue_share = [q // n_units for q in range(self.n_queues)]
+        self.queue_reserve = [self.reserve[i] for i in self.queue_share]
+        self.queue_borrows = [self.borrows[i] for i in self.queue_share]
+        self.queue_in_share = [self.in_share[i] for i in self.queue_share]
         self.queues_of_unit = [
             [i * n_units + k for i in range(n_shares) if limit[i * n_units + k] > 0]
             for k in range(n_units)
@@ -300,6 +372,19 @@ class _Engine:
             [i * n_units + k for k in range(n_units) if limit[i * n_units + k] > 0]
             for i in range(n_shares)
         ]
+
+    # --------------------------------------------------------------------- what is reported
+
+    def on_started(self, j: int, borrowed: bool) -> None:
+        """j started (on borrowed capacity when ``borrowed``); told when :attr:`reports`."""
+
+    def on_preempted(self, j: int, by: int, kind: int, failed: bool) -> None:
+        """j was preempted by ``by`` (CROSS_SHARE or IN_SHARE); it waits again unless failed
+        (its retry budget was spent). Told when :attr:`reports`."""
+
+    def on_ended(self, j: int) -> None:
+        """j's run ended: its run time was over, or it was ended early. Told when
+        :attr:`reports`."""
 
     # ------------------------------------------------------------------ one moment after another
 
@@ -310,7 +395,15 @@ class _Engine:
 
     def advance(self, until: float, progress: Progress | None = None) -> None:
         """Every moment up to and including ``until``, its phases in order (a replay runs
-        them all; the emulator, up to its clock's time)."""
+        them all; the emulator, up to its clock's time).
+
+        With :attr:`inline`, the commonest phases run here, their columns bound to locals: a
+        job's end is :meth:`end_jobs`, an arrival :meth:`submit`, and a moment that touched
+        one queue of a unit nothing else waits on starts that queue's heads as
+        :meth:`schedule_unit` would, while they fit within their share's limit on free
+        capacity, handing the first that does not to :meth:`offer`."""
+        inline = self.inline
+        reports = self.reports
         n_jobs = self.n_jobs
         submitted = self.submitted
         arrival_order = self.arrival_order
@@ -319,50 +412,351 @@ class _Engine:
         finishing = self.finishing
         state = self.state
         run_token = self.run_token
+        queue_token = self.queue_token
+        priority = self.priority
+        order_time = self.order_time
+        job_queue = self.job_queue
+        job_unit = self.job_unit
+        job_count = self.job_count
+        duration = self.duration
+        saved = self.saved
+        started = self.started
+        borrowed_now = self.borrowed_now
+        finished = self.finished
+        attempts = self.attempts
+        env = self.env
+        use = self.use
+        limit = self.limit
+        running = self.running
+        in_use = self.in_use
+        reserved_idle = self.reserved_idle
+        borrowed_total = self.borrowed_total
+        queue_reserve = self.queue_reserve
+        queue_in_share = self.queue_in_share
+        in_share_victims = self.in_share_victims
+        victim_token = self.victim_token
+        n_waiting = self.n_waiting
+        head_job = self.head_job
+        head_entry = self.head_entry
+        levels = self.levels
+        spill = self.spill
+        blocked = self.blocked
+        blocked_token = self.blocked_token
+        in_share_blocked = self.in_share_blocked
+        in_share_later = self.in_share_later
+        log_time = self.log_time
+        log_job = self.log_job
         later_units = self.later_units
         dirty = self.dirty
         ended_jobs = self.ended_jobs
+        backfill = self.backfill
+        by_priority = self.by_priority
+        level_entries = self.level_entries
+        borrowed_victims = self.borrowed_victims
+        borrowed_running = self.borrowed_running
+        ceiling = self.ceiling
+        queue_borrows = self.queue_borrows
+        in_share_need = self.in_share_need
+        # Whether a moment's one queue can be served here: never with one head per share
+        # (a head may be held back by another type's) or with backfill (every queue of the
+        # unit is offered capacity).
+        one_queue_here = inline and not backfill and not self.per_share_head
         completed = 0
         report_every = max(1, n_jobs // 100)
         next_report = report_every
+        if until == _INF:
+            until = _LATEST  # (so that one comparison stops at the end: no time is later)
+        next_arrival = self.next_arrival
+        arrival_at = submitted[arrival_order[next_arrival]] if next_arrival < n_jobs else _INF
+        change_next = (change_at[self.next_change] if self.next_change < n_changes
+                       else _INF)
 
         while True:
-            # The next moment: the earliest arrival, priority change or live end.
-            t = _INF
-            if self.next_arrival < n_jobs:
-                t = submitted[arrival_order[self.next_arrival]]
-            if self.next_change < n_changes and change_at[self.next_change] < t:
-                t = change_at[self.next_change]
+            # The next moment: the earliest arrival, priority change or live end (a run's
+            # end is live while its token is the job's).
+            t = arrival_at if arrival_at < change_next else change_next
             while finishing:
-                _, token, j = finishing[0]
-                if state[j] == _RUNNING and run_token[j] == token:
+                top = finishing[0]
+                if run_token[top[2]] == top[1]:
+                    if top[0] < t:
+                        t = top[0]
                     break
                 heappop(finishing)
-            if finishing and finishing[0][0] < t:
-                t = finishing[0][0]
-            if t == _INF or t > until:
+            if t > until:
                 break
             self.now = now = t
             if later_units:
                 self.recall_later_in_share_heads()
+            # The queue the moment's inline events touched, while it is the only one (-1:
+            # none yet; -2: more than one, all filed for schedule_touched as touch_queue
+            # files them), its unit and whether a run there ended.
+            touched = -1
+            touched_unit = 0
+            touched_freed = 0
+
             # Each phase is entered only when it has work: most moments have one event.
             if finishing and finishing[0][0] <= now:
-                completed += self.end_jobs(now)
-            if self.next_arrival < n_jobs and submitted[arrival_order[self.next_arrival]] <= now:
-                self.submit(now)
-            if self.next_change < n_changes and change_at[self.next_change] <= now:
+                if not inline:
+                    completed += self.end_jobs(now)
+                else:
+                    # end_jobs, inline (release's books for a run that ended).
+                    while finishing and finishing[0][0] <= now:
+                        _, token, j = heappop(finishing)
+                        if run_token[j] != token:
+                            continue
+                        state[j] = _ENDED
+                        q = job_queue[j]
+                        k = job_unit[j]
+                        n = job_count[j]
+                        lim = limit[q]
+                        before = use[q]
+                        use[q] = after = before - n
+                        in_use[k] -= n
+                        if queue_reserve[q]:
+                            reserved_idle[k] += n
+                        if before > lim:
+                            borrowed_total[k] -= before - lim if after <= lim else n
+                        running[q] -= 1
+                        borrowed = borrowed_now[j] == 1
+                        if borrowed:
+                            self.forget_borrowed_run(k)
+                        record = (started[j], now, ENDED_SUCCEEDED, -1, NO_PREEMPTION, borrowed)
+                        if attempts[j] is None:
+                            attempts[j] = record
+                        else:
+                            self.add_attempt(j, record)
+                        log_time.append(now)
+                        log_job.append(~j)
+                        if reports:
+                            self.on_ended(j)
+                        finished[j] = now
+                        completed += 1
+                        if touched == q:
+                            touched_freed = 1
+                        elif touched == -1:
+                            touched, touched_unit, touched_freed = q, k, 1
+                        else:
+                            if touched >= 0:
+                                self.touch_queue(touched_unit, touched, touched_freed)
+                                touched = -2
+                            self.touch_queue(k, q, 1)
+
+            if arrival_at <= now:
+                if not inline:
+                    self.next_arrival = next_arrival
+                    self.submit(now)
+                    next_arrival = self.next_arrival
+                    arrival_at = (submitted[arrival_order[next_arrival]]
+                                  if next_arrival < n_jobs else _INF)
+                else:
+                    # submit, inline (enqueue for a job that arrives).
+                    while arrival_at <= now:
+                        j = arrival_order[next_arrival]
+                        next_arrival += 1
+                        arrival_at = (submitted[arrival_order[next_arrival]]
+                                      if next_arrival < n_jobs else _INF)
+                        self.tokens = token = self.tokens + 1
+                        queue_token[j] = token
+                        state[j] = _WAITING
+                        q = job_queue[j]
+                        n_waiting[q] += 1
+                        entry = (-priority[j], order_time[j], j, token)
+                        if head_job[q] < 0:
+                            head_entry[q] = entry
+                            head_job[q] = j
+                        elif entry < head_entry[q]:
+                            self.file_entry(q, head_entry[q])
+                            head_entry[q] = entry
+                            head_job[q] = j
+                        else:
+                            # file_entry, inline for an arrival joining its level's FIFO.
+                            fifo = level_entries[q].get(entry[0])
+                            if fifo and entry > fifo[-1]:
+                                fifo.append(entry)
+                            else:
+                                self.file_entry(q, entry)
+                            if not backfill:
+                                continue
+                        if touched == q:
+                            continue
+                        if touched == -1:
+                            touched, touched_unit, touched_freed = q, job_unit[j], 0
+                        else:
+                            if touched >= 0:
+                                self.touch_queue(touched_unit, touched, touched_freed)
+                                touched = -2
+                            self.touch_queue(job_unit[j], q, 0)
+
+            if change_next <= now:
                 self.apply_priority_changes()
-            if dirty:
+                change_next = (change_at[self.next_change] if self.next_change < n_changes
+                               else _INF)
+
+            if touched >= 0:
+                k = touched_unit
+                q = touched
+                if dirty or not one_queue_here or in_share_later[k] or (
+                    touched_freed and (blocked[k] or in_share_blocked[k])
+                ):
+                    self.touch_queue(k, q, touched_freed)
+                    self.schedule_touched()
+                else:
+                    # schedule_unit for one queue and nothing else, inline: its heads start
+                    # while they fit within their share's limit on free capacity.
+                    j = head_job[q]
+                    if j >= 0:
+                        blocked_token[q] = 0  # q's filed head goes stale, as in schedule_unit
+                        capacity = env[k]
+                        lim = limit[q]
+                        reserved = queue_reserve[q]
+                        while True:
+                            n = job_count[j]
+                            current = use[q]
+                            after = current + n
+                            free = capacity - in_use[k] - reserved_idle[k]
+                            if reserved:
+                                free += lim - current
+                            if n > free:
+                                if after > lim:
+                                    if not queue_in_share[q] and not (
+                                        queue_borrows[q] and after <= ceiling[q]
+                                    ):
+                                        # cannot_start_over_limit's commonest case, inline:
+                                        # it may neither borrow that much nor preempt
+                                        # in-share.
+                                        in_share_need.pop(q, None)
+                                        j = -1
+                                    elif self.cannot_start_over_limit(j, q, after, free):
+                                        j = -1  # as offer would find: nothing to do
+                                break
+                            if after > lim:
+                                # Over its share's limit: it starts here only by borrowing
+                                # what is free (try_start's case), else offer decides.
+                                if not queue_borrows[q] or after > ceiling[q]:
+                                    if self.cannot_start_over_limit(j, q, after, free):
+                                        j = -1
+                                    break
+                                borrowed = True
+                            else:
+                                borrowed = False
+                            remaining = duration[j] - saved[j]
+                            if remaining <= 0.0:
+                                self.start(j, q, k, borrowed)
+                            else:
+                                # start, inline (on free capacity, nobody preempted).
+                                n_waiting[q] -= 1
+                                state[j] = _RUNNING
+                                queue_token[j] = 0
+                                # find_head, inline for its commonest case: the first entry
+                                # of the highest level's FIFO is live and comes before every
+                                # entry that came out of order (the heap's first, live or
+                                # stale, is the least of them).
+                                if levels[q]:
+                                    fifo = level_entries[q][levels[q][0]]
+                                    if fifo and queue_token[fifo[0][2]] == fifo[0][3] and (
+                                        not spill[q] or fifo[0] < spill[q][0]
+                                    ):
+                                        entry = fifo.popleft()
+                                        head_entry[q] = entry
+                                        head_job[q] = entry[2]
+                                    else:
+                                        self.find_head(q)
+                                elif spill[q]:
+                                    self.find_head(q)
+                                else:
+                                    head_job[q] = -1
+                                started[j] = now
+                                self.tokens = token = self.tokens + 1
+                                run_token[j] = token
+                                # (Any victim entry of an earlier attempt goes stale.)
+                                victim_token[j] = token
+                                heappush(finishing, (now + remaining, token, j))
+                                use[q] = after
+                                in_use[k] += n
+                                if reserved:
+                                    reserved_idle[k] -= n
+                                running[q] += 1
+                                borrowed_now[j] = borrowed
+                                if borrowed:
+                                    borrowed_total[k] += after - lim if current <= lim else n
+                                    borrowed_running[k] += 1
+                                    victim = (priority[j] if by_priority else 0, -now, -token, j,
+                                              token)
+                                    heappush(borrowed_victims[k], victim)
+                                elif queue_in_share[q]:
+                                    victim = (priority[j] if by_priority else 0, -now, -token, j,
+                                              token)
+                                if queue_in_share[q]:
+                                    # push_victim, inline; stale entries (of runs that ended)
+                                    # are dropped when they outnumber live ones.
+                                    heap = in_share_victims[q]
+                                    heappush(heap, victim)
+                                    if len(heap) > 2 * running[q] + 64:
+                                        self.compact_in_share_victims(q)
+                                log_time.append(now)
+                                log_job.append(j)
+                                if reports:
+                                    self.on_started(j, borrowed)
+                            j = head_job[q]
+                            if j < 0:
+                                break
+                        if j >= 0:
+                            self.offer(k, [self.candidate(q, j)], {q}, touched_freed == 1)
+            elif dirty:
                 self.schedule_touched()
-            if ended_jobs:
+
+            if progress is not None:
                 completed += len(ended_jobs)
                 ended_jobs.clear()
-            if progress is not None and completed >= next_report:
-                progress(completed, n_jobs)
-                next_report = completed + report_every
+                if completed >= next_report:
+                    progress(completed, n_jobs)
+                    next_report = completed + report_every
 
+        self.next_arrival = next_arrival
+        ended_jobs.clear()  # (jobs that ended without a run to end: counted for progress)
         if progress is not None:
             progress(completed, n_jobs)
+
+    def end_jobs(self, now: float) -> int:
+        """Jobs whose run time is over end; each frees capacity, and its share's own head may
+        now fit within its limit or preempt in-share. Returns how many ended."""
+        finishing = self.finishing
+        ended = 0
+        while finishing and finishing[0][0] <= now:
+            _, token, j = heappop(finishing)
+            if self.run_token[j] != token:
+                continue
+            self.state[j] = _ENDED
+            q = self.job_queue[j]
+            k = self.job_unit[j]
+            self.release(j, q, k, (self.started[j], now, ENDED_SUCCEEDED, -1, NO_PREEMPTION,
+                                   self.borrowed_now[j] == 1))
+            if self.reports:
+                self.on_ended(j)
+            self.finished[j] = now
+            ended += 1
+            self.touch(k)
+            self.freed_flag[k] = 1
+            self.full_sets[k].add(q)
+        return ended
+
+    def submit(self, now: float) -> None:
+        """Jobs arriving now join their queue; a new head (or, with backfill, any arrival)
+        has its unit scheduled with every power."""
+        submitted = self.submitted
+        arrival_order = self.arrival_order
+        n_jobs = self.n_jobs
+        next_arrival = self.next_arrival
+        while next_arrival < n_jobs and submitted[arrival_order[next_arrival]] <= now:
+            j = arrival_order[next_arrival]
+            next_arrival += 1
+            self.enqueue(j)
+            q = self.job_queue[j]
+            if self.backfill or self.head_job[q] == j:
+                k = self.job_unit[j]
+                self.touch(k)
+                self.full_sets[k].add(q)
+        self.next_arrival = next_arrival
 
     def schedule_touched(self) -> None:
         """Schedule every unit this moment touched, in unit order (a fixed order keeps runs
@@ -375,11 +769,19 @@ class _Engine:
         dirty_mark = self.dirty_mark
         for k in dirty:
             full_queues = full_sets[k]
-            self.schedule_unit(k, full_queues, bool(freed_flag[k]))
+            self.schedule_unit(k, full_queues, freed_flag[k] == 1)
             full_queues.clear()
             freed_flag[k] = 0
             dirty_mark[k] = 0
         dirty.clear()
+
+    def touch_queue(self, k: int, q: int, freed: int) -> None:
+        """Schedule unit k, with q's head given every power (and capacity freed on k when
+        ``freed``), once this moment's events are all applied."""
+        self.touch(k)
+        if freed:
+            self.freed_flag[k] = 1
+        self.full_sets[k].add(q)
 
     def touch(self, k: int) -> None:
         """Schedule unit k once this moment's events are all applied."""
@@ -397,50 +799,6 @@ class _Engine:
                 dirty_mark[k] = 1
                 dirty.append(k)
         self.later_units.clear()
-
-    def end_jobs(self, now: float) -> int:
-        """Jobs whose run time is over end; each frees capacity, and its share's own head may
-        now fit within its limit or preempt in-share. Returns how many ended."""
-        # Most moments end one job: state is read through self rather than bound first.
-        finishing = self.finishing
-        ended = 0
-        while finishing and finishing[0][0] <= now:
-            _, token, j = heappop(finishing)
-            if self.state[j] != _RUNNING or self.run_token[j] != token:
-                continue
-            self.state[j] = _ENDED
-            q = self.job_queue[j]
-            k = self.job_unit[j]
-            self.release(j, q, k, (self.started[j], now, ENDED_SUCCEEDED, -1, NO_PREEMPTION,
-                                   bool(self.borrowed_now[j])))
-            self.finished[j] = now
-            ended += 1
-            if not self.dirty_mark[k]:
-                self.dirty_mark[k] = 1
-                self.dirty.append(k)
-            self.freed_flag[k] = 1
-            self.full_sets[k].add(q)
-        return ended
-
-    def submit(self, now: float) -> None:
-        """Jobs arriving now join their queue; a new head (or, with backfill, any arrival)
-        has its unit scheduled with every power."""
-        submitted = self.submitted
-        arrival_order = self.arrival_order
-        n_jobs = self.n_jobs
-        next_arrival = self.next_arrival
-        while next_arrival < n_jobs and submitted[arrival_order[next_arrival]] <= now:
-            j = arrival_order[next_arrival]
-            next_arrival += 1
-            self.enqueue(j)
-            q = self.job_queue[j]
-            if self.backfill or self.head(q) == j:
-                k = self.job_unit[j]
-                if not self.dirty_mark[k]:
-                    self.dirty_mark[k] = 1
-                    self.dirty.append(k)
-                self.full_sets[k].add(q)
-        self.next_arrival = next_arrival
 
     def apply_priority_changes(self) -> None:
         """Priority changes due now: a waiting job takes its new place in its queue (the old
@@ -462,6 +820,8 @@ class _Engine:
             q = self.job_queue[j]
             k = self.job_unit[j]
             if state[j] == _WAITING:
+                if self.head_job[q] == j:
+                    self.find_head(q)  # the next one, until j takes its new place
                 self.enqueue(j)
                 self.n_waiting[q] -= 1  # requeued, not added: the old entry is now stale
                 if self.per_share_head:
@@ -478,20 +838,18 @@ class _Engine:
             job_ids=p.job_ids,
             share_names=p.group_names,
             unit_names=p.unit_names,
-            job_share=array("i", self.job_group),
-            job_unit=array("i", self.job_unit),
-            job_count=array("i", self.job_count),
-            submitted=array("d", self.submitted),
-            priority=array("i", self.priority),
-            status_failed=self.failed,
-            finished=self.finished,
-            lost=self.lost,
+            job_share=_ints(self.job_group),
+            job_unit=_ints(self.job_unit),
+            job_count=_ints(self.job_count),
+            submitted=_floats(self.submitted),
+            priority=_ints(self.priority),
+            status_failed=bytearray(self.failed),
+            finished=_floats(self.finished),
+            lost=_floats(self.lost),
             attempts=self.attempts,
             own_limits=p.group_limits,
-            log_time=self.log_time,
-            log_share=self.log_share,
-            log_unit=self.log_unit,
-            log_delta=self.log_delta,
+            log_time=_floats(self.log_time),
+            log_job=_ints(self.log_job),
         )
 
     # ---------------------------------------------------------------- scheduling one unit
@@ -501,45 +859,81 @@ class _Engine:
         then borrowers, each group first come first served. Queues in ``full_queues`` (a new
         head, a changed priority, their own job ended) may also preempt.
 
-        Runs once per moment and unit, so its steps are inline rather than methods (a call
-        each would cost a few percent of the whole run): gather the heads this moment may
-        have helped; offer capacity to them, merged with the heads filed earlier as waiting
-        for free capacity, in scheduling order (:meth:`try_start` each); file the heads that
-        still wait (:meth:`file_waiting_heads`); and pass again while a preemption freed
-        more than its preemptor took, since heads that failed before it may fit now."""
-        # The heads to offer capacity to, and which of them may use every power: the touched
-        # queues, in-share heads that waited for free capacity (when some was freed, or their
-        # delay is over) and, with backfill, every queue of k.
-        work: list[Candidate] = []
-        full: set[int] = set()
-        for q in full_queues:
-            j = self.head(q)
-            if j >= 0:
-                work.append(self.candidate(q, j))
-                full.add(q)
-        in_share_blocked = self.in_share_blocked[k]
-        later = self.in_share_later[k]
-        if later:
-            in_share_blocked |= later
-            later.clear()
-            freed_or_later = True
-        else:
-            freed_or_later = freed
-        if freed_or_later and in_share_blocked:
-            self.wake_in_share(k, work, full)
-        if self.backfill and freed:
-            for q in self.queues_of_unit[k]:
-                if q not in full:
-                    j = self.head(q)
-                    if j >= 0:
-                        work.append(self.candidate(q, j))
-        heapify(work)
-
+        Gathers the heads this moment may have helped and offers them capacity
+        (:meth:`offer`)."""
+        head_job = self.head_job
         blocked = self.blocked[k]
+        in_share_blocked = self.in_share_blocked[k]
+        work: list[Candidate]
+        full: set[int]
+        if len(full_queues) == 1 and not self.in_share_later[k] and not (
+            freed and (blocked or in_share_blocked or self.backfill)
+        ) and not self.per_share_head:
+            # Most moments touch one queue and nothing else waits for what they free: its
+            # heads are offered capacity one after another, those that fit within its
+            # share's limit on free capacity started here (as the loop below would), and
+            # the loop gets the first that does not.
+            (q,) = full_queues
+            j = head_job[q]
+            if j < 0:
+                return
+            self.blocked_token[q] = 0  # q's filed head goes stale, as a candidate makes it
+            j = self.start_within_limit(j, q, k)
+            if j < 0:
+                return
+            work = [self.candidate(q, j)]
+            full = {q}
+        else:
+            # The heads to offer capacity to, and which of them may use every power: the
+            # touched queues, in-share heads that waited for free capacity (when some was
+            # freed, or their delay is over) and, with backfill, every queue of k.
+            work = []
+            full = set()
+            for q in full_queues:
+                j = head_job[q]
+                if j >= 0:
+                    work.append(self.candidate(q, j))
+                    full.add(q)
+            later = self.in_share_later[k]
+            if later:
+                in_share_blocked |= later
+                later.clear()
+                self.wake_in_share(k, work, full)
+            elif freed and in_share_blocked:
+                self.wake_in_share(k, work, full)
+            if freed and self.backfill:
+                for q in self.queues_of_unit[k]:
+                    if q not in full:
+                        j = head_job[q]
+                        if j >= 0:
+                            work.append(self.candidate(q, j))
+            if not work and not (freed and blocked):
+                return  # (a job of an otherwise empty queue ended)
+            if len(work) > 1:
+                heapify(work)
+        self.offer(k, work, full, freed)
+
+    def offer(self, k: int, work: list[Candidate], full: set[int], freed: bool) -> None:
+        """Offer k's capacity to the heads in ``work`` (those of ``full`` with every power),
+        merged with the heads filed earlier as waiting for free capacity, in scheduling order
+        (:meth:`try_start` each, its commonest case inline); file the heads that still wait
+        (:meth:`file_waiting_heads`); and pass again while a preemption freed more than its
+        preemptor took, since heads that failed before it may fit now."""
+        head_job = self.head_job
+        blocked = self.blocked[k]
+        in_share_blocked = self.in_share_blocked[k]
+        blocked_token = self.blocked_token
+        use = self.use
+        limit = self.limit
+        job_count = self.job_count
+        in_use = self.in_use
+        queue_reserve = self.queue_reserve
+        simple_heads = not self.per_share_head  # no head is held back by another type's
+        capacity = self.env[k]
         releases = 0  # how often a preemption left more capacity free than before
         woken_at = 0  # releases when in-share heads were last woken
         while True:
-            # One pass. Most offer one or two heads: state is read through self, not bound.
+            # One pass. Most offer one or two heads.
             retry: list[tuple[int, int, int]] = []
             while True:
                 # Without freed capacity no blocked head can start: every pass leaves them
@@ -555,15 +949,30 @@ class _Engine:
                     break
                 j = entry[3]
                 q = entry[4]
-                if self.blocked_token[q] != entry[5] or self.head(q) != j:
+                if blocked_token[q] != entry[5] or head_job[q] != j:
                     continue
-                if (0 if self.use[q] + self.job_count[j] <= self.limit[q] else 1) != entry[0]:
+                n = job_count[j]
+                current = use[q]
+                within = current + n <= limit[q]
+                if within == entry[0]:  # (phase 0 is within the limit)
                     heappush(work, self.candidate(q, j))
                     continue
+                if within and simple_heads:
+                    free = capacity - in_use[k] - self.reserved_idle[k]
+                    if queue_reserve[q]:
+                        free += limit[q] - current
+                    if n <= free:
+                        # try_start's commonest case: nobody is preempted.
+                        self.start(j, q, k, False)
+                        full.add(q)
+                        h = head_job[q]
+                        if h >= 0:
+                            heappush(work, self.candidate(q, h))
+                        continue
                 touched: list[int] = []
-                before = self.in_use[k]
+                before = in_use[k]
                 if self.try_start(j, q, k, from_work and q in full, touched):
-                    if self.in_use[k] < before:
+                    if in_use[k] < before:
                         freed = True  # a preemption freed more than the preemptor took
                         releases += 1
                     # The share's next job may start too, with every power. A share that
@@ -573,7 +982,7 @@ class _Engine:
                     # preempt in-share at its share's next event.
                     full.add(q)
                     for other in (q, *touched):
-                        other_head = self.head(other)
+                        other_head = head_job[other]
                         if other_head >= 0:
                             heappush(work, self.candidate(other, other_head))
                 else:
@@ -588,6 +997,53 @@ class _Engine:
             woken_at = releases
             self.wake_in_share(k, work, full)
             # Capacity was freed after some of these failed: offer it to them too.
+
+    def start_within_limit(self, j: int, q: int, k: int) -> int:
+        """Start q's heads, from j on, while each fits within its share's limit on free
+        capacity (try_start's commonest case: nobody is preempted); returns the first that
+        does not, or -1 when none is left."""
+        job_count = self.job_count
+        use = self.use
+        limit = self.limit
+        in_use = self.in_use
+        reserved_idle = self.reserved_idle
+        head_job = self.head_job
+        capacity = self.env[k]
+        reserved = self.queue_reserve[q]
+        lim = limit[q]
+        while True:
+            n = job_count[j]
+            current = use[q]
+            if current + n > lim:
+                return j
+            free = capacity - in_use[k] - reserved_idle[k]
+            if reserved:
+                free += lim - current
+            if n > free:
+                return j
+            self.start(j, q, k, False)
+            j = head_job[q]
+            if j < 0:
+                return j
+
+    def cannot_start_over_limit(self, j: int, q: int, wanted: int, free: int) -> bool:
+        """For a head j of q that would take its share to ``wanted`` instances, over its
+        limit, with ``free`` instances free and nothing else offered capacity on its unit:
+        whether :meth:`offer` is sure to start nothing and file nothing, only to update what
+        is known of q's in-share victims (which is done here). So it is when the share may
+        not borrow that much and cannot preempt in-share: it runs nothing of the unit, or
+        nothing that j outranks."""
+        if self.queue_borrows[q] and wanted <= self.ceiling[q]:
+            return False  # it may borrow, or be filed to borrow when capacity is freed
+        in_share_need = self.in_share_need
+        if not self.queue_in_share[q] or not self.running[q]:
+            in_share_need.pop(q, None)
+            return True
+        if (not self.by_priority or free + self.use[q] < self.job_count[j]
+                or self.lowest_victim_priority(self.in_share_victims[q]) < self.priority[j]):
+            return False  # it may preempt in-share, or wait for capacity to
+        in_share_need[q] = None  # (in_share_victim_set's answer: no amount would do)
+        return True
 
     def file_waiting_heads(
         self, k: int, retry: list[tuple[int, int, int]], full: set[int], releases: int
@@ -678,16 +1134,15 @@ class _Engine:
         started_any = False
         lim = self.limit[q]
         can_borrow = self.borrows[self.queue_share[q]]
-        state = self.state
         queue_token = self.queue_token
         job_count = self.job_count
         use = self.use
-        for entry in sorted(self.waiting[q]):
+        for entry in sorted(self.entries(q)):
             free = self.available(q, k)
             if free <= 0:
                 break
             j = entry[2]
-            if state[j] != _WAITING or queue_token[j] != entry[3]:
+            if queue_token[j] != entry[3]:
                 continue
             n = job_count[j]
             if n > free:
@@ -705,57 +1160,131 @@ class _Engine:
     # ------------------------------------------------------------- queues and the capacity books
 
     def head(self, q: int) -> int:
-        """The first waiting job of queue q, or -1; drops stale entries on the way."""
-        heap = self.waiting[q]
-        while heap:  # almost always one look: binding state to locals first would cost more
-            entry = heap[0]
-            j = entry[2]
-            if self.state[j] == _WAITING and self.queue_token[j] == entry[3]:
-                return j
-            heappop(heap)
-        return -1
+        """The first waiting job of queue q, or -1."""
+        return self.head_job[q]
 
     def enqueue(self, j: int) -> None:
-        self.tokens = tokens = self.tokens + 1
-        self.queue_token[j] = tokens
+        """j waits in its queue, at its place in scheduling order (the head's place, or
+        filed behind it)."""
+        self.tokens = token = self.tokens + 1
+        self.queue_token[j] = token
         self.state[j] = _WAITING
         q = self.job_queue[j]
-        heappush(self.waiting[q], (-self.priority[j], self.order_time[j], j, tokens))
         self.n_waiting[q] += 1
+        entry = (-self.priority[j], self.order_time[j], j, token)
+        if self.head_job[q] < 0:
+            pass  # the only one: it waits as the head alone
+        elif entry < self.head_entry[q]:
+            self.file_entry(q, self.head_entry[q])  # the head it overtakes waits behind it
+        else:
+            self.file_entry(q, entry)
+            return
+        self.head_entry[q] = entry
+        self.head_job[q] = j
+
+    def file_entry(self, q: int, entry: QueueEntry) -> None:
+        """A waiting job's entry, not the head's, into queue q: at the back of its priority
+        level's FIFO when it comes in order (arrivals do), at its front when it comes before
+        all of it (a head overtaken), else into the heap of out-of-order entries."""
+        level = entry[0]
+        entries = self.level_entries[q]
+        fifo = entries.get(level)
+        if fifo is None:
+            entries[level] = deque((entry,))
+            heappush(self.levels[q], level)
+        elif not fifo or entry > fifo[-1]:  # (a FIFO its head left may be empty)
+            fifo.append(entry)
+        elif entry < fifo[0]:
+            fifo.appendleft(entry)
+        else:
+            heappush(self.spill[q], entry)
+
+    def find_head(self, q: int) -> None:
+        """Queue q's next head, its head having left: the first live entry of the highest
+        level's FIFO or of the heap of out-of-order entries, taken out of them (stale
+        entries before it are dropped)."""
+        levels = self.levels[q]
+        spill = self.spill[q]
+        if not levels and not spill:
+            self.head_job[q] = -1
+            return
+        queue_token = self.queue_token
+        entries = self.level_entries[q]
+        best: QueueEntry | None = None
+        fifo: deque[QueueEntry] | None = None
+        while levels:
+            fifo = entries[levels[0]]
+            while fifo:
+                entry = fifo[0]
+                if queue_token[entry[2]] == entry[3]:
+                    best = entry
+                    break
+                fifo.popleft()
+            if best is not None:
+                break
+            del entries[heappop(levels)]
+        while spill:
+            entry = spill[0]
+            if queue_token[entry[2]] == entry[3]:
+                if best is None or entry < best:
+                    best = heappop(spill)
+                    fifo = None
+                break
+            heappop(spill)
+        if best is None:
+            self.head_job[q] = -1
+            return
+        if fifo is not None:
+            fifo.popleft()
+        self.head_entry[q] = best
+        self.head_job[q] = best[2]
+
+    def entries(self, q: int) -> list[QueueEntry]:
+        """Every entry of queue q, its head's first (stale ones included), in no order."""
+        found = [self.head_entry[q]] if self.head_job[q] >= 0 else []
+        found += self.spill[q]
+        for fifo in self.level_entries[q].values():
+            found += fifo
+        return found
 
     def push_victim(self, j: int, q: int, k: int) -> None:
         self.tokens = tokens = self.tokens + 1
         self.victim_token[j] = tokens
         entry = (self.priority[j] if self.by_priority else 0, -self.started[j],
                  -self.run_token[j], j, tokens)
-        if self.in_share[self.queue_share[q]]:
+        if self.queue_in_share[q]:
             heappush(self.in_share_victims[q], entry)
         if self.borrowed_now[j]:
             heappush(self.borrowed_victims[k], entry)
 
     def start(self, j: int, q: int, k: int, borrowed: bool) -> None:
+        """j, a waiting job of q, starts now (its share over its limit when ``borrowed``)."""
         now = self.now
         n = self.job_count[j]
         self.n_waiting[q] -= 1
+        state = self.state
+        state[j] = _RUNNING
+        self.queue_token[j] = 0  # its queue entry goes stale
+        if self.head_job[q] == j:  # (a backfilled job need not be the head)
+            self.find_head(q)
         if self.per_share_head:
             self.wake_share(q)
         remaining = self.duration[j] - self.saved[j]
         if remaining <= 0.0:
             # A job with no work left ends as it starts: it never holds capacity, so it
             # can neither be a victim nor make its share look busier than it is.
-            self.state[j] = _ENDED
+            state[j] = _ENDED
             self.finished[j] = now
             record: RawAttempt = (now, now, ENDED_SUCCEEDED, -1, NO_PREEMPTION, borrowed)
-            previous = self.attempts[j]
-            if previous is None:
+            if self.attempts[j] is None:
                 self.attempts[j] = record
-            elif isinstance(previous, tuple):
-                self.attempts[j] = [previous, record]
             else:
-                previous.append(record)
+                self.add_attempt(j, record)
             self.ended_jobs.append(j)
+            if self.reports:
+                self.on_started(j, borrowed)
+                self.on_ended(j)
             return
-        self.state[j] = _RUNNING
         self.started[j] = now
         self.tokens = tokens = self.tokens + 1
         self.run_token[j] = tokens
@@ -766,8 +1295,7 @@ class _Engine:
         after = before + n
         use[q] = after
         self.in_use[k] += n
-        share = self.queue_share[q]
-        if self.reserve[share]:
+        if self.queue_reserve[q]:
             self.reserved_idle[k] -= n
         if after > lim:
             self.borrowed_total[k] += after - lim if before <= lim else n
@@ -775,19 +1303,20 @@ class _Engine:
         self.borrowed_now[j] = borrowed
         if borrowed:
             self.borrowed_running[k] += 1
-        if self.in_share[share] or borrowed:
+        if self.queue_in_share[q] or borrowed:
             self.push_victim(j, q, k)
-        else:
+        elif self.victim_token[j]:
             # Not a victim candidate this time: entries left from an earlier (borrowed)
             # attempt must not look valid.
-            self.tokens = tokens = self.tokens + 1
+            self.tokens = tokens = tokens + 1
             self.victim_token[j] = tokens
         self.log_time.append(now)
-        self.log_share.append(self.job_group[j])
-        self.log_unit.append(k)
-        self.log_delta.append(n)
+        self.log_job.append(j)
+        if self.reports:
+            self.on_started(j, borrowed)
 
     def release(self, j: int, q: int, k: int, record: RawAttempt) -> None:
+        """j's run on q ended as ``record`` says: its instances go back to the books."""
         n = self.job_count[j]
         lim = self.limit[q]
         use = self.use
@@ -795,35 +1324,45 @@ class _Engine:
         after = before - n
         use[q] = after
         self.in_use[k] -= n
-        share = self.queue_share[q]
-        if self.reserve[share]:
+        if self.queue_reserve[q]:
             self.reserved_idle[k] += n
         if before > lim:
             self.borrowed_total[k] -= before - lim if after <= lim else n
         running = self.running
         running[q] -= 1
         if self.borrowed_now[j]:
-            borrowed_running = self.borrowed_running
-            borrowed_running[k] -= 1
-            heap = self.borrowed_victims[k]
-            if len(heap) > 2 * borrowed_running[k] + 64:
-                self.borrowed_victims[k] = _compact(heap, self.state, self.victim_token)
-        if self.in_share[share]:
-            heap = self.in_share_victims[q]
-            if len(heap) > 2 * running[q] + 64:
-                self.in_share_victims[q] = _compact(heap, self.state, self.victim_token)
-        attempts = self.attempts
-        previous = attempts[j]
-        if previous is None:
-            attempts[j] = record
-        elif isinstance(previous, tuple):
-            attempts[j] = [previous, record]
+            self.forget_borrowed_run(k)
+        if self.queue_in_share[q] and len(self.in_share_victims[q]) > 2 * running[q] + 64:
+            self.compact_in_share_victims(q)
+        if self.attempts[j] is None:
+            self.attempts[j] = record
+        else:
+            self.add_attempt(j, record)
+        self.log_time.append(self.now)
+        self.log_job.append(~j)
+
+    def forget_borrowed_run(self, k: int) -> None:
+        """One borrowed run of k fewer; its victim heap is compacted when stale entries
+        outnumber live ones."""
+        borrowed_running = self.borrowed_running
+        borrowed_running[k] -= 1
+        heap = self.borrowed_victims[k]
+        if len(heap) > 2 * borrowed_running[k] + 64:
+            self.borrowed_victims[k] = _compact(heap, self.state, self.victim_token)
+
+    def compact_in_share_victims(self, q: int) -> None:
+        self.in_share_victims[q] = _compact(self.in_share_victims[q], self.state,
+                                            self.victim_token)
+
+    def add_attempt(self, j: int, record: RawAttempt) -> None:
+        """j's second or later attempt: its attempts become a list."""
+        previous = self.attempts[j]
+        if isinstance(previous, tuple):
+            self.attempts[j] = [previous, record]
+        elif previous is None:
+            self.attempts[j] = record
         else:
             previous.append(record)
-        self.log_time.append(self.now)
-        self.log_share.append(self.job_group[j])
-        self.log_unit.append(k)
-        self.log_delta.append(-n)
 
     def preempt(self, v: int, by: int, kind: int) -> None:
         """End v's attempt: checkpointed progress is kept, the rest lost; v waits again, or
@@ -837,8 +1376,9 @@ class _Engine:
         self.saved[v] += kept
         self.lost[v] += ran - kept
         self.state[v] = _ENDED  # stale in every heap until requeued
+        self.run_token[v] = 0  # its planned end goes stale
         self.release(v, q, k, (self.started[v], now, ENDED_PREEMPTED, by, kind,
-                               bool(self.borrowed_now[v])))
+                               self.borrowed_now[v] == 1))
         self.preempted[v] += 1
         budget = self.retries[v]
         if 0 <= budget < self.preempted[v]:
@@ -849,11 +1389,13 @@ class _Engine:
             if self.requeue_at_back:
                 self.order_time[v] = now
             self.enqueue(v)
+        if self.reports:
+            self.on_preempted(v, by, kind, self.failed[v] == 1)
 
     def available(self, q: int, k: int) -> int:
         """Instances the share of q could start on now without preempting anyone."""
         free = self.env[k] - self.in_use[k] - self.reserved_idle[k]
-        if self.reserve[self.queue_share[q]]:
+        if self.queue_reserve[q]:
             free += self.limit[q] - self.use[q]
         return free
 
@@ -915,10 +1457,15 @@ class _Engine:
         def fits(freed: int) -> bool:
             return current - freed + n <= top and free + freed >= n
 
+        heap = self.in_share_victims[q]
+        if by_priority and self.lowest_victim_priority(heap) >= wanted:
+            # Most tries end here: no running job of the share ranks below j.
+            self.in_share_need[q] = None
+            return None
         taken: list[Victim] = []
         chosen: list[int] = []
         freed = 0
-        for v in _live_victims(self.in_share_victims[q], self.state, self.victim_token, taken):
+        for v in _live_victims(heap, self.state, self.victim_token, taken):
             if priority[v] >= wanted:
                 if by_priority:
                     break  # the heap is in priority order: no lower priority remains
@@ -927,7 +1474,7 @@ class _Engine:
             freed += job_count[v]
             if fits(freed):
                 break
-        _put_back(self.in_share_victims[q], taken)
+        _put_back(heap, taken)
         if not chosen or not fits(freed):
             # Remember how much would have to be free for these victims to make room; None
             # when no amount would (the share's own limit or borrow limit stands in the way).
@@ -936,6 +1483,23 @@ class _Engine:
         if self.minimal:
             return _fewest(chosen, freed, job_count, fits)
         return chosen
+
+    def lowest_victim_priority(self, heap: list[Victim]) -> float:
+        """The priority of the first live entry of a victim heap in priority order (stale
+        entries above it dropped), or infinity for none."""
+        top = self.first_live_victim(heap)
+        return _INF if top is None else top[0]
+
+    def first_live_victim(self, heap: list[Victim]) -> Victim | None:
+        """The first live entry of a victim heap (stale entries above it dropped), or None."""
+        state = self.state
+        victim_token = self.victim_token
+        while heap:
+            top = heap[0]
+            if state[top[3]] == _RUNNING and victim_token[top[3]] == top[4]:
+                return top
+            heappop(heap)
+        return None
 
     # --------------------------------------------------------- heads waiting, and what wakes them
 
@@ -1042,18 +1606,12 @@ class _Engine:
     def could_preempt_in_share(self, q: int, j: int) -> bool:
         """Whether q's share preempts in-share and runs a job j outranks (cheap, may say yes
         wrongly under the NEWEST victim order, whose heap is not in priority order)."""
-        if not self.in_share[self.queue_share[q]] or not self.running[q]:
+        if not self.queue_in_share[q] or not self.running[q]:
             return False
-        heap = self.in_share_victims[q]
-        state = self.state
-        victim_token = self.victim_token
-        while heap:
-            top = heap[0]
-            v = top[3]
-            if state[v] == _RUNNING and victim_token[v] == top[4]:
-                return not self.by_priority or self.priority[v] < self.priority[j]
-            heappop(heap)
-        return False
+        top = self.first_live_victim(self.in_share_victims[q])
+        if top is None:
+            return False
+        return not self.by_priority or self.priority[top[3]] < self.priority[j]
 
     def wake_in_share(self, k: int, work: list[Candidate], full: set[int]) -> None:
         """Offer again, with every power, the in-share heads of k whose victims lacked free
@@ -1075,7 +1633,7 @@ class _Engine:
 
 
 def _live_victims(
-    heap: list[Victim], state: bytearray, token: list[int], taken: list[Victim]
+    heap: list[Victim], state: list[int], token: list[int], taken: list[Victim]
 ) -> Iterator[int]:
     """The running jobs of a victim heap in victim order, stale entries dropped on the way
     and the live ones walked kept in ``taken`` for :func:`_put_back`: both kinds of
@@ -1107,7 +1665,33 @@ def _fewest(
     return chosen
 
 
-def _compact(heap: list[Victim], state: bytearray, token: list[int]) -> list[Victim]:
+def _heap_in_order(heap: list[QueueEntry]) -> Iterator[QueueEntry]:
+    """A heap's entries in order, lazily: a best-first walk, so the first k cost
+    O(k log k), never a sort."""
+    if not heap:
+        return
+    frontier = [(heap[0], 0)]
+    size = len(heap)
+    while frontier:
+        entry, i = heappop(frontier)
+        yield entry
+        for child in (2 * i + 1, 2 * i + 2):
+            if child < size:
+                heappush(frontier, (heap[child], child))
+
+
+def _ints(values: list[int]) -> array[int]:
+    """``array("i", values)``, built through ``struct`` (a third of the cost: the array
+    parses each item as an argument)."""
+    return array("i", struct.pack(f"{len(values)}i", *values))
+
+
+def _floats(values: list[float]) -> array[float]:
+    """``array("d", values)``, built through ``struct`` (see :func:`_ints`)."""
+    return array("d", struct.pack(f"{len(values)}d", *values))
+
+
+def _compact(heap: list[Victim], state: list[int], token: list[int]) -> list[Victim]:
     live = [e for e in heap if state[e[3]] == _RUNNING and token[e[3]] == e[4]]
     heapify(live)
     return live
@@ -1116,45 +1700,20 @@ def _compact(heap: list[Victim], state: bytearray, token: list[int]) -> list[Vic
 class SteppingEngine(_Engine):
     """The engine driven step by step (the local emulator): jobs join while it runs, moments
     are run up to a clock's time (:meth:`advance`), and a job can change priority, end early
-    or leave its queue at the current moment. The phases are the replay's own; only this
-    class's overrides report what happened to each job (``on_*``), so a replay pays nothing
-    for them.
+    or leave its queue at the current moment. The phases are the replay's own; it reports
+    what happened to each job (:attr:`_Engine.reports`, ``on_*``, which a subclass
+    overrides), a replay does not.
 
     Per-queue and per-share columns can be replaced while jobs run (:meth:`reconfigure`): a
     share's limits, strategy or in-share preemption changed through the API.
     """
 
+    reports = True
+
     def __init__(self, problem: Problem, options: SimulationOptions) -> None:
         if problem.job_ids:
             raise ValueError("a stepping engine starts with no jobs; add them with add_job")
         super().__init__(problem, options)
-
-    # --------------------------------------------------------------------- what is reported
-
-    def on_started(self, j: int, borrowed: bool) -> None:
-        """j started (on borrowed capacity when ``borrowed``)."""
-
-    def on_preempted(self, j: int, by: int, kind: int, failed: bool) -> None:
-        """j was preempted by ``by`` (CROSS_SHARE or IN_SHARE); it waits again unless failed
-        (its retry budget was spent)."""
-
-    def on_ended(self, j: int) -> None:
-        """j's run ended: its run time was over, or it was ended early (:meth:`end_early`)."""
-
-    def start(self, j: int, q: int, k: int, borrowed: bool) -> None:
-        super().start(j, q, k, borrowed)
-        self.on_started(j, borrowed)
-        if self.state[j] == _ENDED:
-            self.on_ended(j)  # nothing left to run: it ended as it started
-
-    def preempt(self, v: int, by: int, kind: int) -> None:
-        super().preempt(v, by, kind)
-        self.on_preempted(v, by, kind, bool(self.failed[v]))
-
-    def release(self, j: int, q: int, k: int, record: RawAttempt) -> None:
-        super().release(j, q, k, record)
-        if record[2] == ENDED_SUCCEEDED:
-            self.on_ended(j)
 
     # ------------------------------------------------------------------------ driving it
 
@@ -1212,10 +1771,13 @@ class SteppingEngine(_Engine):
         if self.state[j] != _WAITING:
             return False
         self.now = at
-        self.state[j] = _ENDED  # its queue entry goes stale
+        self.state[j] = _ENDED
+        self.queue_token[j] = 0  # its queue entry goes stale
         q = self.job_queue[j]
         k = self.job_unit[j]
         self.n_waiting[q] -= 1
+        if self.head_job[q] == j:
+            self.find_head(q)
         self.failed[j] = 1
         self.finished[j] = at
         if self.per_share_head:
@@ -1274,7 +1836,11 @@ class SteppingEngine(_Engine):
         self.reserve, self.borrows, self.in_share = reserve, borrows, in_share
         for column in (self.use, self.running, self.n_waiting, self.blocked_token):
             column.extend([0] * grow)
-        self.waiting.extend([] for _ in range(grow))
+        self.head_job.extend([-1] * grow)
+        self.head_entry.extend([_NO_ENTRY] * grow)
+        self.levels.extend([] for _ in range(grow))
+        self.level_entries.extend({} for _ in range(grow))
+        self.spill.extend([] for _ in range(grow))
         self.index_queues()
 
     def recount_capacity(self) -> None:
@@ -1301,8 +1867,8 @@ class SteppingEngine(_Engine):
                 if self.n_waiting[q]:
                     self.full_sets[k].add(q)
                     self.touch(k)
-        self.held_back = bytearray(self.n_shares)
-        self.held_queue = bytearray(n_queues)
+        self.held_back = [0] * self.n_shares
+        self.held_queue = [0] * n_queues
         self.in_share_need.clear()
         self.schedule_touched()
 
@@ -1334,18 +1900,14 @@ class SteppingEngine(_Engine):
         """Queue q's waiting jobs in scheduling order, as their queue entries
         (``(-priority, order time, job, token)``), lazily: a best-first walk of its heap, so
         the first k cost O(k log k) (plus stale entries met on the way), never a sort."""
-        heap = self.waiting[q]
+        if self.head_job[q] < 0:
+            return
+        yield self.head_entry[q]
         state = self.state
         queue_token = self.queue_token
-        if not heap:
-            return
-        frontier = [(heap[0], 0)]
-        size = len(heap)
-        while frontier:
-            entry, i = heappop(frontier)
+        entries = self.level_entries[q]
+        fifos = [entries[level] for level in sorted(entries)]
+        for entry in merge(*fifos, _heap_in_order(self.spill[q])):
             j = entry[2]
             if state[j] == _WAITING and queue_token[j] == entry[3]:
                 yield entry
-            for child in (2 * i + 1, 2 * i + 2):
-                if child < size:
-                    heappush(frontier, (heap[child], child))

@@ -9,10 +9,19 @@ stays constant, and the integral is kept as a running total per unit.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
+from itertools import compress
 
 from .problem import Problem
-from .results import CROSS_SHARE, ENDED_PREEMPTED, IN_SHARE, RunData, ShareFigures
+from .results import (
+    CROSS_SHARE,
+    ENDED_PREEMPTED,
+    IN_SHARE,
+    RunData,
+    ShareFigures,
+    per_logged_change,
+)
 
 HOUR = 3600.0
 
@@ -45,105 +54,45 @@ def share_figures(
     for g in problem.blocked_group:
         blocked[g] += 1
 
-    n_cells = n_groups * n_units
-    use = [0] * n_cells
-    last = [start] * n_cells
-    own = [0.0] * n_cells
-    over = [0.0] * n_cells
-    lent = [0.0] * n_cells
-    rate_mark = [0.0] * n_cells
-    rate_total = [0.0] * n_units
-    rate_time = [start] * n_units
-    rate = [0.0] * n_units
-    borrowed = [0] * n_units
-    idle = [
-        sum(limits[g * n_units + k] for g in range(n_groups) if lends[g]) for k in range(n_units)
-    ]
-
-    def advance(cell: int, g: int, k: int, t: float) -> None:
-        u = use[cell]
-        lim = limits[cell]
-        dt = t - last[cell]
-        if u:
-            own[cell] += dt * (u if u < lim else lim)
-            if u > lim:
-                over[cell] += dt * (u - lim)
-        if lends[g]:
-            if u < lim:
-                lent[cell] += (lim - u) * (rate_total[k] - rate_mark[cell])
-            rate_mark[cell] = rate_total[k]
-        last[cell] = t
-
-    log_share, log_unit, log_delta = data.log_share, data.log_unit, data.log_delta
-    for i, t in enumerate(data.log_time):
-        # advance() inlined: this loop runs twice per attempt.
-        g = log_share[i]
-        k = log_unit[i]
-        total = rate_total[k] + (t - rate_time[k]) * rate[k]
-        rate_total[k] = total
-        rate_time[k] = t
-        cell = g * n_units + k
-        lim = limits[cell]
-        before = use[cell]
-        if before:
-            dt = t - last[cell]
-            if before > lim:
-                own[cell] += dt * lim
-                over[cell] += dt * (before - lim)
-            else:
-                own[cell] += dt * before
-        last[cell] = t
-        after = before + log_delta[i]
-        use[cell] = after
-        if after > lim or before > lim:
-            borrowed[k] += max(0, after - lim) - max(0, before - lim)
-        if lends[g]:
-            if before < lim:
-                lent[cell] += (lim - before) * (total - rate_mark[cell])
-            rate_mark[cell] = total
-            if after < lim or before < lim:
-                idle[k] += max(0, lim - after) - max(0, lim - before)
-        pool = unowned[k] + idle[k]
-        rate[k] = min(1.0, borrowed[k] / pool) if pool > 0 else 0.0
-    for k in range(n_units):
-        rate_total[k] += (end - rate_time[k]) * rate[k]
-        rate_time[k] = end
-    for g in range(n_groups):
-        for k in range(n_units):
-            advance(g * n_units + k, g, k, end)
+    own, over, lent = _capacity_seconds(data, limits, lends, unowned, start, end)
 
     waits: list[list[float]] = [[] for _ in range(n_groups)]
     completions: list[list[float]] = [[] for _ in range(n_groups)]
-    jobs = [0] * n_groups
+    add_wait = [w.append for w in waits]
+    add_completion = [c.append for c in completions]
+    counted = Counter(data.job_share)
+    jobs = [counted[g] for g in range(n_groups)]
     failed = [0] * n_groups
     cross = [0] * n_groups
     in_share = [0] * n_groups
     lost_hours = [0.0] * n_groups
-    job_share = data.job_share
-    submitted = data.submitted
-    finished = data.finished
-    status_failed = data.status_failed
-    lost = data.lost
-    counts = data.job_count
-    for j, raw in enumerate(data.attempts):
-        g = job_share[j]
-        jobs[g] += 1
+    for g, raw, submitted, finished, status_failed, lost, count in zip(
+        data.job_share, data.attempts, data.submitted, data.finished, data.status_failed,
+        data.lost, data.job_count, strict=True,
+    ):
         if raw is None:
             continue
-        first = raw if isinstance(raw, tuple) else raw[0]
-        waits[g].append(first[0] - submitted[j])
-        if status_failed[j]:
+        if type(raw) is tuple:
+            add_wait[g](raw[0] - submitted)
+            if raw[2] == ENDED_PREEMPTED:  # (preempted on its only attempt: it failed)
+                if raw[4] == CROSS_SHARE:
+                    cross[g] += 1
+                elif raw[4] == IN_SHARE:
+                    in_share[g] += 1
+        else:
+            add_wait[g](raw[0][0] - submitted)
+            for attempt in raw:
+                if attempt[2] == ENDED_PREEMPTED:
+                    if attempt[4] == CROSS_SHARE:
+                        cross[g] += 1
+                    elif attempt[4] == IN_SHARE:
+                        in_share[g] += 1
+        if status_failed:
             failed[g] += 1
         else:
-            completions[g].append(finished[j] - submitted[j])
-        if lost[j]:
-            lost_hours[g] += lost[j] * counts[j] / HOUR
-        for attempt in (raw,) if isinstance(raw, tuple) else raw:
-            if attempt[2] == ENDED_PREEMPTED:
-                if attempt[4] == CROSS_SHARE:
-                    cross[g] += 1
-                elif attempt[4] == IN_SHARE:
-                    in_share[g] += 1
+            add_completion[g](finished - submitted)
+        if lost:
+            lost_hours[g] += lost * count / HOUR
 
     seconds = end - start
     figures: dict[str, ShareFigures] = {}
@@ -180,6 +129,112 @@ def share_figures(
             },
         )
     return figures
+
+
+def _capacity_seconds(
+    data: RunData, limits: list[int], lends: list[bool], unowned: list[int], start: float,
+    end: float,
+) -> tuple[list[float], list[float], list[float]]:
+    """Per (share, unit) cell, flat: instance-seconds used within the share's own limit,
+    above it (borrowed) and lent, from the usage log over ``start``..``end``.
+
+    Lent capacity is attributed without scanning every lender at every change: at each moment
+    a unit's borrowing is spread over its idle lendable capacity at the rate
+    ``borrowed / (unowned + sum of lenders' idle allocation)``; a lender's lent seconds are its
+    idle amount times the integral of that rate while its idle amount stays constant, and the
+    integral is kept as a running total per unit. Units share nothing, so each unit's changes
+    are taken in one pass of their own, its state in locals (the same arithmetic, in the same
+    order, as one pass over all of them)."""
+    n_units = len(data.unit_names)
+    n_groups = len(data.share_names)
+    own = [0.0] * (n_groups * n_units)
+    over = [0.0] * (n_groups * n_units)
+    lent = [0.0] * (n_groups * n_units)
+    # Each change's share and signed count are its job's, read through the log's job column
+    # (j for a start, ~j for an end: see RunData.log_job) from the columns end to end.
+    counts = list(data.job_count)
+    share_of = list(data.job_share)
+    share_of += share_of[::-1]
+    delta_of = counts + [-n for n in reversed(counts)]
+    units = (per_logged_change(data.log_job, data.job_unit, data.job_unit) if n_units > 1
+             else [])
+    for k in range(n_units):
+        times: Sequence[float]
+        logged: Sequence[int]
+        if n_units == 1:
+            times, logged = data.log_time, data.log_job
+        else:
+            mine = list(map(k.__eq__, units))
+            times = list(compress(data.log_time, mine))
+            logged = list(compress(data.log_job, mine))
+        cells = range(k, n_groups * n_units, n_units)
+        unit_limits = [limits[c] for c in cells]
+        use = [0] * n_groups
+        last = [start] * n_groups
+        own_k = [0.0] * n_groups
+        over_k = [0.0] * n_groups
+        lent_k = [0.0] * n_groups
+        mark = [0.0] * n_groups
+        spare = unowned[k]
+        idle = sum(unit_limits[g] for g in range(n_groups) if lends[g])
+        borrowed = 0
+        rate_total = 0.0
+        rate_time = start
+        rate = 0.0
+        groups = list(map(share_of.__getitem__, logged))
+        deltas = list(map(delta_of.__getitem__, logged))
+        for t, g, delta in zip(times, groups, deltas, strict=True):
+            total = rate_total + (t - rate_time) * rate
+            rate_total = total
+            rate_time = t
+            lim = unit_limits[g]
+            before = use[g]
+            if before:
+                dt = t - last[g]
+                if before > lim:
+                    own_k[g] += dt * lim
+                    over_k[g] += dt * (before - lim)
+                else:
+                    own_k[g] += dt * before
+            last[g] = t
+            after = before + delta
+            use[g] = after
+            # (Conditional expressions, not max() and min(): a call each would cost a third
+            # of the loop.)
+            if after > lim:
+                borrowed += after - lim - (before - lim if before > lim else 0)
+            elif before > lim:
+                borrowed -= before - lim
+            if lends[g]:
+                if before < lim:
+                    lent_k[g] += (lim - before) * (total - mark[g])
+                    idle += (lim - after if after < lim else 0) - (lim - before)
+                elif after < lim:
+                    idle += lim - after
+                mark[g] = total
+            pool = spare + idle
+            if pool > 0:
+                rate = borrowed / pool
+                if rate > 1.0:
+                    rate = 1.0
+            else:
+                rate = 0.0
+        rate_total += (end - rate_time) * rate
+        for g, cell in enumerate(cells):
+            # What each cell held from its last change to the end.
+            u = use[g]
+            lim = unit_limits[g]
+            dt = end - last[g]
+            if u:
+                own_k[g] += dt * (u if u < lim else lim)
+                if u > lim:
+                    over_k[g] += dt * (u - lim)
+            if lends[g] and u < lim:
+                lent_k[g] += (lim - u) * (rate_total - mark[g])
+            own[cell] = own_k[g]
+            over[cell] = over_k[g]
+            lent[cell] = lent_k[g]
+    return own, over, lent
 
 
 def beyond_budget(data: RunData, budgets: Sequence[int | None]) -> list[int]:

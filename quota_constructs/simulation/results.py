@@ -139,8 +139,9 @@ class CapacityTimeline:
 class RunData:
     """The engine's compact record of a run (internal; read it through SimulationResult).
 
-    ``usage_log`` lists every change of a share's use of a unit in time order as parallel
-    columns: time, share index, unit index, signed instance count.
+    The usage log lists every change of a share's use of a unit in time order as parallel
+    columns: time and the job whose run started or ended (share index, unit index and signed
+    instance count derived from it).
     """
 
     job_ids: list[str]
@@ -159,9 +160,28 @@ class RunData:
     own_limits: list[list[int]]
     """own_limits[share][unit]: the allocation figures are measured against."""
     log_time: array[float] = field(default_factory=lambda: array("d"))
-    log_share: array[int] = field(default_factory=lambda: array("i"))
-    log_unit: array[int] = field(default_factory=lambda: array("i"))
-    log_delta: array[int] = field(default_factory=lambda: array("i"))
+    log_job: array[int] = field(default_factory=lambda: array("i"))
+    """Per change of the usage log, the job whose run made it: j when a run of job j started,
+    ~j (that is -j - 1) when it ended. The change's share, unit and signed instance count are
+    that job's (:attr:`log_share`, :attr:`log_unit`, :attr:`log_delta`): the engine records
+    one column, not four, and a replay's figures read the job's columns through it."""
+
+    @property
+    def log_share(self) -> array[int]:
+        """Per change of the usage log, the share whose use changed."""
+        return array("i", per_logged_change(self.log_job, self.job_share, self.job_share))
+
+    @property
+    def log_unit(self) -> array[int]:
+        """Per change of the usage log, the unit whose use changed."""
+        return array("i", per_logged_change(self.log_job, self.job_unit, self.job_unit))
+
+    @property
+    def log_delta(self) -> array[int]:
+        """Per change of the usage log, the instances it added (a start) or took away (an
+        end, negative)."""
+        counts = list(self.job_count)
+        return array("i", per_logged_change(self.log_job, counts, [-n for n in counts]))
 
     def raw_attempts(self, index: int) -> list[RawAttempt]:
         raw = self.attempts[index]
@@ -170,6 +190,17 @@ class RunData:
         if isinstance(raw, tuple):
             return [raw]
         return raw
+
+
+def per_logged_change(
+    logged: Sequence[int], on_start: Sequence[int], on_end: Sequence[int]
+) -> list[int]:
+    """Per entry of a usage log's job column (j for a run's start, ~j for its end), j's value
+    in ``on_start`` or in ``on_end``: an index ~j = -j - 1 counts from the back of the two
+    columns end to end, the second reversed."""
+    both = list(on_start)
+    both += reversed(on_end)
+    return list(map(both.__getitem__, logged))
 
 
 JOB_RECORD_FIELDS: tuple[str, ...] = (

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from ..model import CapacityLimit, QuotaAllocation, QuotaConfigError, QuotaShareSpec
 from .arrangements import hard_partition, shared_pool
-from .engine import run
+from .engine import collection_paused, run
 from .figures import share_figures, span
 from .inputs import PriorityChange, SimJob, SimulationOptions
 from .problem import Problem, compile_problem
@@ -30,8 +30,9 @@ def simulate(
     when given, is called as ``progress(jobs_ended, jobs_total)`` about a hundred times.
     """
     _check_options(options)
-    problem = _compile(capacity_limits, shares, jobs, priority_changes, options)
-    return _result("declared", problem, run(problem, options, progress))
+    with collection_paused():  # (compiling and measuring too make no cycles)
+        problem = _compile(capacity_limits, shares, jobs, priority_changes, options)
+        return _result("declared", problem, run(problem, options, progress))
 
 
 def _compile(

@@ -32,6 +32,7 @@ from quota_constructs.simulation import (
     SimJob,
     SimulationOptions,
     VictimOrder,
+    engine,
 )
 from quota_constructs.simulation.engine import run
 from quota_constructs.simulation.problem import compile_problem
@@ -173,6 +174,17 @@ def test_the_engine_replays_a_seeded_workload_exactly_as_before(
     key = f"{declaration}/{option}/{seed}"
     got = engine_digest(declaration, option, seed)
     assert got == EXPECTED[key], f"{key!r}: {got!r},  # the engine's output changed"
+
+
+@pytest.mark.parametrize(("declaration", "option", "seed"), CASES)
+def test_the_phases_run_through_their_methods_replay_the_same(
+    declaration: str, option: str, seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # advance runs the commonest phases inline, copies of its methods' commonest cases: with
+    # the copies switched off, every phase runs through its method and the run is the same.
+    monkeypatch.setattr(engine._Engine, "inline", False)
+    key = f"{declaration}/{option}/{seed}"
+    assert engine_digest(declaration, option, seed) == EXPECTED[key], key
 
 
 def test_the_cases_differ_so_each_pins_something_of_its_own() -> None:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from dataclasses import replace
+from dataclasses import dataclass, fields, replace
 
 import pytest
 
 from quota_constructs import CapacityLimit, QuotaConfigError, QuotaShareSpec
+from quota_constructs.model import QuotaAllocation
 from quota_constructs.simulation import PriorityChange, SimJob, simulate
+from quota_constructs.simulation.problem import JobColumns, compile_problem
 
 from .support import G5, LEND, LEND_AND_BORROW, P4, RESERVE, job, share
 
@@ -121,6 +123,37 @@ def test_numbers_from_other_libraries_are_accepted() -> None:
         jobs=[replace(job("j", "S"), submitted_at=Fraction(1, 2), duration=Fraction(3))],  # type: ignore[arg-type]
     )
     assert result.jobs["j"].finished_at == 3.5
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _OwnJob(SimJob):
+    """A SimJob of the caller's own class: compiled job by job, as any job the column-at-a-time
+    path does not take."""
+
+
+def test_plainly_valid_jobs_compile_as_they_would_one_by_one() -> None:
+    # A large history's plainly valid jobs are compiled a column at a time; the columns must be
+    # those job-by-job checking gives (ints made floats, absent checkpoints and budgets).
+    shares = [share("A", LEND_AND_BORROW, 2, borrow=100), share("R", RESERVE, 1, unit=P4),
+              share("L", LEND, 1)]
+    environment = [CapacityLimit(G5, 4), CapacityLimit(P4, 2)]
+    jobs = [
+        SimJob(job_id="a", share="A", submitted_at=0, duration=10, instance_type=G5,
+               instance_count=3, priority=9999, checkpoint_interval=5, preemption_retries=0),
+        SimJob(job_id="r", share="R", submitted_at=2.5, duration=0.0, instance_type=P4),
+        SimJob(job_id="l", share="L", submitted_at=1.0, duration=7.5, instance_type=G5,
+               checkpoint_interval=2.5, preemption_retries=3),
+    ]
+    changes = [PriorityChange(at=3, job_id="l", priority=4)]
+    allocation = QuotaAllocation.check(environment_limits=environment, shares=shares)
+    plain = compile_problem(allocation, jobs, changes)
+    one_by_one = compile_problem(
+        allocation, [_OwnJob(**{f.name: getattr(j, f.name) for f in fields(j)}) for j in jobs],
+        changes)
+    for column in fields(JobColumns):
+        assert repr(getattr(plain, column.name)) == repr(getattr(one_by_one, column.name)), column
+    assert plain.checkpoint == [5.0, 0.0, 2.5] and plain.retries == [0, -1, 3]
+    assert (plain.change_at, plain.change_job, plain.change_priority) == ([3.0], [2], [4])
 
 
 def test_the_simulator_imports_neither_aws_cdk_nor_boto3() -> None:
