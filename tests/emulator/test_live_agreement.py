@@ -85,6 +85,7 @@ def test_the_over_allocated_staging_of_the_issue(emulate: Any) -> None:
         assert "add up to 4, more than the environment's 2" in answer.reason
 
 
+@pytest.mark.slow  # twelve random queues; the quick subset keeps the worked cases
 @pytest.mark.parametrize("seed", range(12))
 def test_status_explain_and_the_scheduler_agree_on_random_queues(
     emulate: Any, seed: int

@@ -62,6 +62,7 @@ def _situations() -> list[Situation]:
                 setups, running, waiting, (False, True))]
 
 
+@pytest.mark.slow  # 120 situations; the quick subset keeps the waiting-state cases below
 @pytest.mark.parametrize("situation", _situations(), ids=str)
 def test_preview_of_turning_in_share_preemption_on_agrees_with_the_handler(
     batch: Batch, situation: Situation,
