@@ -72,6 +72,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from heapq import heapify, heappop, heappush, merge
+from itertools import chain
 from typing import ClassVar
 
 from .inputs import BorrowerOrder, HeadOfLine, RequeuePlace, SimulationOptions, VictimOrder
@@ -1906,8 +1907,14 @@ class SteppingEngine(_Engine):
         state = self.state
         queue_token = self.queue_token
         entries = self.level_entries[q]
-        fifos = [entries[level] for level in sorted(entries)]
-        for entry in merge(*fifos, _heap_in_order(self.spill[q])):
+        # Levels never interleave (an entry's level is its first field), so the FIFOs read
+        # one after another are already in order; only the out-of-order heap is merged in.
+        in_order: Iterator[QueueEntry] = chain.from_iterable(
+            entries[level] for level in sorted(entries))
+        spill = self.spill[q]
+        if spill:
+            in_order = merge(in_order, _heap_in_order(spill))
+        for entry in in_order:
             j = entry[2]
             if state[j] == _WAITING and queue_token[j] == entry[3]:
                 yield entry
