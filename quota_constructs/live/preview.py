@@ -556,12 +556,6 @@ def declared_from_declaration(declaration: Declaration, job_queue: str) -> list[
     ]
 
 
-def declared_from_attribute(reference: str, job_queue: str) -> list[DeclaredShare]:
-    """``--declaration`` (``file.py:ATTR`` or ``module:ATTR``) read by the one loader."""
-    return declared_from_declaration(
-        declaration_of(reference, reference, command="preview"), job_queue)
-
-
 def queue_of(option: str | None, declaration: Declaration | None) -> str:
     """``--queue``, or the declaration's ``queue_name``; they must agree when both are given."""
     named = None if declaration is None else declaration.queue_name
