@@ -41,6 +41,7 @@ from quota_constructs.wire.training_request import (
     max_runtime_seconds,
     training_request,
 )
+from quota_constructs.wire.utc_time import iso_utc
 
 from . import command_line
 from .queue_reader import (
@@ -76,8 +77,8 @@ class StartEstimate:
     blocking_jobs: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {"latest": None if self.latest is None else iso(self.latest),
-                "earliest": iso(self.earliest), "assumes": self.assumes,
+        return {"latest": None if self.latest is None else iso_utc(self.latest),
+                "earliest": iso_utc(self.earliest), "assumes": self.assumes,
                 "blocking_jobs": list(self.blocking_jobs)}
 
     def line(self) -> str:
@@ -121,12 +122,6 @@ def _whole(value: object, name: str, low: int, high: int | None) -> None:
     whole = isinstance(value, int | float) and not isinstance(value, bool) and value == int(value)
     if not whole or value < low or (high is not None and value > high):  # type: ignore[operator]
         raise QuotaConfigError("estimate", name, value, allowed)
-
-
-def iso(moment: datetime) -> str:
-    """ISO 8601 in UTC with a ``Z``, to the millisecond when it is not a whole second."""
-    spec = "seconds" if moment.microsecond == 0 else "milliseconds"
-    return moment.astimezone(UTC).isoformat(timespec=spec).replace("+00:00", "Z")
 
 
 def clock(moment: datetime) -> str:

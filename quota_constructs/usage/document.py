@@ -26,8 +26,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from ..wire.utc_time import iso_utc_ms
 from .figures import TypeFigures, UsageResult
-from .jobs import iso
 
 TYPE_FIELDS = tuple(TypeFigures.__dataclass_fields__)
 CSV_COLUMNS = ("share", "instance_type", *TYPE_FIELDS)
@@ -36,7 +36,7 @@ CSV_COLUMNS = ("share", "instance_type", *TYPE_FIELDS)
 def usage_document(result: UsageResult) -> dict[str, Any]:
     window = result.window
     return {
-        "window": {"start": iso(window.start_ms), "end": iso(window.end_ms),
+        "window": {"start": iso_utc_ms(window.start_ms), "end": iso_utc_ms(window.end_ms),
                    "hours": window.hours},
         "shares": {
             name: {

@@ -43,7 +43,8 @@ from ..model import (
 from ..model.budget_failure import is_budget_failure
 from ..simulation.figures import percentile
 from ..wire.job_record import PREEMPTED
-from .jobs import JobTable, UsageInputError, cyclic_gc_paused, iso
+from ..wire.utc_time import iso_utc_ms
+from .jobs import JobTable, UsageInputError, cyclic_gc_paused
 
 HOUR_MS = 3_600_000.0
 DEFAULT_HALF_LIFE_HOURS = 7 * 24.0
@@ -94,8 +95,8 @@ def default_window(table: JobTable, *, since_ms: int | None = None,
                               "and --until to report an empty window")
     if end < start:
         raise UsageInputError(
-            f"the window is empty: it starts {iso(start)} and ends {iso(end)}; allowed: "
-            "--since before --until (and before the last attempt's end)")
+            f"the window is empty: it starts {iso_utc_ms(start)} and ends {iso_utc_ms(end)}; "
+            "allowed: --since before --until (and before the last attempt's end)")
     return Window(start, end, closed=until_ms is None)
 
 

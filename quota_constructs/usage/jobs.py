@@ -397,13 +397,6 @@ def _ms(text: str, name: str) -> int:
     return round(moment.timestamp() * 1000)
 
 
-def iso(ms: int) -> str:
-    """Epoch milliseconds as ISO 8601 UTC (``2026-11-01T00:00:00Z``, milliseconds when any):
-    how the report writes every time."""
-    moment = datetime.fromtimestamp(ms / 1000, UTC)
-    if ms % 1000:
-        return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def merge_records(table: JobTable, records: Iterable[tuple[JobRecord, int]]) -> JobTable:

@@ -11,8 +11,8 @@ from ..model import CapacityLimit, QuotaShareSpec
 from ..simulation.report.page import CSS, TimeAxis
 from ..simulation.report.summary import human_seconds, percent
 from ..simulation.report.svg import AreaChart, Band, BarChart, BarGroup, Line, share_colour
+from ..wire.utc_time import iso_utc_ms
 from .figures import ShareFigures, UsageResult
-from .jobs import iso
 
 OWN_COLOUR, BORROWED_COLOUR, IDLE_COLOUR = "#0072B2", "#D55E00", "#9a9a9a"
 EXTRA_CSS = ("td.warn{background:#fff4e5}ul.defs li{margin:3px 0}"
@@ -40,7 +40,8 @@ def render_usage_page(
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
         f"<title>{escape(title)}</title><style>{CSS}{EXTRA_CSS}</style></head><body>",
         f"<h1>{escape(title)}</h1>",
-        f"<p class='sub'>{escape(iso(window.start_ms))} to {escape(iso(window.end_ms))} "
+        f"<p class='sub'>{escape(iso_utc_ms(window.start_ms))} to "
+        f"{escape(iso_utc_ms(window.end_ms))} "
         f"({window.hours:,.2f} hours) · environment "
         + escape(", ".join(f"{c.max_capacity} × {c.unit}" for c in capacity_limits))
         + f" · {jobs:,} jobs submitted in the window · from "

@@ -140,6 +140,6 @@ def test_explains_text_prints_the_estimate_before_the_snapshot_warning(
 def _iso(ms: int) -> str:
     from datetime import UTC, datetime
 
-    from quota_constructs.live.estimate import iso
+    from quota_constructs.wire.utc_time import iso_utc as iso
 
     return iso(datetime.fromtimestamp(ms / 1000, UTC))
