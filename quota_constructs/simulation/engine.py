@@ -1899,8 +1899,10 @@ class SteppingEngine(_Engine):
 
     def front(self, q: int) -> Iterator[tuple[int, float, int, int]]:
         """Queue q's waiting jobs in scheduling order, as their queue entries
-        (``(-priority, order time, job, token)``), lazily: a best-first walk of its heap, so
-        the first k cost O(k log k) (plus stale entries met on the way), never a sort."""
+        (``(-priority, order time, job, token)``), lazily: the head, then its priority levels'
+        FIFOs in order with the out-of-order heap merged in best first, so the first k cost
+        O(k log k) plus a sort of the levels (and the stale entries met on the way), never a
+        sort of the jobs."""
         if self.head_job[q] < 0:
             return
         yield self.head_entry[q]
