@@ -71,8 +71,7 @@ from bisect import insort
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from heapq import heapify, heappop, heappush, merge
-from itertools import chain
+from heapq import heapify, heappop, heappush
 from typing import ClassVar
 
 from .inputs import BorrowerOrder, HeadOfLine, RequeuePlace, SimulationOptions, VictimOrder
@@ -1666,21 +1665,6 @@ def _fewest(
     return chosen
 
 
-def _heap_in_order(heap: list[QueueEntry]) -> Iterator[QueueEntry]:
-    """A heap's entries in order, lazily: a best-first walk, so the first k cost
-    O(k log k), never a sort."""
-    if not heap:
-        return
-    frontier = [(heap[0], 0)]
-    size = len(heap)
-    while frontier:
-        entry, i = heappop(frontier)
-        yield entry
-        for child in (2 * i + 1, 2 * i + 2):
-            if child < size:
-                heappush(frontier, (heap[child], child))
-
-
 def _ints(values: list[int]) -> array[int]:
     """``array("i", values)``, built through ``struct`` (a third of the cost: the array
     parses each item as an argument)."""
@@ -1899,24 +1883,56 @@ class SteppingEngine(_Engine):
 
     def front(self, q: int) -> Iterator[tuple[int, float, int, int]]:
         """Queue q's waiting jobs in scheduling order, as their queue entries
-        (``(-priority, order time, job, token)``), lazily: the head, then its priority levels'
-        FIFOs in order with the out-of-order heap merged in best first, so the first k cost
-        O(k log k) plus a sort of the levels (and the stale entries met on the way), never a
-        sort of the jobs."""
+        (``(-priority, order time, job, token)``), lazily: the head, then its filed entries in
+        one best-first walk over the heap of its levels, each level's FIFO and the heap of
+        out-of-order entries, so the first k cost O(k log k) (and the stale entries met on the
+        way), never a sort of the levels or the jobs.
+
+        An entry's successors join the walk's frontier when it is taken: the next of its FIFO
+        and, for the first of a level, the first of the two levels below it in the levels'
+        heap (a level's entries all come before a lower level's); an out-of-order entry's, its
+        two children in that heap. A level whose FIFO is empty (its head left) is walked
+        through as a placeholder that sorts before its level's entries and is not yielded."""
         if self.head_job[q] < 0:
             return
         yield self.head_entry[q]
         state = self.state
         queue_token = self.queue_token
-        entries = self.level_entries[q]
-        # Levels never interleave (an entry's level is its first field), so the FIFOs read
-        # one after another are already in order; only the out-of-order heap is merged in.
-        in_order: Iterator[QueueEntry] = chain.from_iterable(
-            entries[level] for level in sorted(entries))
+        levels = self.levels[q]
+        level_entries = self.level_entries[q]
         spill = self.spill[q]
-        if spill:
-            in_order = merge(in_order, _heap_in_order(spill))
-        for entry in in_order:
+        n_levels = len(levels)
+        n_spill = len(spill)
+        # (entry, node, position): node -1 is the out-of-order heap's entry at index
+        # ``position``; else the levels' heap node whose FIFO holds it at ``position``.
+        frontier: list[tuple[QueueEntry, int, int]] = []
+        if n_levels:
+            fifo = level_entries[levels[0]]
+            frontier.append((fifo[0] if fifo else (levels[0], -_INF, -1, -1), 0, 0))
+        if n_spill:
+            frontier.append((spill[0], -1, 0))
+            heapify(frontier)
+        while frontier:
+            entry, node, position = heappop(frontier)
+            if node < 0:
+                child = 2 * position + 1
+                if child < n_spill:
+                    heappush(frontier, (spill[child], -1, child))
+                    if child + 1 < n_spill:
+                        heappush(frontier, (spill[child + 1], -1, child + 1))
+            else:
+                if position == 0:
+                    for child in (2 * node + 1, 2 * node + 2):
+                        if child < n_levels:
+                            level = levels[child]
+                            fifo = level_entries[level]
+                            heappush(frontier, (fifo[0] if fifo else (level, -_INF, -1, -1),
+                                                child, 0))
+                    if entry[2] < 0:
+                        continue  # an empty level's placeholder
+                fifo = level_entries[levels[node]]
+                if position + 1 < len(fifo):
+                    heappush(frontier, (fifo[position + 1], node, position + 1))
             j = entry[2]
             if state[j] == _WAITING and queue_token[j] == entry[3]:
                 yield entry
