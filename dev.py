@@ -18,8 +18,11 @@ Needs only Python >= 3.11 (and Node.js, which aws-cdk-lib's jsii runtime uses). 
 environment is reused while pyproject.toml and constraints.txt are unchanged.
 
 .venv holds the project's dependencies, not the project: every job runs from this checkout (its
-root is on the path), so nothing has to be built or reinstalled when the code changes. Messages
-about setting up go to stderr: under the CDK CLI, stdout is the CLI's.
+root is on the path), so nothing has to be reinstalled when the code changes. The one thing
+built in place is the compiled simulator (the test, bench and simulate jobs compile its hot
+modules with mypyc when their source changed, about a minute; without a C compiler, or with
+QUOTA_CONSTRUCTS_COMPILE=0, it runs as pure Python, with the same results). Messages about
+setting up go to stderr: under the CDK CLI, stdout is the CLI's.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
 STAMP = VENV / ".installed-from"
 DIST = ROOT / "dist"
 SITE = ROOT / "site"
+NATIVE = ROOT / "quota_constructs" / "simulation" / "_native.py"
 
 # python3 dev.py test --quick: the inner loop, under 3 minutes on this project's shared 2-core
 # machine. Left out: whole apps synthesized (every stack, cdk-nag, cfn-lint, the CDK CLI, the
@@ -98,6 +102,31 @@ def ensure_environment() -> None:
         stdout=sys.stderr,
     )
     STAMP.write_text(wanted)
+
+
+def ensure_compiled_simulator() -> None:
+    """Compile the simulator's hot modules in place (``setup.py build_ext --inplace`` with
+    QUOTA_CONSTRUCTS_COMPILE=1) unless the build beside them is of their current source. A
+    build that fails leaves the simulator pure Python (the same results, slower) and says so in
+    one line; QUOTA_CONSTRUCTS_COMPILE=0 skips it."""
+    if os.environ.get("QUOTA_CONSTRUCTS_COMPILE") == "0":
+        return
+    # _native.py imports only the standard library: read without importing the package.
+    spec = importlib.util.spec_from_file_location("_quota_constructs_native", NATIVE)
+    assert spec is not None and spec.loader is not None
+    native = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(native)
+    if native.build_is_current():
+        return
+    say("compiling the simulator's engine and figures with mypyc (about a minute)")
+    built = subprocess.run(
+        [str(PYTHON), "setup.py", "--quiet", "build_ext", "--inplace"], cwd=ROOT,
+        env=dict(os.environ, QUOTA_CONSTRUCTS_COMPILE="1"), capture_output=True, text=True,
+        check=False,
+    )
+    if built.returncode != 0:
+        last = (built.stderr.strip() or built.stdout.strip() or "no output").splitlines()[-1]
+        say(f"the simulator runs as pure Python: compiling it failed ({last})")
 
 
 def requirements(pyproject: Path) -> list[str]:
@@ -164,6 +193,8 @@ def build_distributions(outdir: Path = DIST) -> tuple[Path, Path]:
     """
     shutil.rmtree(outdir, ignore_errors=True)
     outdir.mkdir(parents=True)
+    # The pure-Python wheel, whatever the shell says: the compiled ones are cibuildwheel's.
+    os.environ["QUOTA_CONSTRUCTS_COMPILE"] = "0"
     run(PYTHON, "-m", "build", "--quiet", "--outdir", outdir, ROOT, stdout=sys.stderr)
     (wheel,) = outdir.glob("quota_constructs-*.whl")
     (sdist,) = outdir.glob("quota_constructs-*.tar.gz")
@@ -295,6 +326,8 @@ def main(argv: list[str]) -> None:
     if job not in jobs:
         sys.exit(f"unknown job {job!r}; use one of: {', '.join(sorted(jobs))}")
     ensure_environment()
+    if job in ("test", "simulate") or job.startswith("bench-"):
+        ensure_compiled_simulator()
     if job == "synth":
         run(PYTHON, "app.py", *extra)
     elif job == "test":

@@ -12,6 +12,7 @@ when cost grows linearly). Not a test: the figures vary by machine.
     .venv/bin/python benchmarks/simulator_throughput.py --types 3 --load 0.9
     .venv/bin/python benchmarks/simulator_throughput.py --jobs 100000 --profile
     .venv/bin/python benchmarks/simulator_throughput.py --jobs 200000 --head-of-line PER_SHARE
+    QUOTA_CONSTRUCTS_PURE_PYTHON=1 python3 dev.py bench-sim --types 3   # the pure-Python engine
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from quota_constructs.simulation import (
     SimulationOptions,
     simulate,
 )
+from quota_constructs.simulation._native import PURE_PYTHON, build
 
 ENVIRONMENT = {"ml.g5.xlarge": 400, "ml.g5.12xlarge": 200, "ml.p4d.24xlarge": 100,
                "ml.p5.48xlarge": 60}
@@ -191,7 +193,8 @@ def main() -> None:
     jobs, changes = workload(args.jobs, environment=environment, load=args.load)
     print(f"built {len(jobs):,} jobs and {len(changes):,} priority changes over {N_SHARES} "
           f"shares and {len(environment)} instance types at {args.load:.0%} load in "
-          f"{time.perf_counter() - began:.1f} s", flush=True)
+          f"{time.perf_counter() - began:.1f} s; the simulator runs {build()} "
+          f"({PURE_PYTHON}=1 for pure Python)", flush=True)
     if args.profile:
         profiler = cProfile.Profile()
         profiler.enable()

@@ -30,6 +30,7 @@ from ..model.submission import check_job_name
 from ..model.tags import RESERVED_TAG_PREFIX, validate_tags
 from ..runtime.ownership import LIFECYCLE_TAG_KEY, OWNER_TAG_KEY, owner_marker, stack_marker
 from ..runtime.share_request import GuardOptIns
+from ..simulation.engine import SteppingEngine
 from ..simulation.inputs import SimulationOptions
 from ..wire.monitoring_contract import QUEUE_BLOCKED_DETAIL_TYPE, STATE_CHANGE_DETAIL_TYPE
 from ..wire.share_arn import QuotaShareArn, quota_share_arn
@@ -49,7 +50,7 @@ from .records import (
     JobState,
     Share,
 )
-from .scheduler import EmulatorEngine, compile_shares
+from .scheduler import compile_shares
 
 ACCOUNT = "123456789012"
 MAX_PAYLOAD_BYTES = 10 * 1024
@@ -107,7 +108,7 @@ class QueueService:
         for spec in shares:
             self._add_share(spec, (lifecycles or {}).get(spec.name, GuardOptIns()))
         self.allocation = self._check(list(self.shares.values()))
-        self.engine = EmulatorEngine(
+        self.engine = SteppingEngine(
             compile_shares(self.capacity_limits, [s.spec for s in self.shares.values()],
                            self.options),
             self.options, self,

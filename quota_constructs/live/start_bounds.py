@@ -356,14 +356,15 @@ def _run(state: UnitState, ahead: Sequence[QueuedJob],
     """Step the engine from the live state with every job at its maximum until nothing moves;
     when the target first started and which jobs ended at that moment."""
     # The emulator's own stepping API: the engine under a clock, told each job's start and end.
-    from quota_constructs.emulator.scheduler import EmulatorEngine, compile_shares
+    from quota_constructs.emulator.scheduler import compile_shares
+    from quota_constructs.simulation.engine import SteppingEngine
 
     options = _options(state)
     problem = compile_shares(state.environment, specs, options)
     shares = {name: i for i, name in enumerate(problem.share_names)}
     unit = problem.unit_names.index(state.unit)
     moments = _Moments()
-    engine = EmulatorEngine(problem, options, moments)
+    engine = SteppingEngine(problem, options, moments)
     origin = min([state.now_ms, *(held.started_ms for held in state.running)])
     now = (state.now_ms - origin) / 1000
 
@@ -403,8 +404,8 @@ def _run(state: UnitState, ahead: Sequence[QueuedJob],
 
 
 class _Moments:
-    """What the engine reports (the emulator's :class:`~.scheduler.JobReports`): each job's
-    first start and who ended at each moment."""
+    """What the engine reports (its :class:`~quota_constructs.simulation.engine.JobReports`):
+    each job's first start and who ended at each moment."""
 
     def __init__(self) -> None:
         self.first_start: dict[int, float] = {}

@@ -118,6 +118,10 @@ with the number of jobs: a million jobs over 20 shares and four instance types t
 on one core (``python3 dev.py bench-sim``, ``benchmarks/simulator_throughput.py``).
 """
 
+from ._native import prefer_source_where_needed
+
+prefer_source_where_needed(__name__)  # (before any compiled module is imported)
+
 from .inputs import (
     BorrowerOrder,
     HeadOfLine,

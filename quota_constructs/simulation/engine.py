@@ -36,7 +36,7 @@ of tuples costs a few hundred machine instructions per level. So (measured with
   queue's heads while they fit within their share's limit on free capacity
   (:meth:`_Engine.start_within_limit` and :meth:`_Engine.start` do the same elsewhere). Each
   inline copy is its method's commonest case, nothing more; ``tests/simulation`` replays seeded
-  workloads with the inline copies switched off (:attr:`_Engine.inline`) and requires the same
+  workloads with the inline copies switched off (:data:`INLINE_PHASES`) and requires the same
   run, job for job.
 * Columns are lists, converted to the run's arrays once at the end. The usage log is one
   column besides its times, the job whose run started (j) or ended (~j): the share, unit
@@ -72,7 +72,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from heapq import heapify, heappop, heappush
-from typing import ClassVar
+from typing import ClassVar, Protocol
 
 from .inputs import BorrowerOrder, HeadOfLine, RequeuePlace, SimulationOptions, VictimOrder
 from .problem import Problem
@@ -89,6 +89,10 @@ from .results import (
 Progress = Callable[[int, int], None]
 
 _NEW, _WAITING, _RUNNING, _ENDED = 0, 1, 2, 3
+INLINE_PHASES = True
+"""Whether :meth:`_Engine.advance` runs the commonest phases inline (see the module's notes);
+False runs them through their methods only, as tests do to check the copies agree (a module
+variable, read at each call, so that the compiled engine can be switched too)."""
 _INF = float("inf")
 _LATEST = sys.float_info.max
 
@@ -123,6 +127,18 @@ def collection_paused() -> Iterator[None]:
             gc.enable()
 
 
+class JobReports(Protocol):
+    """What hears of each job's start, preemption and end from a :class:`SteppingEngine` (the
+    emulator's service), at the engine's moment in emulated seconds."""
+
+    def job_started(self, j: int, now: float, borrowed: bool) -> None: ...
+
+    def job_preempted(self, j: int, now: float, by: int, cross_share: bool,
+                      failed: bool) -> None: ...
+
+    def job_ended(self, j: int, now: float) -> None: ...
+
+
 class _Engine:
     """The whole state of one run; its methods are the phases of a simulated moment."""
 
@@ -152,9 +168,6 @@ class _Engine:
     reports: ClassVar[bool] = False
     """Whether starts, preemptions and ends are reported (``on_*``): the stepping engine's
     are, a replay's not."""
-    inline: ClassVar[bool] = True
-    """Whether :meth:`advance` runs the commonest phases inline (see the module's notes);
-    False runs them through their methods only, as tests do to check the copies agree."""
 
     # The compiled problem and the options, as flat lists and flags.
     problem: Problem
@@ -376,7 +389,8 @@ class _Engine:
     # --------------------------------------------------------------------- what is reported
 
     def on_started(self, j: int, borrowed: bool) -> None:
-        """j started (on borrowed capacity when ``borrowed``); told when :attr:`reports`."""
+        """j started (on borrowed capacity when ``borrowed``); told when :attr:`reports`
+        (the stepping engine tells its listener)."""
 
     def on_preempted(self, j: int, by: int, kind: int, failed: bool) -> None:
         """j was preempted by ``by`` (CROSS_SHARE or IN_SHARE); it waits again unless failed
@@ -397,12 +411,12 @@ class _Engine:
         """Every moment up to and including ``until``, its phases in order (a replay runs
         them all; the emulator, up to its clock's time).
 
-        With :attr:`inline`, the commonest phases run here, their columns bound to locals: a
+        With :data:`INLINE_PHASES`, the commonest phases run here, their columns bound to locals: a
         job's end is :meth:`end_jobs`, an arrival :meth:`submit`, and a moment that touched
         one queue of a unit nothing else waits on starts that queue's heads as
         :meth:`schedule_unit` would, while they fit within their share's limit on free
         capacity, handing the first that does not to :meth:`offer`."""
-        inline = self.inline
+        inline = INLINE_PHASES
         reports = self.reports
         n_jobs = self.n_jobs
         submitted = self.submitted
@@ -1685,20 +1699,37 @@ def _compact(heap: list[Victim], state: list[int], token: list[int]) -> list[Vic
 class SteppingEngine(_Engine):
     """The engine driven step by step (the local emulator): jobs join while it runs, moments
     are run up to a clock's time (:meth:`advance`), and a job can change priority, end early
-    or leave its queue at the current moment. The phases are the replay's own; it reports
-    what happened to each job (:attr:`_Engine.reports`, ``on_*``, which a subclass
-    overrides), a replay does not.
+    or leave its queue at the current moment. The phases are the replay's own; it tells
+    ``listener`` what happened to each job (:class:`JobReports`), a replay tells nobody.
 
     Per-queue and per-share columns can be replaced while jobs run (:meth:`reconfigure`): a
     share's limits, strategy or in-share preemption changed through the API.
+
+    Not for subclassing: a compiled engine's classes cannot have Python subclasses (and would
+    run slower if they allowed them); what a caller needs to hear of comes to ``listener``.
     """
 
     reports = True
+    listener: JobReports | None
 
-    def __init__(self, problem: Problem, options: SimulationOptions) -> None:
+    def __init__(self, problem: Problem, options: SimulationOptions,
+                 listener: JobReports | None = None) -> None:
         if problem.job_ids:
             raise ValueError("a stepping engine starts with no jobs; add them with add_job")
         super().__init__(problem, options)
+        self.listener = listener
+
+    def on_started(self, j: int, borrowed: bool) -> None:
+        if self.listener is not None:
+            self.listener.job_started(j, self.now, borrowed)
+
+    def on_preempted(self, j: int, by: int, kind: int, failed: bool) -> None:
+        if self.listener is not None:
+            self.listener.job_preempted(j, self.now, by, kind == CROSS_SHARE, failed)
+
+    def on_ended(self, j: int) -> None:
+        if self.listener is not None:
+            self.listener.job_ended(j, self.now)
 
     # ------------------------------------------------------------------------ driving it
 

@@ -30,7 +30,9 @@ class JobColumns:
     taken through :meth:`kept`, so a new per-job input is declared and filled in one place.
     """
 
-    job_ids: list[str]
+    job_ids: Sequence[str]
+    """A list, but for a search task's problem, whose ids nobody reads (a stand-in that only
+    knows how many there are: ``recommend.tasks.JobNumbers``)."""
     job_share: list[int]
     job_group: list[int]
     job_unit: list[int]
@@ -48,8 +50,11 @@ class JobColumns:
         submitted: float, priority: int, checkpoint: float, retries: int,
     ) -> int:
         """One job's row (its group is its share); returns the job's index."""
-        index = len(self.job_ids)
-        self.job_ids.append(job_id)
+        ids = self.job_ids
+        if not isinstance(ids, list):
+            raise TypeError("jobs are appended to a problem's own list of ids, not a stand-in")
+        index = len(ids)
+        ids.append(job_id)
         self.job_share.append(share)
         self.job_group.append(share)
         self.job_unit.append(unit)

@@ -144,7 +144,7 @@ class RunData:
     instance count derived from it).
     """
 
-    job_ids: list[str]
+    job_ids: Sequence[str]
     share_names: list[str]
     unit_names: list[str]
     job_share: array[int]

@@ -182,7 +182,7 @@ def test_the_phases_run_through_their_methods_replay_the_same(
 ) -> None:
     # advance runs the commonest phases inline, copies of its methods' commonest cases: with
     # the copies switched off, every phase runs through its method and the run is the same.
-    monkeypatch.setattr(engine._Engine, "inline", False)
+    monkeypatch.setattr(engine, "INLINE_PHASES", False)
     key = f"{declaration}/{option}/{seed}"
     assert engine_digest(declaration, option, seed) == EXPECTED[key], key
 

@@ -11,7 +11,7 @@ import hashlib
 import marshal
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import cast, overload
+from typing import overload
 
 from ..arrangements import subset
 from ..engine import run
@@ -49,7 +49,7 @@ class JobNumbers(Sequence[str]):
 
 def without_ids(problem: Problem) -> Problem:
     """``problem`` with :class:`JobNumbers` for its job ids (cheap to send)."""
-    return replace(problem, job_ids=cast(list[str], JobNumbers(len(problem.job_ids))))
+    return replace(problem, job_ids=JobNumbers(len(problem.job_ids)))
 
 
 @dataclass(frozen=True, slots=True)
