@@ -72,7 +72,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from heapq import heapify, heappop, heappush
-from typing import ClassVar, Protocol
+from typing import ClassVar, Final, Protocol
 
 from .inputs import BorrowerOrder, HeadOfLine, RequeuePlace, SimulationOptions, VictimOrder
 from .problem import Problem
@@ -88,13 +88,17 @@ from .results import (
 
 Progress = Callable[[int, int], None]
 
-_NEW, _WAITING, _RUNNING, _ENDED = 0, 1, 2, 3
+# Final: the compiled engine takes these as constants (INLINE_PHASES is read at run time).
+_NEW: Final = 0
+_WAITING: Final = 1
+_RUNNING: Final = 2
+_ENDED: Final = 3
 INLINE_PHASES = True
 """Whether :meth:`_Engine.advance` runs the commonest phases inline (see the module's notes);
 False runs them through their methods only, as tests do to check the copies agree (a module
 variable, read at each call, so that the compiled engine can be switched too)."""
-_INF = float("inf")
-_LATEST = sys.float_info.max
+_INF: Final = float("inf")
+_LATEST: Final = sys.float_info.max
 
 QueueEntry = tuple[int, float, int, int]
 """(-priority, order time, job, token): a waiting job in scheduling order."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from itertools import compress
+from typing import Final
 
 from .problem import Problem
 from .results import (
@@ -23,7 +24,7 @@ from .results import (
     per_logged_change,
 )
 
-HOUR = 3600.0
+HOUR: Final = 3600.0
 
 
 def span(data: RunData) -> tuple[float, float]:

@@ -10,7 +10,7 @@ import math
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Final, Literal
 
 from ..model import CapacityLimit, QuotaShareSpec
 
@@ -19,8 +19,12 @@ EndedBy = Literal["SUCCEEDED", "PREEMPTED"]
 PreemptionKind = Literal["CROSS_SHARE", "IN_SHARE"]
 
 # Compact codes the engine stores; the public types spell them out.
-ENDED_SUCCEEDED, ENDED_PREEMPTED = 0, 1
-NO_PREEMPTION, CROSS_SHARE, IN_SHARE = 0, 1, 2
+# Final: the compiled engine and figures take the values as constants, not module lookups.
+ENDED_SUCCEEDED: Final = 0
+ENDED_PREEMPTED: Final = 1
+NO_PREEMPTION: Final = 0
+CROSS_SHARE: Final = 1
+IN_SHARE: Final = 2
 _ENDED_BY: tuple[EndedBy, EndedBy] = ("SUCCEEDED", "PREEMPTED")
 _KIND: tuple[PreemptionKind | None, ...] = (None, "CROSS_SHARE", "IN_SHARE")
 
