@@ -11,11 +11,11 @@ build is never run.
 
 from __future__ import annotations
 
-import ast
-import hashlib
+import importlib.util
 import json
 import os
 from pathlib import Path
+from types import ModuleType
 
 from setuptools import setup
 from setuptools.command.build_ext import build_ext
@@ -23,20 +23,19 @@ from setuptools.command.build_ext import build_ext
 SIMULATION = Path("quota_constructs", "simulation")
 
 
-def compiled_modules() -> tuple[str, ...]:
-    """``COMPILED`` as ``_native.py`` declares it (read, not imported: the build environment
-    lacks the package's dependencies)."""
-    tree = ast.parse((SIMULATION / "_native.py").read_text())
-    for node in tree.body:
-        if (isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
-                and node.targets[0].id == "COMPILED"):
-            return tuple(ast.literal_eval(node.value))
-    raise SystemExit("setup.py: _native.py declares no COMPILED")
+def native_rules() -> ModuleType:
+    """``quota_constructs/simulation/_native.py``, which lists the compiled modules and says how
+    their sources are stamped: loaded from its file (it imports only the standard library; the
+    build environment lacks the package's dependencies)."""
+    spec = importlib.util.spec_from_file_location("_quota_constructs_native",
+                                                  SIMULATION / "_native.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def source_digests() -> dict[str, str]:
-    return {name: hashlib.sha256((SIMULATION / f"{name}.py").read_bytes()).hexdigest()
-            for name in compiled_modules()}
+NATIVE = native_rules()
 
 
 def native_extensions() -> list[object]:
@@ -44,7 +43,7 @@ def native_extensions() -> list[object]:
         return []
     from mypyc.build import mypycify
 
-    sources = [str(SIMULATION / f"{name}.py") for name in compiled_modules()]
+    sources = [str(SIMULATION / f"{name}.py") for name in NATIVE.COMPILED]
     # mypyc.ini: the type check mypyc needs, without aws_cdk's stubs (the compiled modules
     # never touch them; reading them would take minutes). One library per module (separate):
     # each lies beside its module, none at the top level.
@@ -61,8 +60,8 @@ class StampedBuildExt(build_ext):
         if not self.extensions:
             return
         root = Path(".") if self.inplace else Path(self.build_lib)
-        stamp = root / SIMULATION / "_compiled_sources.json"
-        stamp.write_text(json.dumps(source_digests(), indent=1) + "\n")
+        stamp = {name: NATIVE.source_digest(SIMULATION / f"{name}.py") for name in NATIVE.COMPILED}
+        (root / SIMULATION / NATIVE.STAMP).write_text(json.dumps(stamp, indent=1) + "\n")
 
 
 setup(ext_modules=native_extensions(), cmdclass={"build_ext": StampedBuildExt})

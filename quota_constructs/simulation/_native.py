@@ -116,8 +116,6 @@ def prefer_source_where_needed(package: str) -> None:
 def build() -> str:
     """How the simulator runs here: ``"compiled"`` when its engine was loaded compiled, else
     ``"pure Python"`` (for benchmarks and reports to say which they measured)."""
-    engine = sys.modules.get(f"{__package__}.engine")
-    if engine is None:
-        from . import engine
-    origin = getattr(engine, "__file__", "") or ""
-    return "compiled" if not origin.endswith(".py") else "pure Python"
+    from . import engine
+
+    return "pure Python" if (engine.__file__ or "").endswith(".py") else "compiled"
