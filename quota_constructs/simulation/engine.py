@@ -38,9 +38,13 @@ of tuples costs a few hundred machine instructions per level. So (measured with
   inline copy is its method's commonest case, nothing more; ``tests/simulation`` replays seeded
   workloads with the inline copies switched off (:data:`INLINE_PHASES`) and requires the same
   run, job for job.
-* Columns are lists, converted to the run's arrays once at the end. The usage log is one
-  column besides its times, the job whose run started (j) or ended (~j): the share, unit
-  and count of each change are the job's (:class:`RunData` derives them when read).
+* A list item is updated as ``use[q] = use[q] + n``, never ``use[q] += n``: the compiled
+  engine (mypyc) makes an augmented assignment to an item a generic, boxed addition,
+  several times the cost of the typed one.
+* Columns are lists, handed to the run's record as they are (:func:`replay`). The usage
+  log is one column besides its times, the job whose run started (j) or ended (~j): the
+  share, unit and count of each change are the job's (:class:`RunData` derives them when
+  read).
 * Waiting jobs are not one heap per queue (a hot share's queue holds tens of thousands): each
   queue keeps its head apart, a FIFO per priority level that arrivals join at the back (they
   come in order), and a small heap for entries that come out of order (requeued, re-prioritised)
@@ -64,9 +68,7 @@ capacity is woken when enough is freed on its unit.
 from __future__ import annotations
 
 import gc
-import struct
 import sys
-from array import array
 from bisect import insort
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -109,10 +111,19 @@ Candidate = tuple[int, float, float, int, int, int]
 """(over its limit?, order..., job, queue, token): a queue head in scheduling order."""
 
 
-def run(problem: Problem, options: SimulationOptions, progress: Progress | None = None) -> RunData:
-    """Simulate ``problem`` to the end; every job ends (the inputs were checked to fit)."""
+def replay(
+    problem: Problem, options: SimulationOptions, progress: Progress | None = None
+) -> RunData:
+    """Simulate ``problem`` to the end; every job ends (the inputs were checked to fit). The
+    record holds the run's own lists (and the problem's job columns): for a run measured
+    once; :func:`run` for one that is kept."""
     with collection_paused():
         return _Engine(problem, options).run(progress)
+
+
+def run(problem: Problem, options: SimulationOptions, progress: Progress | None = None) -> RunData:
+    """:func:`replay`, its record compacted into arrays (:meth:`RunData.compacted`)."""
+    return replay(problem, options, progress).compacted()
 
 
 @contextmanager
@@ -529,12 +540,13 @@ class _Engine:
                         lim = limit[q]
                         before = use[q]
                         use[q] = after = before - n
-                        in_use[k] -= n
+                        in_use[k] = in_use[k] - n
                         if queue_reserve[q]:
-                            reserved_idle[k] += n
+                            reserved_idle[k] = reserved_idle[k] + n
                         if before > lim:
-                            borrowed_total[k] -= before - lim if after <= lim else n
-                        running[q] -= 1
+                            borrowed_total[k] = borrowed_total[k] - (
+                                before - lim if after <= lim else n)
+                        running[q] = running[q] - 1
                         borrowed = borrowed_now[j] == 1
                         if borrowed:
                             self.forget_borrowed_run(k)
@@ -577,7 +589,7 @@ class _Engine:
                         queue_token[j] = token
                         state[j] = _WAITING
                         q = job_queue[j]
-                        n_waiting[q] += 1
+                        n_waiting[q] = n_waiting[q] + 1
                         entry = (-priority[j], order_time[j], j, token)
                         if head_job[q] < 0:
                             head_entry[q] = entry
@@ -662,7 +674,7 @@ class _Engine:
                                 self.start(j, q, k, borrowed)
                             else:
                                 # start, inline (on free capacity, nobody preempted).
-                                n_waiting[q] -= 1
+                                n_waiting[q] = n_waiting[q] - 1
                                 state[j] = _RUNNING
                                 queue_token[j] = 0
                                 # find_head, inline for its commonest case: the first entry
@@ -690,14 +702,15 @@ class _Engine:
                                 victim_token[j] = token
                                 heappush(finishing, (now + remaining, token, j))
                                 use[q] = after
-                                in_use[k] += n
+                                in_use[k] = in_use[k] + n
                                 if reserved:
-                                    reserved_idle[k] -= n
-                                running[q] += 1
+                                    reserved_idle[k] = reserved_idle[k] - n
+                                running[q] = running[q] + 1
                                 borrowed_now[j] = borrowed
                                 if borrowed:
-                                    borrowed_total[k] += after - lim if current <= lim else n
-                                    borrowed_running[k] += 1
+                                    borrowed_total[k] = borrowed_total[k] + (
+                                        after - lim if current <= lim else n)
+                                    borrowed_running[k] = borrowed_running[k] + 1
                                     victim = (priority[j] if by_priority else 0, -now, -token, j,
                                               token)
                                     heappush(borrowed_victims[k], victim)
@@ -841,7 +854,8 @@ class _Engine:
                 if self.head_job[q] == j:
                     self.find_head(q)  # the next one, until j takes its new place
                 self.enqueue(j)
-                self.n_waiting[q] -= 1  # requeued, not added: the old entry is now stale
+                # Requeued, not added: the old entry is now stale.
+                self.n_waiting[q] = self.n_waiting[q] - 1
                 if self.per_share_head:
                     self.wake_share(q)
             else:
@@ -856,18 +870,18 @@ class _Engine:
             job_ids=p.job_ids,
             share_names=p.group_names,
             unit_names=p.unit_names,
-            job_share=_ints(self.job_group),
-            job_unit=_ints(self.job_unit),
-            job_count=_ints(self.job_count),
-            submitted=_floats(self.submitted),
-            priority=_ints(self.priority),
-            status_failed=bytearray(self.failed),
-            finished=_floats(self.finished),
-            lost=_floats(self.lost),
+            job_share=self.job_group,
+            job_unit=self.job_unit,
+            job_count=self.job_count,
+            submitted=self.submitted,
+            priority=self.priority,
+            status_failed=self.failed,
+            finished=self.finished,
+            lost=self.lost,
             attempts=self.attempts,
             own_limits=p.group_limits,
-            log_time=_floats(self.log_time),
-            log_job=_ints(self.log_job),
+            log_time=self.log_time,
+            log_job=self.log_job,
         )
 
     # ---------------------------------------------------------------- scheduling one unit
@@ -1188,7 +1202,7 @@ class _Engine:
         self.queue_token[j] = token
         self.state[j] = _WAITING
         q = self.job_queue[j]
-        self.n_waiting[q] += 1
+        self.n_waiting[q] = self.n_waiting[q] + 1
         entry = (-self.priority[j], self.order_time[j], j, token)
         if self.head_job[q] < 0:
             pass  # the only one: it waits as the head alone
@@ -1279,7 +1293,7 @@ class _Engine:
         """j, a waiting job of q, starts now (its share over its limit when ``borrowed``)."""
         now = self.now
         n = self.job_count[j]
-        self.n_waiting[q] -= 1
+        self.n_waiting[q] = self.n_waiting[q] - 1
         state = self.state
         state[j] = _RUNNING
         self.queue_token[j] = 0  # its queue entry goes stale
@@ -1312,15 +1326,15 @@ class _Engine:
         before = use[q]
         after = before + n
         use[q] = after
-        self.in_use[k] += n
+        self.in_use[k] = self.in_use[k] + n
         if self.queue_reserve[q]:
-            self.reserved_idle[k] -= n
+            self.reserved_idle[k] = self.reserved_idle[k] - n
         if after > lim:
-            self.borrowed_total[k] += after - lim if before <= lim else n
-        self.running[q] += 1
+            self.borrowed_total[k] = self.borrowed_total[k] + (after - lim if before <= lim else n)
+        self.running[q] = self.running[q] + 1
         self.borrowed_now[j] = borrowed
         if borrowed:
-            self.borrowed_running[k] += 1
+            self.borrowed_running[k] = self.borrowed_running[k] + 1
         if self.queue_in_share[q] or borrowed:
             self.push_victim(j, q, k)
         elif self.victim_token[j]:
@@ -1341,13 +1355,13 @@ class _Engine:
         before = use[q]
         after = before - n
         use[q] = after
-        self.in_use[k] -= n
+        self.in_use[k] = self.in_use[k] - n
         if self.queue_reserve[q]:
-            self.reserved_idle[k] += n
+            self.reserved_idle[k] = self.reserved_idle[k] + n
         if before > lim:
-            self.borrowed_total[k] -= before - lim if after <= lim else n
+            self.borrowed_total[k] = self.borrowed_total[k] - (before - lim if after <= lim else n)
         running = self.running
-        running[q] -= 1
+        running[q] = running[q] - 1
         if self.borrowed_now[j]:
             self.forget_borrowed_run(k)
         if self.queue_in_share[q] and len(self.in_share_victims[q]) > 2 * running[q] + 64:
@@ -1363,7 +1377,7 @@ class _Engine:
         """One borrowed run of k fewer; its victim heap is compacted when stale entries
         outnumber live ones."""
         borrowed_running = self.borrowed_running
-        borrowed_running[k] -= 1
+        borrowed_running[k] = borrowed_running[k] - 1
         heap = self.borrowed_victims[k]
         if len(heap) > 2 * borrowed_running[k] + 64:
             self.borrowed_victims[k] = _compact(heap, self.state, self.victim_token)
@@ -1391,13 +1405,13 @@ class _Engine:
         ran = now - self.started[v]
         interval = self.checkpoint[v]
         kept = (ran // interval) * interval if self.keep_progress and interval > 0.0 else 0.0
-        self.saved[v] += kept
-        self.lost[v] += ran - kept
+        self.saved[v] = self.saved[v] + kept
+        self.lost[v] = self.lost[v] + (ran - kept)
         self.state[v] = _ENDED  # stale in every heap until requeued
         self.run_token[v] = 0  # its planned end goes stale
         self.release(v, q, k, (self.started[v], now, ENDED_PREEMPTED, by, kind,
                                self.borrowed_now[v] == 1))
-        self.preempted[v] += 1
+        self.preempted[v] = self.preempted[v] + 1
         budget = self.retries[v]
         if 0 <= budget < self.preempted[v]:
             self.failed[v] = 1
@@ -1683,17 +1697,6 @@ def _fewest(
     return chosen
 
 
-def _ints(values: list[int]) -> array[int]:
-    """``array("i", values)``, built through ``struct`` (a third of the cost: the array
-    parses each item as an argument)."""
-    return array("i", struct.pack(f"{len(values)}i", *values))
-
-
-def _floats(values: list[float]) -> array[float]:
-    """``array("d", values)``, built through ``struct`` (see :func:`_ints`)."""
-    return array("d", struct.pack(f"{len(values)}d", *values))
-
-
 def _compact(heap: list[Victim], state: list[int], token: list[int]) -> list[Victim]:
     live = [e for e in heap if state[e[3]] == _RUNNING and token[e[3]] == e[4]]
     heapify(live)
@@ -1795,7 +1798,7 @@ class SteppingEngine(_Engine):
         self.queue_token[j] = 0  # its queue entry goes stale
         q = self.job_queue[j]
         k = self.job_unit[j]
-        self.n_waiting[q] -= 1
+        self.n_waiting[q] = self.n_waiting[q] - 1
         if self.head_job[q] == j:
             self.find_head(q)
         self.failed[j] = 1
@@ -1910,8 +1913,8 @@ class SteppingEngine(_Engine):
             k = self.job_unit[j]
             borrowed = excess[q] > 0
             if borrowed:
-                excess[q] -= self.job_count[j]
-                self.borrowed_running[k] += 1
+                excess[q] = excess[q] - self.job_count[j]
+                self.borrowed_running[k] = self.borrowed_running[k] + 1
             self.borrowed_now[j] = borrowed
             if borrowed or self.in_share[self.queue_share[q]]:
                 self.push_victim(j, q, k)

@@ -5,14 +5,16 @@ unit's borrowing is spread over its idle lendable capacity at the rate
 ``ratio = borrowed / (unowned + sum of lenders' idle allocation)``; a lender's lent
 capacity-hours are then its idle amount times the integral of that rate while its idle amount
 stays constant, and the integral is kept as a running total per unit.
+
+Like the engine, the figures are compiled when they can be (see ``_native.py``) and written
+for it: they read the run's columns as lists, and update a list item as ``x[i] = x[i] + y``
+(an augmented assignment to an item compiles to a generic, boxed addition).
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
-from itertools import compress
-from typing import Final
+from typing import Final, TypeVar
 
 from .problem import Problem
 from .results import (
@@ -21,10 +23,10 @@ from .results import (
     IN_SHARE,
     RunData,
     ShareFigures,
-    per_logged_change,
 )
 
 HOUR: Final = 3600.0
+_Number = TypeVar("_Number", int, float)
 
 
 def span(data: RunData) -> tuple[float, float]:
@@ -53,47 +55,13 @@ def share_figures(
     unowned = problem.unowned
     blocked = [0] * n_groups
     for g in problem.blocked_group:
-        blocked[g] += 1
+        blocked[g] = blocked[g] + 1
 
     own, over, lent = _capacity_seconds(data, limits, lends, unowned, start, end)
 
     waits: list[list[float]] = [[] for _ in range(n_groups)]
     completions: list[list[float]] = [[] for _ in range(n_groups)]
-    add_wait = [w.append for w in waits]
-    add_completion = [c.append for c in completions]
-    counted = Counter(data.job_share)
-    jobs = [counted[g] for g in range(n_groups)]
-    failed = [0] * n_groups
-    cross = [0] * n_groups
-    in_share = [0] * n_groups
-    lost_hours = [0.0] * n_groups
-    for g, raw, submitted, finished, status_failed, lost, count in zip(
-        data.job_share, data.attempts, data.submitted, data.finished, data.status_failed,
-        data.lost, data.job_count, strict=True,
-    ):
-        if raw is None:
-            continue
-        if type(raw) is tuple:
-            add_wait[g](raw[0] - submitted)
-            if raw[2] == ENDED_PREEMPTED:  # (preempted on its only attempt: it failed)
-                if raw[4] == CROSS_SHARE:
-                    cross[g] += 1
-                elif raw[4] == IN_SHARE:
-                    in_share[g] += 1
-        else:
-            add_wait[g](raw[0][0] - submitted)
-            for attempt in raw:
-                if attempt[2] == ENDED_PREEMPTED:
-                    if attempt[4] == CROSS_SHARE:
-                        cross[g] += 1
-                    elif attempt[4] == IN_SHARE:
-                        in_share[g] += 1
-        if status_failed:
-            failed[g] += 1
-        else:
-            add_completion[g](finished - submitted)
-        if lost:
-            lost_hours[g] += lost * count / HOUR
+    jobs, failed, cross, in_share, lost_hours = _job_outcomes(data, waits, completions)
 
     seconds = end - start
     figures: dict[str, ShareFigures] = {}
@@ -132,6 +100,65 @@ def share_figures(
     return figures
 
 
+def _job_outcomes(
+    data: RunData, waits: list[list[float]], completions: list[list[float]]
+) -> tuple[list[int], list[int], list[int], list[int], list[float]]:
+    """Per share: its jobs, those that failed for their preemption budget, its cross-share
+    and in-share preemptions and its lost instance-hours; each started job's wait and each
+    completed job's completion time are appended to ``waits`` and ``completions``.
+
+    One loop over the run's parallel job columns, checked once to be of one length: a zip
+    with ``strict=True`` would make the compiled figures build a tuple per job."""
+    n_groups = len(data.share_names)
+    job_share = _listed(data.job_share)
+    attempts = data.attempts
+    submitted_at = _listed(data.submitted)
+    finished_at = _listed(data.finished)
+    status_failed = _listed(data.status_failed)
+    lost_seconds = _listed(data.lost)
+    job_count = _listed(data.job_count)
+    n_jobs = len(job_share)
+    if not (len(attempts) == len(submitted_at) == len(finished_at) == len(status_failed)
+            == len(lost_seconds) == len(job_count) == n_jobs):
+        raise ValueError("a run's job columns differ in length")
+    jobs = [0] * n_groups
+    failed = [0] * n_groups
+    cross = [0] * n_groups
+    in_share = [0] * n_groups
+    lost_hours = [0.0] * n_groups
+    # (Five columns at most: typeshed types the items of a zip of more as Any, which the
+    # compiled figures would then handle as any object.)
+    for g, raw, submitted, finished, j in zip(  # noqa: B905 (checked above)
+        job_share, attempts, submitted_at, finished_at, range(n_jobs)
+    ):
+        jobs[g] = jobs[g] + 1
+        if raw is None:
+            continue
+        if isinstance(raw, tuple):
+            waits[g].append(raw[0] - submitted)
+            if raw[2] == ENDED_PREEMPTED:  # (preempted on its only attempt: it failed)
+                if raw[4] == CROSS_SHARE:
+                    cross[g] = cross[g] + 1
+                elif raw[4] == IN_SHARE:
+                    in_share[g] = in_share[g] + 1
+        else:
+            waits[g].append(raw[0][0] - submitted)
+            for attempt in raw:
+                if attempt[2] == ENDED_PREEMPTED:
+                    if attempt[4] == CROSS_SHARE:
+                        cross[g] = cross[g] + 1
+                    elif attempt[4] == IN_SHARE:
+                        in_share[g] = in_share[g] + 1
+        if status_failed[j]:
+            failed[g] = failed[g] + 1
+        else:
+            completions[g].append(finished - submitted)
+        lost = lost_seconds[j]
+        if lost:
+            lost_hours[g] = lost_hours[g] + (lost * job_count[j] / HOUR)
+    return jobs, failed, cross, in_share, lost_hours
+
+
 def _capacity_seconds(
     data: RunData, limits: list[int], lends: list[bool], unowned: list[int], start: float,
     end: float,
@@ -144,98 +171,115 @@ def _capacity_seconds(
     ``borrowed / (unowned + sum of lenders' idle allocation)``; a lender's lent seconds are its
     idle amount times the integral of that rate while its idle amount stays constant, and the
     integral is kept as a running total per unit. Units share nothing, so each unit's changes
-    are taken in one pass of their own, its state in locals (the same arithmetic, in the same
-    order, as one pass over all of them)."""
+    are taken in one pass of their own (:func:`_unit_seconds`)."""
     n_units = len(data.unit_names)
     n_groups = len(data.share_names)
+    if len(data.log_time) != len(data.log_job):
+        raise ValueError("a run's usage log columns differ in length")
     own = [0.0] * (n_groups * n_units)
     over = [0.0] * (n_groups * n_units)
     lent = [0.0] * (n_groups * n_units)
-    # Each change's share and signed count are its job's, read through the log's job column
-    # (j for a start, ~j for an end: see RunData.log_job) from the columns end to end.
-    counts = list(data.job_count)
-    share_of = list(data.job_share)
-    share_of += share_of[::-1]
-    delta_of = counts + [-n for n in reversed(counts)]
-    units = (per_logged_change(data.log_job, data.job_unit, data.job_unit) if n_units > 1
-             else [])
     for k in range(n_units):
-        times: Sequence[float]
-        logged: Sequence[int]
-        if n_units == 1:
-            times, logged = data.log_time, data.log_job
-        else:
-            mine = list(map(k.__eq__, units))
-            times = list(compress(data.log_time, mine))
-            logged = list(compress(data.log_job, mine))
         cells = range(k, n_groups * n_units, n_units)
-        unit_limits = [limits[c] for c in cells]
-        use = [0] * n_groups
-        last = [start] * n_groups
-        own_k = [0.0] * n_groups
-        over_k = [0.0] * n_groups
-        lent_k = [0.0] * n_groups
-        mark = [0.0] * n_groups
-        spare = unowned[k]
-        idle = sum(unit_limits[g] for g in range(n_groups) if lends[g])
-        borrowed = 0
-        rate_total = 0.0
-        rate_time = start
-        rate = 0.0
-        groups = list(map(share_of.__getitem__, logged))
-        deltas = list(map(delta_of.__getitem__, logged))
-        for t, g, delta in zip(times, groups, deltas, strict=True):
-            total = rate_total + (t - rate_time) * rate
-            rate_total = total
-            rate_time = t
-            lim = unit_limits[g]
-            before = use[g]
-            if before:
-                dt = t - last[g]
-                if before > lim:
-                    own_k[g] += dt * lim
-                    over_k[g] += dt * (before - lim)
-                else:
-                    own_k[g] += dt * before
-            last[g] = t
-            after = before + delta
-            use[g] = after
-            # (Conditional expressions, not max() and min(): a call each would cost a third
-            # of the loop.)
-            if after > lim:
-                borrowed += after - lim - (before - lim if before > lim else 0)
-            elif before > lim:
-                borrowed -= before - lim
-            if lends[g]:
-                if before < lim:
-                    lent_k[g] += (lim - before) * (total - mark[g])
-                    idle += (lim - after if after < lim else 0) - (lim - before)
-                elif after < lim:
-                    idle += lim - after
-                mark[g] = total
-            pool = spare + idle
-            if pool > 0:
-                rate = borrowed / pool
-                if rate > 1.0:
-                    rate = 1.0
-            else:
-                rate = 0.0
-        rate_total += (end - rate_time) * rate
+        own_k, over_k, lent_k = _unit_seconds(
+            data, k if n_units > 1 else -1, [limits[c] for c in cells], lends, unowned[k],
+            start, end,
+        )
         for g, cell in enumerate(cells):
-            # What each cell held from its last change to the end.
-            u = use[g]
-            lim = unit_limits[g]
-            dt = end - last[g]
-            if u:
-                own_k[g] += dt * (u if u < lim else lim)
-                if u > lim:
-                    over_k[g] += dt * (u - lim)
-            if lends[g] and u < lim:
-                lent_k[g] += (lim - u) * (rate_total - mark[g])
             own[cell] = own_k[g]
             over[cell] = over_k[g]
             lent[cell] = lent_k[g]
     return own, over, lent
+
+
+def _unit_seconds(
+    data: RunData, unit: int, unit_limits: list[int], lends: list[bool], spare: int,
+    start: float, end: float,
+) -> tuple[list[float], list[float], list[float]]:
+    """Per share, instance-seconds of ``unit`` (-1: the run's only unit) used within the
+    share's own limit, above it and lent, over ``start``..``end``; ``spare`` is the unowned
+    capacity borrowers may use.
+
+    One pass over the whole usage log, passing over other units' changes: each change's
+    share, unit and signed count are read through its job (j for a start, ~j for an end: see
+    RunData.log_job), from the run's columns as they are. The unit's running totals are
+    locals (compiled, machine floats), so nothing is copied or split per unit first."""
+    job_unit = _listed(data.job_unit)
+    job_share = _listed(data.job_share)
+    job_count = _listed(data.job_count)
+    n_groups = len(unit_limits)
+    use = [0] * n_groups
+    last = [start] * n_groups
+    own_k = [0.0] * n_groups
+    over_k = [0.0] * n_groups
+    lent_k = [0.0] * n_groups
+    mark = [0.0] * n_groups
+    idle = sum(unit_limits[g] for g in range(n_groups) if lends[g])
+    borrowed = 0
+    rate_total = 0.0
+    rate_time = start
+    rate = 0.0
+    for t, logged in zip(_listed(data.log_time), _listed(data.log_job)):  # noqa: B905 (caller)
+        j = logged if logged >= 0 else ~logged
+        if unit >= 0 and job_unit[j] != unit:
+            continue
+        g = job_share[j]
+        delta = job_count[j] if logged >= 0 else -job_count[j]
+        total = rate_total + (t - rate_time) * rate
+        rate_total = total
+        rate_time = t
+        lim = unit_limits[g]
+        before = use[g]
+        if before:
+            dt = t - last[g]
+            if before > lim:
+                own_k[g] = own_k[g] + (dt * lim)
+                over_k[g] = over_k[g] + (dt * (before - lim))
+            else:
+                own_k[g] = own_k[g] + (dt * before)
+        last[g] = t
+        after = before + delta
+        use[g] = after
+        # (Conditional expressions, not max() and min(): a call each would cost a third
+        # of the loop.)
+        if after > lim:
+            borrowed += after - lim - (before - lim if before > lim else 0)
+        elif before > lim:
+            borrowed -= before - lim
+        if lends[g]:
+            if before < lim:
+                lent_k[g] = lent_k[g] + ((lim - before) * (total - mark[g]))
+                idle += (lim - after if after < lim else 0) - (lim - before)
+            elif after < lim:
+                idle += lim - after
+            mark[g] = total
+        pool = spare + idle
+        if pool > 0:
+            rate = borrowed / pool
+            if rate > 1.0:
+                rate = 1.0
+        else:
+            rate = 0.0
+    rate_total += (end - rate_time) * rate
+    for g in range(n_groups):
+        # What each share held from its last change to the end.
+        u = use[g]
+        lim = unit_limits[g]
+        dt = end - last[g]
+        if u:
+            own_k[g] = own_k[g] + (dt * (u if u < lim else lim))
+            if u > lim:
+                over_k[g] = over_k[g] + (dt * (u - lim))
+        if lends[g] and u < lim:
+            lent_k[g] = lent_k[g] + ((lim - u) * (rate_total - mark[g]))
+    return own_k, over_k, lent_k
+
+
+def _listed(values: Sequence[_Number]) -> list[_Number]:
+    """A run's column as a list: a replay's own, or a compacted run's array copied (the
+    compiled figures index a list with a machine integer and read its items without boxing;
+    anything else is indexed through a boxed integer, an allocation per read)."""
+    return values if isinstance(values, list) else list(values)
 
 
 def beyond_budget(data: RunData, budgets: Sequence[int | None]) -> list[int]:
@@ -258,7 +302,7 @@ def beyond_budget(data: RunData, budgets: Sequence[int | None]) -> list[int]:
         preempted = sum(1 for attempt in ((raw,) if isinstance(raw, tuple) else raw)
                         if attempt[2] == ENDED_PREEMPTED)
         if preempted > budget:
-            counts[g] += 1
+            counts[g] = counts[g] + 1
     return counts
 
 

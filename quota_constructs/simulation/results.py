@@ -7,6 +7,7 @@ million-job result costs no million objects until someone asks for them.
 from __future__ import annotations
 
 import math
+import struct
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -141,7 +142,18 @@ class CapacityTimeline:
 
 @dataclass(slots=True)
 class RunData:
-    """The engine's compact record of a run (internal; read it through SimulationResult).
+    """The engine's record of a run (internal; read it through SimulationResult).
+
+    Its columns come in one of two forms, read alike (by index, or in order):
+
+    - a replay's own lists (:func:`~quota_constructs.simulation.engine.replay`): the job
+      columns the problem was compiled into and those the engine filled, handed over without
+      a copy, for a run that is measured once (a simulation's result, a search's replay);
+    - compact arrays (:meth:`compacted`, :func:`~quota_constructs.simulation.engine.run`):
+      about a sixth of the memory, for a run that is kept.
+
+    A replay's figures read its lists: converting them to arrays at the end of a run and
+    back for the figures made a million floats twice, about a fifth of a replay.
 
     The usage log lists every change of a share's use of a unit in time order as parallel
     columns: time and the job whose run started or ended (share index, unit index and signed
@@ -151,24 +163,46 @@ class RunData:
     job_ids: Sequence[str]
     share_names: list[str]
     unit_names: list[str]
-    job_share: array[int]
-    job_unit: array[int]
-    job_count: array[int]
-    submitted: array[float]
-    priority: array[int]
-    status_failed: bytearray
-    finished: array[float]
-    lost: array[float]
+    job_share: Sequence[int]
+    job_unit: Sequence[int]
+    job_count: Sequence[int]
+    submitted: Sequence[float]
+    priority: Sequence[int]
+    status_failed: Sequence[int]
+    """1 for a job that failed (its preemption budget spent), else 0."""
+    finished: Sequence[float]
+    lost: Sequence[float]
     attempts: list[RawAttempt | list[RawAttempt] | None]
     """One raw attempt, a list of them (preempted jobs), or None (never started)."""
     own_limits: list[list[int]]
     """own_limits[share][unit]: the allocation figures are measured against."""
-    log_time: array[float] = field(default_factory=lambda: array("d"))
-    log_job: array[int] = field(default_factory=lambda: array("i"))
+    log_time: Sequence[float] = field(default_factory=list)
+    log_job: Sequence[int] = field(default_factory=list)
     """Per change of the usage log, the job whose run made it: j when a run of job j started,
     ~j (that is -j - 1) when it ended. The change's share, unit and signed instance count are
     that job's (:attr:`log_share`, :attr:`log_unit`, :attr:`log_delta`): the engine records
     one column, not four, and a replay's figures read the job's columns through it."""
+
+    def compacted(self) -> RunData:
+        """This run with its columns as compact arrays (``array("i")``, ``array("d")`` and a
+        ``bytearray``), the same values."""
+        return RunData(
+            job_ids=self.job_ids,
+            share_names=self.share_names,
+            unit_names=self.unit_names,
+            job_share=_ints(self.job_share),
+            job_unit=_ints(self.job_unit),
+            job_count=_ints(self.job_count),
+            submitted=_floats(self.submitted),
+            priority=_ints(self.priority),
+            status_failed=bytearray(self.status_failed),
+            finished=_floats(self.finished),
+            lost=_floats(self.lost),
+            attempts=self.attempts,
+            own_limits=self.own_limits,
+            log_time=_floats(self.log_time),
+            log_job=_ints(self.log_job),
+        )
 
     @property
     def log_share(self) -> array[int]:
@@ -194,6 +228,17 @@ class RunData:
         if isinstance(raw, tuple):
             return [raw]
         return raw
+
+
+def _ints(values: Sequence[int]) -> array[int]:
+    """``array("i", values)``, built through ``struct`` (a third of the cost: the array
+    parses each item as an argument)."""
+    return array("i", struct.pack(f"{len(values)}i", *values))
+
+
+def _floats(values: Sequence[float]) -> array[float]:
+    """``array("d", values)``, built through ``struct`` (see :func:`_ints`)."""
+    return array("d", struct.pack(f"{len(values)}d", *values))
 
 
 def per_logged_change(

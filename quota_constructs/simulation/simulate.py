@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from ..model import CapacityLimit, QuotaAllocation, QuotaConfigError, QuotaShareSpec
 from .arrangements import hard_partition, shared_pool
-from .engine import collection_paused, run
+from .engine import collection_paused, replay
 from .figures import share_figures, span
 from .inputs import PriorityChange, SimJob, SimulationOptions
 from .problem import Problem, compile_problem
@@ -32,7 +32,7 @@ def simulate(
     _check_options(options)
     with collection_paused():  # (compiling and measuring too make no cycles)
         problem = _compile(capacity_limits, shares, jobs, priority_changes, options)
-        return _result("declared", problem, run(problem, options, progress))
+        return _result("declared", problem, replay(problem, options, progress))
 
 
 def _compile(
@@ -81,9 +81,10 @@ def compare_policies(
     partition, dropped = hard_partition(problem)
     pool = shared_pool(problem)
     runs = {
-        "declared": (problem, run(problem, options, _named(progress, "declared"))),
-        "hard_partition": (partition, run(partition, options, _named(progress, "hard_partition"))),
-        "shared_pool": (pool, run(pool, options, _named(progress, "shared_pool"))),
+        "declared": (problem, replay(problem, options, _named(progress, "declared"))),
+        "hard_partition": (partition, replay(partition, options,
+                                              _named(progress, "hard_partition"))),
+        "shared_pool": (pool, replay(pool, options, _named(progress, "shared_pool"))),
     }
     for name, (limits, specs) in alternatives.items():
         try:
@@ -92,7 +93,7 @@ def compare_policies(
             # The same jobs ran under the declaration: say which compared one refuses them.
             raise QuotaConfigError(f"compared declaration {name!r}, {error.subject}",
                                    error.field, error.value, error.allowed) from None
-        runs[name] = (other, run(other, options, _named(progress, name)))
+        runs[name] = (other, replay(other, options, _named(progress, name)))
     spans = [span(data) for _, data in runs.values() if data.job_ids]
     window = (min(s[0] for s in spans), max(s[1] for s in spans)) if spans else (0.0, 0.0)
     return PolicyComparison(

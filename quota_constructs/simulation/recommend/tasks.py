@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import marshal
+from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import overload
 
 from ..arrangements import subset
-from ..engine import run
+from ..engine import replay
 from ..figures import beyond_budget, share_figures
 from ..inputs import SimulationOptions
 from ..problem import Problem
@@ -142,7 +143,7 @@ def outcome_digest(data: RunData) -> str:
     (``repr`` cost a tenth)."""
     digest = hashlib.blake2b(digest_size=16)
     digest.update(marshal.dumps(data.attempts, 2))
-    digest.update(data.finished.tobytes())
+    digest.update(array("d", data.finished).tobytes())  # (the machine's doubles)
     digest.update(bytes(data.status_failed))
     return digest.hexdigest()
 
@@ -151,7 +152,7 @@ def _replay(
     problem: Problem, columns: ShareColumns, options: SimulationOptions, budgets: Budgets = ()
 ) -> tuple[Scores, RunData]:
     candidate = columns.apply(problem)
-    data = run(candidate, options)
+    data = replay(candidate, options)
     figures = share_figures(data, candidate)
     over = beyond_budget(data, budgets)
     return {name: ShareScore.of(f, over[g])
