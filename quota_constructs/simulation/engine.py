@@ -74,6 +74,8 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from heapq import heapify, heappop, heappush
+from itertools import islice, repeat
+from operator import add, le, mul
 from typing import ClassVar, Final, Protocol
 
 from .inputs import BorrowerOrder, HeadOfLine, RequeuePlace, SimulationOptions, VictimOrder
@@ -287,9 +289,10 @@ class _Engine:
         self.priority = list(p.priority)  # changes apply to this copy
         self.checkpoint = p.checkpoint
         self.retries = p.retries
-        self.job_queue = [
-            share * n_units + unit for share, unit in zip(job_share, job_unit, strict=True)
-        ]
+        if len(job_share) != n_jobs or len(job_unit) != n_jobs:
+            raise ValueError("a problem's job columns differ in length")
+        # (map in C: a comprehension over a zip costs a tuple per job, compiled or not.)
+        self.job_queue = list(map(add, map(mul, job_share, repeat(n_units, n_jobs)), job_unit))
         self.job_group = p.job_group
 
         self.env = p.capacity  # what jobs can use: the rules model's usable capacity
@@ -375,7 +378,11 @@ class _Engine:
         self.dirty_mark = [0] * n_units
         self.freed_flag = [0] * n_units
         self.full_sets = [set() for _ in range(n_units)]
-        self.arrival_order = sorted(range(n_jobs), key=submitted.__getitem__)
+        # A history usually comes in submission order: then no sort (stable, so the same).
+        self.arrival_order = (
+            list(range(n_jobs)) if all(map(le, submitted, islice(submitted, 1, None)))
+            else sorted(range(n_jobs), key=submitted.__getitem__)
+        )
         self.next_arrival = 0
         self.change_at = p.change_at
         self.change_job = p.change_job

@@ -11,6 +11,7 @@ import numbers
 import operator
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields
+from itertools import compress, repeat
 from operator import attrgetter
 from typing import Any
 
@@ -253,8 +254,10 @@ class _JobCompiler:
                      self.reach,
                      ((spec, unit) for spec in self.specs for unit in self.unit_index),
                      strict=True)]
-        queue_reach = [reach[share * n_units + unit]
-                       for share, unit in zip(shares, units, strict=True)]
+        # (maps in C over the columns, which are of one length: the jobs'.)
+        queue_reach = list(map(reach.__getitem__,
+                               map(operator.add, map(operator.mul, shares, repeat(n_units)),
+                                   units)))
         counts = column("instance_count")
         priorities = column("priority")
         if (_types(counts) - {int} or _types(priorities) - {int}
@@ -289,8 +292,11 @@ class _JobCompiler:
         """:attr:`seen` for the jobs :meth:`add_plain_jobs` added whose ids are ``named``
         (those priority changes name; the others are not looked up)."""
         if self.plain_ids is not None:
-            self.seen = {job_id: j for j, job_id in enumerate(self.plain_ids)
-                         if job_id in named}
+            ids = self.plain_ids
+            # (The named jobs' places found in C: a comprehension over a million ids costs
+            # more than the rest of the look.)
+            self.seen = {ids[j]: j
+                         for j in compress(range(len(ids)), map(named.__contains__, ids))}
             self.plain_ids = None
 
     def add_job(self, job: SimJob) -> None:
