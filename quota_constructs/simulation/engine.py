@@ -50,8 +50,12 @@ of tuples costs a few hundred machine instructions per level. So (measured with
   come in order), and a small heap for entries that come out of order (requeued, re-prioritised)
   (:meth:`_Engine.enqueue`, :meth:`_Engine.find_head`): O(1) per job, not O(log n).
 * Running jobs that could be preempted sit in one heap per queue (in-share victims) and one per
-  unit (borrowed attempts), ordered by the victim order; runs end through one heap of running
-  jobs. Both are as small as what runs.
+  unit (borrowed attempts), ordered by the victim order. Both are as small as what runs.
+* Runs end through a calendar of 64-second slots (:data:`_SLOT_RATE`): a heap of the slots
+  that hold ends, as plain ints, and per slot a small heap of (end, token, job). A slot's
+  number never decreases as the end grows, so the earliest end is the earliest slot's first,
+  in the order one heap of (end, token, job) would give; a heap of ints is cheap to order,
+  where one of several hundred tuples cost each pop a dozen tuple comparisons.
 
 A priority change files a fresh entry and leaves the old one behind; entries carry a token and
 stale ones are dropped when they are met (lazy deletion), and the victim heaps are compacted
@@ -103,6 +107,9 @@ False runs them through their methods only, as tests do to check the copies agre
 variable, read at each call, so that the compiled engine can be switched too)."""
 _INF: Final = float("inf")
 _LATEST: Final = sys.float_info.max
+_SLOT_RATE: Final = 0.015625
+"""Slots per second of the runs' end calendar (a slot is 64 s: a power of two, so the
+product is exact; :func:`int` truncates, which never decreases as the end grows)."""
 
 QueueEntry = tuple[int, float, int, int]
 """(-priority, order time, job, token): a waiting job in scheduling order."""
@@ -167,8 +174,8 @@ class _Engine:
         "arrival_order", "attempts", "backfill", "blocked", "blocked_sizes",
         "blocked_token", "borrowed_now", "borrowed_running", "borrowed_total",
         "borrowed_victims", "borrows", "by_priority", "ceiling", "change_at", "change_job",
-        "change_priority", "checkpoint", "dirty", "dirty_mark", "duration", "ended_jobs",
-        "env", "failed", "fifo_borrowers", "finished", "finishing", "freed_flag",
+        "change_priority", "checkpoint", "dirty", "dirty_mark", "duration", "end_slots",
+        "ended_jobs", "ending", "env", "failed", "fifo_borrowers", "finished", "freed_flag",
         "full_sets", "head_entry", "head_job", "held_back", "held_queue", "in_share",
         "in_share_blocked", "in_share_later", "in_share_need", "in_share_victims", "in_use",
         "job_count", "job_group", "job_queue", "job_unit", "keep_progress", "later_units",
@@ -242,7 +249,10 @@ class _Engine:
     n_waiting: list[int]
     in_share_victims: list[list[Victim]]
     borrowed_victims: list[list[Victim]]
-    finishing: list[tuple[float, int, int]]
+    # Planned ends, a calendar (see the module's notes): the slots that hold ends (a heap),
+    # and per slot a heap of (end, token, job); an entry is live while its token is the job's.
+    end_slots: list[int]
+    ending: dict[int, list[tuple[float, int, int]]]
     # The usage log: every change of a share's use of a unit.
     log_time: list[float]
     log_job: list[int]
@@ -349,7 +359,8 @@ class _Engine:
         self.n_waiting = [0] * n_queues
         self.in_share_victims = [[] for _ in range(n_queues)]
         self.borrowed_victims = [[] for _ in range(n_units)]
-        self.finishing = []
+        self.end_slots = []
+        self.ending = {}
 
         self.log_time = []
         self.log_job = []
@@ -445,7 +456,8 @@ class _Engine:
         arrival_order = self.arrival_order
         change_at = self.change_at
         n_changes = self.n_changes
-        finishing = self.finishing
+        end_slots = self.end_slots
+        ending = self.ending
         state = self.state
         run_token = self.run_token
         queue_token = self.queue_token
@@ -511,13 +523,18 @@ class _Engine:
             # The next moment: the earliest arrival, priority change or live end (a run's
             # end is live while its token is the job's).
             t = arrival_at if arrival_at < change_next else change_next
-            while finishing:
-                top = finishing[0]
+            first_end = _INF
+            while end_slots:
+                bucket = ending[end_slots[0]]
+                top = bucket[0]
                 if run_token[top[2]] == top[1]:
-                    if top[0] < t:
-                        t = top[0]
+                    first_end = top[0]
+                    if first_end < t:
+                        t = first_end
                     break
-                heappop(finishing)
+                heappop(bucket)
+                if not bucket:
+                    del ending[heappop(end_slots)]
             if t > until:
                 break
             self.now = now = t
@@ -531,13 +548,22 @@ class _Engine:
             touched_freed = 0
 
             # Each phase is entered only when it has work: most moments have one event.
-            if finishing and finishing[0][0] <= now:
+            if first_end <= now:
                 if not inline:
                     completed += self.end_jobs(now)
                 else:
-                    # end_jobs, inline (release's books for a run that ended).
-                    while finishing and finishing[0][0] <= now:
-                        _, token, j = heappop(finishing)
+                    # end_jobs, inline (release's books for a run that ended). The bucket
+                    # is the earliest slot's, as the look for the next moment left it: ends
+                    # filed meanwhile are at or after this moment, so in it or a later slot.
+                    while True:
+                        if not bucket:
+                            del ending[heappop(end_slots)]
+                            if not end_slots:
+                                break
+                            bucket = ending[end_slots[0]]
+                        if bucket[0][0] > now:
+                            break
+                        _, token, j = heappop(bucket)
                         if run_token[j] != token:
                             continue
                         state[j] = _ENDED
@@ -707,7 +733,14 @@ class _Engine:
                                 run_token[j] = token
                                 # (Any victim entry of an earlier attempt goes stale.)
                                 victim_token[j] = token
-                                heappush(finishing, (now + remaining, token, j))
+                                end = now + remaining
+                                slot = int(end * _SLOT_RATE)
+                                same_slot = ending.get(slot)
+                                if same_slot is None:
+                                    ending[slot] = [(end, token, j)]
+                                    heappush(end_slots, slot)
+                                else:
+                                    heappush(same_slot, (end, token, j))
                                 use[q] = after
                                 in_use[k] = in_use[k] + n
                                 if reserved:
@@ -758,10 +791,17 @@ class _Engine:
     def end_jobs(self, now: float) -> int:
         """Jobs whose run time is over end; each frees capacity, and its share's own head may
         now fit within its limit or preempt in-share. Returns how many ended."""
-        finishing = self.finishing
+        end_slots, ending = self.end_slots, self.ending
         ended = 0
-        while finishing and finishing[0][0] <= now:
-            _, token, j = heappop(finishing)
+        while end_slots:
+            slot = end_slots[0]
+            bucket = ending[slot]
+            if bucket[0][0] > now:
+                break
+            _, token, j = heappop(bucket)
+            if not bucket:
+                del ending[slot]
+                heappop(end_slots)
             if self.run_token[j] != token:
                 continue
             self.state[j] = _ENDED
@@ -777,6 +817,17 @@ class _Engine:
             self.freed_flag[k] = 1
             self.full_sets[k].add(q)
         return ended
+
+    def plan_end(self, end: float, token: int, j: int) -> None:
+        """Files j's run to end at ``end`` in the end calendar (:meth:`advance` does the same
+        inline for the runs it starts)."""
+        slot = int(end * _SLOT_RATE)
+        bucket = self.ending.get(slot)
+        if bucket is None:
+            self.ending[slot] = [(end, token, j)]
+            heappush(self.end_slots, slot)
+        else:
+            heappush(bucket, (end, token, j))
 
     def submit(self, now: float) -> None:
         """Jobs arriving now join their queue; a new head (or, with backfill, any arrival)
@@ -1327,7 +1378,7 @@ class _Engine:
         self.started[j] = now
         self.tokens = tokens = self.tokens + 1
         self.run_token[j] = tokens
-        heappush(self.finishing, (now + remaining, tokens, j))
+        self.plan_end(now + remaining, tokens, j)
         lim = self.limit[q]
         use = self.use
         before = use[q]
@@ -1791,7 +1842,7 @@ class SteppingEngine(_Engine):
             return False
         self.tokens = tokens = self.tokens + 1
         self.run_token[j] = tokens  # its planned end goes stale
-        heappush(self.finishing, (at, tokens, j))
+        self.plan_end(at, tokens, j)
         self.advance(at)
         return True
 
@@ -1906,9 +1957,9 @@ class SteppingEngine(_Engine):
         """File every running job again as the victim it now is: in-share where its share
         preempts in-share; borrowed (reclaimable) for the most recently started jobs of a
         queue over its limit, as many as its excess."""
-        # Every running job has a live entry in the finishing heap: no look at ended jobs.
+        # Every running job has a live entry in the end calendar: no look at ended jobs.
         state, run_token = self.state, self.run_token
-        running = [j for _, token, j in self.finishing
+        running = [j for bucket in self.ending.values() for _, token, j in bucket
                    if state[j] == _RUNNING and run_token[j] == token]
         running.sort(key=lambda j: (-self.started[j], -run_token[j]))
         excess = [max(0, u - lim) for u, lim in zip(self.use, self.limit, strict=True)]
