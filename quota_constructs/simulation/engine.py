@@ -110,6 +110,12 @@ _LATEST: Final = sys.float_info.max
 _SLOT_RATE: Final = 0.015625
 """Slots per second of the runs' end calendar (a slot is 64 s: a power of two, so the
 product is exact; :func:`int` truncates, which never decreases as the end grows)."""
+_LAST_SLOT: Final = 1 << 62
+"""The calendar's last slot, which holds every end from ``_LAST_SLOT / _SLOT_RATE`` seconds on
+(some 10**20: in practice only a run with no end, as the live start bounds plan one whose
+runtime has no maximum), so that a slot is never the int of an infinity."""
+_LAST_SLOT_FROM: Final = 295147905179352825856.0
+"""``_LAST_SLOT / _SLOT_RATE``, the first end of the last slot (2**68 s, exact)."""
 
 QueueEntry = tuple[int, float, int, int]
 """(-priority, order time, job, token): a waiting job in scheduling order."""
@@ -734,7 +740,8 @@ class _Engine:
                                 # (Any victim entry of an earlier attempt goes stale.)
                                 victim_token[j] = token
                                 end = now + remaining
-                                slot = int(end * _SLOT_RATE)
+                                slot = (int(end * _SLOT_RATE) if end < _LAST_SLOT_FROM
+                                        else _LAST_SLOT)
                                 same_slot = ending.get(slot)
                                 if same_slot is None:
                                     ending[slot] = [(end, token, j)]
@@ -821,7 +828,7 @@ class _Engine:
     def plan_end(self, end: float, token: int, j: int) -> None:
         """Files j's run to end at ``end`` in the end calendar (:meth:`advance` does the same
         inline for the runs it starts)."""
-        slot = int(end * _SLOT_RATE)
+        slot = int(end * _SLOT_RATE) if end < _LAST_SLOT_FROM else _LAST_SLOT
         bucket = self.ending.get(slot)
         if bucket is None:
             self.ending[slot] = [(end, token, j)]
