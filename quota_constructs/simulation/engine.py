@@ -52,10 +52,12 @@ of tuples costs a few hundred machine instructions per level. So (measured with
 * Running jobs that could be preempted sit in one heap per queue (in-share victims) and one per
   unit (borrowed attempts), ordered by the victim order. Both are as small as what runs.
 * Runs end through a calendar of 64-second slots (:data:`_SLOT_RATE`): a heap of the slots
-  that hold ends, as plain ints, and per slot a small heap of (end, token, job). A slot's
-  number never decreases as the end grows, so the earliest end is the earliest slot's first,
-  in the order one heap of (end, token, job) would give; a heap of ints is cheap to order,
-  where one of several hundred tuples cost each pop a dozen tuple comparisons.
+  that hold ends, as plain ints, and per slot a list of (-end, -token, job). A slot's number
+  never decreases as the end grows, so the earliest end is the earliest slot's, in the order
+  one heap of (end, token, job) would give. A slot's list is appended to, unordered, until it
+  is the earliest; then it is sorted once (``list.sort`` compares tuples of floats in C at a
+  fraction of ``heapq``'s cost), runs end from its tail and later ends in that slot are
+  inserted in order. One heap of several hundred tuples cost each end two dozen comparisons.
 
 A priority change files a fresh entry and leaves the old one behind; entries carry a token and
 stale ones are dropped when they are met (lazy deletion), and the victim heaps are compacted
@@ -116,6 +118,9 @@ _LAST_SLOT: Final = 1 << 62
 runtime has no maximum), so that a slot is never the int of an infinity."""
 _LAST_SLOT_FROM: Final = 295147905179352825856.0
 """``_LAST_SLOT / _SLOT_RATE``, the first end of the last slot (2**68 s, exact)."""
+_NO_SLOT: Final = -(1 << 62)
+"""No slot (times are >= 0, so slots are too): :attr:`_Engine.sorted_slot` when no slot's list
+is sorted."""
 
 QueueEntry = tuple[int, float, int, int]
 """(-priority, order time, job, token): a waiting job in scheduling order."""
@@ -191,8 +196,8 @@ class _Engine:
         "per_share_head", "preempted", "priority", "problem", "queue_borrows",
         "queue_in_share", "queue_reserve", "queue_share", "queue_token", "queues_of_share",
         "queues_of_unit", "requeue_at_back", "reserve", "reserved_idle", "retries",
-        "run_token", "running", "saved", "spill", "started", "state", "submitted", "tokens",
-        "use", "victim_token",
+        "run_token", "running", "saved", "soonest", "sorted_slot", "spill", "started", "state",
+        "submitted", "tokens", "use", "victim_token",
     )
 
     reports: ClassVar[bool] = False
@@ -256,9 +261,13 @@ class _Engine:
     in_share_victims: list[list[Victim]]
     borrowed_victims: list[list[Victim]]
     # Planned ends, a calendar (see the module's notes): the slots that hold ends (a heap),
-    # and per slot a heap of (end, token, job); an entry is live while its token is the job's.
+    # and per slot a list of (-end, -token, job); an entry is live while its token is the
+    # job's. The one slot whose list is sorted (ascending: the earliest end last), and that
+    # list; _NO_SLOT when none is (a sorted list is dropped only once empty).
     end_slots: list[int]
     ending: dict[int, list[tuple[float, int, int]]]
+    sorted_slot: int
+    soonest: list[tuple[float, int, int]]
     # The usage log: every change of a share's use of a unit.
     log_time: list[float]
     log_job: list[int]
@@ -367,6 +376,8 @@ class _Engine:
         self.borrowed_victims = [[] for _ in range(n_units)]
         self.end_slots = []
         self.ending = {}
+        self.sorted_slot = _NO_SLOT
+        self.soonest = []
 
         self.log_time = []
         self.log_job = []
@@ -531,16 +542,24 @@ class _Engine:
             t = arrival_at if arrival_at < change_next else change_next
             first_end = _INF
             while end_slots:
-                bucket = ending[end_slots[0]]
-                top = bucket[0]
-                if run_token[top[2]] == top[1]:
-                    first_end = top[0]
+                slot = end_slots[0]
+                if slot == self.sorted_slot:
+                    bucket = self.soonest
+                else:
+                    bucket = ending[slot]
+                    bucket.sort()
+                    self.sorted_slot = slot
+                    self.soonest = bucket
+                top = bucket[-1]
+                if run_token[top[2]] == -top[1]:
+                    first_end = -top[0]
                     if first_end < t:
                         t = first_end
                     break
-                heappop(bucket)
+                bucket.pop()
                 if not bucket:
                     del ending[heappop(end_slots)]
+                    self.sorted_slot = _NO_SLOT
             if t > until:
                 break
             self.now = now = t
@@ -559,18 +578,26 @@ class _Engine:
                     completed += self.end_jobs(now)
                 else:
                     # end_jobs, inline (release's books for a run that ended). The bucket
-                    # is the earliest slot's, as the look for the next moment left it: ends
-                    # filed meanwhile are at or after this moment, so in it or a later slot.
+                    # is the earliest slot's, sorted, as the look for the next moment left
+                    # it: ends filed meanwhile are at or after this moment, so in it (in
+                    # order) or in a later slot.
                     while True:
                         if not bucket:
                             del ending[heappop(end_slots)]
+                            self.sorted_slot = _NO_SLOT
                             if not end_slots:
                                 break
-                            bucket = ending[end_slots[0]]
-                        if bucket[0][0] > now:
+                            slot = end_slots[0]
+                            bucket = ending[slot]
+                            bucket.sort()
+                            self.sorted_slot = slot
+                            self.soonest = bucket
+                        top = bucket[-1]
+                        if -top[0] > now:
                             break
-                        _, token, j = heappop(bucket)
-                        if run_token[j] != token:
+                        bucket.pop()
+                        j = top[2]
+                        if run_token[j] != -top[1]:
                             continue
                         state[j] = _ENDED
                         q = job_queue[j]
@@ -742,12 +769,15 @@ class _Engine:
                                 end = now + remaining
                                 slot = (int(end * _SLOT_RATE) if end < _LAST_SLOT_FROM
                                         else _LAST_SLOT)
-                                same_slot = ending.get(slot)
-                                if same_slot is None:
-                                    ending[slot] = [(end, token, j)]
-                                    heappush(end_slots, slot)
+                                if slot == self.sorted_slot:
+                                    insort(self.soonest, (-end, -token, j))
                                 else:
-                                    heappush(same_slot, (end, token, j))
+                                    same_slot = ending.get(slot)
+                                    if same_slot is None:
+                                        ending[slot] = [(-end, -token, j)]
+                                        heappush(end_slots, slot)
+                                    else:
+                                        same_slot.append((-end, -token, j))
                                 use[q] = after
                                 in_use[k] = in_use[k] + n
                                 if reserved:
@@ -798,18 +828,19 @@ class _Engine:
     def end_jobs(self, now: float) -> int:
         """Jobs whose run time is over end; each frees capacity, and its share's own head may
         now fit within its limit or preempt in-share. Returns how many ended."""
-        end_slots, ending = self.end_slots, self.ending
+        end_slots = self.end_slots
         ended = 0
         while end_slots:
-            slot = end_slots[0]
-            bucket = ending[slot]
-            if bucket[0][0] > now:
+            bucket = self.soonest_ends()
+            top = bucket[-1]
+            if -top[0] > now:
                 break
-            _, token, j = heappop(bucket)
+            bucket.pop()
             if not bucket:
-                del ending[slot]
-                heappop(end_slots)
-            if self.run_token[j] != token:
+                del self.ending[heappop(end_slots)]
+                self.sorted_slot = _NO_SLOT
+            j = top[2]
+            if self.run_token[j] != -top[1]:
                 continue
             self.state[j] = _ENDED
             q = self.job_queue[j]
@@ -825,16 +856,29 @@ class _Engine:
             self.full_sets[k].add(q)
         return ended
 
+    def soonest_ends(self) -> list[tuple[float, int, int]]:
+        """The earliest slot's list of the end calendar, sorted (there must be one)."""
+        slot = self.end_slots[0]
+        if slot != self.sorted_slot:
+            bucket = self.ending[slot]
+            bucket.sort()
+            self.sorted_slot = slot
+            self.soonest = bucket
+        return self.soonest
+
     def plan_end(self, end: float, token: int, j: int) -> None:
         """Files j's run to end at ``end`` in the end calendar (:meth:`advance` does the same
         inline for the runs it starts)."""
         slot = int(end * _SLOT_RATE) if end < _LAST_SLOT_FROM else _LAST_SLOT
+        if slot == self.sorted_slot:
+            insort(self.soonest, (-end, -token, j))
+            return
         bucket = self.ending.get(slot)
         if bucket is None:
-            self.ending[slot] = [(end, token, j)]
+            self.ending[slot] = [(-end, -token, j)]
             heappush(self.end_slots, slot)
         else:
-            heappush(bucket, (end, token, j))
+            bucket.append((-end, -token, j))
 
     def submit(self, now: float) -> None:
         """Jobs arriving now join their queue; a new head (or, with backfill, any arrival)
@@ -1966,8 +2010,8 @@ class SteppingEngine(_Engine):
         queue over its limit, as many as its excess."""
         # Every running job has a live entry in the end calendar: no look at ended jobs.
         state, run_token = self.state, self.run_token
-        running = [j for bucket in self.ending.values() for _, token, j in bucket
-                   if state[j] == _RUNNING and run_token[j] == token]
+        running = [j for bucket in self.ending.values() for _, minus_token, j in bucket
+                   if state[j] == _RUNNING and run_token[j] == -minus_token]
         running.sort(key=lambda j: (-self.started[j], -run_token[j]))
         excess = [max(0, u - lim) for u, lim in zip(self.use, self.limit, strict=True)]
         self.borrowed_running = [0] * self.n_units
