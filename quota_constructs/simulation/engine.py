@@ -50,14 +50,8 @@ of tuples costs a few hundred machine instructions per level. So (measured with
   come in order), and a small heap for entries that come out of order (requeued, re-prioritised)
   (:meth:`_Engine.enqueue`, :meth:`_Engine.find_head`): O(1) per job, not O(log n).
 * Running jobs that could be preempted sit in one heap per queue (in-share victims) and one per
-  unit (borrowed attempts), ordered by the victim order. Both are as small as what runs.
-* Runs end through a calendar of 64-second slots (:data:`_SLOT_RATE`): a heap of the slots
-  that hold ends, as plain ints, and per slot a list of (-end, -token, job). A slot's number
-  never decreases as the end grows, so the earliest end is the earliest slot's, in the order
-  one heap of (end, token, job) would give. A slot's list is appended to, unordered, until it
-  is the earliest; then it is sorted once (``list.sort`` compares tuples of floats in C at a
-  fraction of ``heapq``'s cost), runs end from its tail and later ends in that slot are
-  inserted in order. One heap of several hundred tuples cost each end two dozen comparisons.
+  unit (borrowed attempts), ordered by the victim order; runs end through one heap of running
+  jobs. Both are as small as what runs.
 
 A priority change files a fresh entry and leaves the old one behind; entries carry a token and
 stale ones are dropped when they are met (lazy deletion), and the victim heaps are compacted
@@ -109,18 +103,6 @@ False runs them through their methods only, as tests do to check the copies agre
 variable, read at each call, so that the compiled engine can be switched too)."""
 _INF: Final = float("inf")
 _LATEST: Final = sys.float_info.max
-_SLOT_RATE: Final = 0.015625
-"""Slots per second of the runs' end calendar (a slot is 64 s: a power of two, so the
-product is exact; :func:`int` truncates, which never decreases as the end grows)."""
-_LAST_SLOT: Final = 1 << 62
-"""The calendar's last slot, which holds every end from ``_LAST_SLOT / _SLOT_RATE`` seconds on
-(some 10**20: in practice only a run with no end, as the live start bounds plan one whose
-runtime has no maximum), so that a slot is never the int of an infinity."""
-_LAST_SLOT_FROM: Final = 295147905179352825856.0
-"""``_LAST_SLOT / _SLOT_RATE``, the first end of the last slot (2**68 s, exact)."""
-_NO_SLOT: Final = -(1 << 62)
-"""No slot (times are >= 0, so slots are too): :attr:`_Engine.sorted_slot` when no slot's list
-is sorted."""
 
 QueueEntry = tuple[int, float, int, int]
 """(-priority, order time, job, token): a waiting job in scheduling order."""
@@ -185,8 +167,8 @@ class _Engine:
         "arrival_order", "attempts", "backfill", "blocked", "blocked_sizes",
         "blocked_token", "borrowed_now", "borrowed_running", "borrowed_total",
         "borrowed_victims", "borrows", "by_priority", "ceiling", "change_at", "change_job",
-        "change_priority", "checkpoint", "dirty", "dirty_mark", "duration", "end_slots",
-        "ended_jobs", "ending", "env", "failed", "fifo_borrowers", "finished", "freed_flag",
+        "change_priority", "checkpoint", "dirty", "dirty_mark", "duration", "ended_jobs",
+        "env", "failed", "fifo_borrowers", "finished", "finishing", "freed_flag",
         "full_sets", "head_entry", "head_job", "held_back", "held_queue", "in_share",
         "in_share_blocked", "in_share_later", "in_share_need", "in_share_victims", "in_use",
         "job_count", "job_group", "job_queue", "job_unit", "keep_progress", "later_units",
@@ -196,8 +178,8 @@ class _Engine:
         "per_share_head", "preempted", "priority", "problem", "queue_borrows",
         "queue_in_share", "queue_reserve", "queue_share", "queue_token", "queues_of_share",
         "queues_of_unit", "requeue_at_back", "reserve", "reserved_idle", "retries",
-        "run_token", "running", "saved", "soonest", "sorted_slot", "spill", "started", "state",
-        "submitted", "tokens", "use", "victim_token",
+        "run_token", "running", "saved", "spill", "started", "state", "submitted", "tokens",
+        "use", "victim_token",
     )
 
     reports: ClassVar[bool] = False
@@ -260,14 +242,7 @@ class _Engine:
     n_waiting: list[int]
     in_share_victims: list[list[Victim]]
     borrowed_victims: list[list[Victim]]
-    # Planned ends, a calendar (see the module's notes): the slots that hold ends (a heap),
-    # and per slot a list of (-end, -token, job); an entry is live while its token is the
-    # job's. The one slot whose list is sorted (ascending: the earliest end last), and that
-    # list; _NO_SLOT when none is (a sorted list is dropped only once empty).
-    end_slots: list[int]
-    ending: dict[int, list[tuple[float, int, int]]]
-    sorted_slot: int
-    soonest: list[tuple[float, int, int]]
+    finishing: list[tuple[float, int, int]]
     # The usage log: every change of a share's use of a unit.
     log_time: list[float]
     log_job: list[int]
@@ -374,10 +349,7 @@ class _Engine:
         self.n_waiting = [0] * n_queues
         self.in_share_victims = [[] for _ in range(n_queues)]
         self.borrowed_victims = [[] for _ in range(n_units)]
-        self.end_slots = []
-        self.ending = {}
-        self.sorted_slot = _NO_SLOT
-        self.soonest = []
+        self.finishing = []
 
         self.log_time = []
         self.log_job = []
@@ -473,8 +445,7 @@ class _Engine:
         arrival_order = self.arrival_order
         change_at = self.change_at
         n_changes = self.n_changes
-        end_slots = self.end_slots
-        ending = self.ending
+        finishing = self.finishing
         state = self.state
         run_token = self.run_token
         queue_token = self.queue_token
@@ -540,26 +511,13 @@ class _Engine:
             # The next moment: the earliest arrival, priority change or live end (a run's
             # end is live while its token is the job's).
             t = arrival_at if arrival_at < change_next else change_next
-            first_end = _INF
-            while end_slots:
-                slot = end_slots[0]
-                if slot == self.sorted_slot:
-                    bucket = self.soonest
-                else:
-                    bucket = ending[slot]
-                    bucket.sort()
-                    self.sorted_slot = slot
-                    self.soonest = bucket
-                top = bucket[-1]
-                if run_token[top[2]] == -top[1]:
-                    first_end = -top[0]
-                    if first_end < t:
-                        t = first_end
+            while finishing:
+                top = finishing[0]
+                if run_token[top[2]] == top[1]:
+                    if top[0] < t:
+                        t = top[0]
                     break
-                bucket.pop()
-                if not bucket:
-                    del ending[heappop(end_slots)]
-                    self.sorted_slot = _NO_SLOT
+                heappop(finishing)
             if t > until:
                 break
             self.now = now = t
@@ -573,31 +531,14 @@ class _Engine:
             touched_freed = 0
 
             # Each phase is entered only when it has work: most moments have one event.
-            if first_end <= now:
+            if finishing and finishing[0][0] <= now:
                 if not inline:
                     completed += self.end_jobs(now)
                 else:
-                    # end_jobs, inline (release's books for a run that ended). The bucket
-                    # is the earliest slot's, sorted, as the look for the next moment left
-                    # it: ends filed meanwhile are at or after this moment, so in it (in
-                    # order) or in a later slot.
-                    while True:
-                        if not bucket:
-                            del ending[heappop(end_slots)]
-                            self.sorted_slot = _NO_SLOT
-                            if not end_slots:
-                                break
-                            slot = end_slots[0]
-                            bucket = ending[slot]
-                            bucket.sort()
-                            self.sorted_slot = slot
-                            self.soonest = bucket
-                        top = bucket[-1]
-                        if -top[0] > now:
-                            break
-                        bucket.pop()
-                        j = top[2]
-                        if run_token[j] != -top[1]:
+                    # end_jobs, inline (release's books for a run that ended).
+                    while finishing and finishing[0][0] <= now:
+                        _, token, j = heappop(finishing)
+                        if run_token[j] != token:
                             continue
                         state[j] = _ENDED
                         q = job_queue[j]
@@ -766,18 +707,7 @@ class _Engine:
                                 run_token[j] = token
                                 # (Any victim entry of an earlier attempt goes stale.)
                                 victim_token[j] = token
-                                end = now + remaining
-                                slot = (int(end * _SLOT_RATE) if end < _LAST_SLOT_FROM
-                                        else _LAST_SLOT)
-                                if slot == self.sorted_slot:
-                                    insort(self.soonest, (-end, -token, j))
-                                else:
-                                    same_slot = ending.get(slot)
-                                    if same_slot is None:
-                                        ending[slot] = [(-end, -token, j)]
-                                        heappush(end_slots, slot)
-                                    else:
-                                        same_slot.append((-end, -token, j))
+                                heappush(finishing, (now + remaining, token, j))
                                 use[q] = after
                                 in_use[k] = in_use[k] + n
                                 if reserved:
@@ -828,19 +758,11 @@ class _Engine:
     def end_jobs(self, now: float) -> int:
         """Jobs whose run time is over end; each frees capacity, and its share's own head may
         now fit within its limit or preempt in-share. Returns how many ended."""
-        end_slots = self.end_slots
+        finishing = self.finishing
         ended = 0
-        while end_slots:
-            bucket = self.soonest_ends()
-            top = bucket[-1]
-            if -top[0] > now:
-                break
-            bucket.pop()
-            if not bucket:
-                del self.ending[heappop(end_slots)]
-                self.sorted_slot = _NO_SLOT
-            j = top[2]
-            if self.run_token[j] != -top[1]:
+        while finishing and finishing[0][0] <= now:
+            _, token, j = heappop(finishing)
+            if self.run_token[j] != token:
                 continue
             self.state[j] = _ENDED
             q = self.job_queue[j]
@@ -855,30 +777,6 @@ class _Engine:
             self.freed_flag[k] = 1
             self.full_sets[k].add(q)
         return ended
-
-    def soonest_ends(self) -> list[tuple[float, int, int]]:
-        """The earliest slot's list of the end calendar, sorted (there must be one)."""
-        slot = self.end_slots[0]
-        if slot != self.sorted_slot:
-            bucket = self.ending[slot]
-            bucket.sort()
-            self.sorted_slot = slot
-            self.soonest = bucket
-        return self.soonest
-
-    def plan_end(self, end: float, token: int, j: int) -> None:
-        """Files j's run to end at ``end`` in the end calendar (:meth:`advance` does the same
-        inline for the runs it starts)."""
-        slot = int(end * _SLOT_RATE) if end < _LAST_SLOT_FROM else _LAST_SLOT
-        if slot == self.sorted_slot:
-            insort(self.soonest, (-end, -token, j))
-            return
-        bucket = self.ending.get(slot)
-        if bucket is None:
-            self.ending[slot] = [(-end, -token, j)]
-            heappush(self.end_slots, slot)
-        else:
-            bucket.append((-end, -token, j))
 
     def submit(self, now: float) -> None:
         """Jobs arriving now join their queue; a new head (or, with backfill, any arrival)
@@ -1429,7 +1327,7 @@ class _Engine:
         self.started[j] = now
         self.tokens = tokens = self.tokens + 1
         self.run_token[j] = tokens
-        self.plan_end(now + remaining, tokens, j)
+        heappush(self.finishing, (now + remaining, tokens, j))
         lim = self.limit[q]
         use = self.use
         before = use[q]
@@ -1893,7 +1791,7 @@ class SteppingEngine(_Engine):
             return False
         self.tokens = tokens = self.tokens + 1
         self.run_token[j] = tokens  # its planned end goes stale
-        self.plan_end(at, tokens, j)
+        heappush(self.finishing, (at, tokens, j))
         self.advance(at)
         return True
 
@@ -2008,10 +1906,10 @@ class SteppingEngine(_Engine):
         """File every running job again as the victim it now is: in-share where its share
         preempts in-share; borrowed (reclaimable) for the most recently started jobs of a
         queue over its limit, as many as its excess."""
-        # Every running job has a live entry in the end calendar: no look at ended jobs.
+        # Every running job has a live entry in the finishing heap: no look at ended jobs.
         state, run_token = self.state, self.run_token
-        running = [j for bucket in self.ending.values() for _, minus_token, j in bucket
-                   if state[j] == _RUNNING and run_token[j] == -minus_token]
+        running = [j for _, token, j in self.finishing
+                   if state[j] == _RUNNING and run_token[j] == token]
         running.sort(key=lambda j: (-self.started[j], -run_token[j]))
         excess = [max(0, u - lim) for u, lim in zip(self.use, self.limit, strict=True)]
         self.borrowed_running = [0] * self.n_units

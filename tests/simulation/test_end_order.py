@@ -1,10 +1,12 @@
-"""The engine's end calendar (64-second slots, a small heap per slot) ends runs in the order one
-heap of (end, token, job) would: by end, then by the order the runs were planned.
+"""Runs end by their planned end, then in the order the runs were planned: the order of the
+engine's heap of (end, token, job), whatever holds the planned ends.
 
 Checked through a SteppingEngine whose environment fits every job at once, so each run starts
-on arrival and ends at its arrival plus its duration: ends on and beside slot boundaries, ties,
-runs ended early (their planned end goes stale) and runs with no end (an infinite duration, as
-the live start bounds plan one whose runtime has no maximum), which must never end.
+on arrival and ends at its arrival plus its duration: ends on and beside 64-second boundaries,
+ties, runs ended early (their planned end goes stale) and runs with no end (an infinite
+duration, as the live start bounds plan one whose runtime has no maximum), which must never
+end. (Written for a calendar of 64-second slots that was tried in place of the heap and not
+kept: it was faster compiled and slower as pure Python.)
 """
 
 from __future__ import annotations
